@@ -1,0 +1,184 @@
+// vin-inspect: parses the command line, calls one library entry point per subcommand, prints the
+// records. Errors from the library arrive as exceptions and are reported here, once.
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <sstream>
+
+#include "vin/diagnostics/error.h"
+#include "vin/diagnostics/inspect_model.h"
+#include "vin/diagnostics/output_format.h"
+#include "vin/diagnostics/suggest.h"
+
+namespace vd = vin::diagnostics;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kProgram = "vin-inspect";
+
+// Options every subcommand shares.
+struct CommonOptions {
+  std::string format = "jsonl";
+  std::string output;
+};
+
+// One subcommand, described once: --help, the man page and the README list the same.
+struct Command {
+  const char* name;
+  const char* alias;
+  const char* summary;
+  const char* example;
+  std::function<void(CLI::App&, std::function<void()>&)> define;  // adds options, sets the action
+};
+
+// Writes `text` to stdout or to the -o file; refuses to overwrite an input of the command.
+void emit(const CommonOptions& common, const std::string& text, const std::string& input) {
+  if (common.output.empty() || common.output == "-") {
+    std::cout << text << std::flush;
+    return;
+  }
+  std::error_code ec;
+  if (fs::exists(common.output, ec) && fs::equivalent(common.output, input, ec))
+    throw vd::UsageError("--output " + common.output + " is the input file; refusing to overwrite it");
+  std::ofstream out(common.output, std::ios::binary | std::ios::trunc);
+  if (!out) throw vd::Error(common.output + ": cannot write: " + std::strerror(errno));
+  out << text;
+  out.close();
+  if (!out) throw vd::Error(common.output + ": write failed: " + std::strerror(errno));
+}
+
+void add_common_options(CLI::App& sub, CommonOptions& common) {
+  sub.add_option("--format", common.format, "Output format: jsonl (default), json or table")
+      ->check(CLI::IsMember({"jsonl", "json", "table"}));
+  sub.add_option("-o,--output", common.output, "Write the records to FILE instead of stdout")
+      ->type_name("FILE");
+}
+
+std::vector<Command> commands(CommonOptions& common) {
+  return {
+      {"inspect-model", "model",
+       "Describe an archive's registered modules, parameters and buffers (no forward pass)",
+       "vin-inspect inspect-model net.pt --format table",
+       [&common](CLI::App& sub, std::function<void()>& action) {
+         auto archive = std::make_shared<std::string>();
+         sub.add_option("ARCHIVE", *archive, "TorchScript archive written by torch.jit.save")
+             ->required();
+         add_common_options(sub, common);
+         action = [&common, archive] {
+           spdlog::debug("inspecting {}", *archive);
+           const vd::ModelMetadata model = vd::inspect_model_archive(*archive);
+           spdlog::debug("{} modules, {} parameters", model.modules().size(),
+                         model.total_parameters());
+           std::ostringstream text;
+           vd::write_model_metadata(text, model, vd::parse_output_format(common.format));
+           emit(common, text.str(), *archive);
+         };
+       }},
+  };
+}
+
+std::string help_footer(const std::vector<Command>& cmds) {
+  std::string text = "Examples:\n";
+  for (const auto& c : cmds) text += std::string("  ") + c.example + "\n";
+  text +=
+      "\nExit status: 0 success, 1 bad or unreadable input, 2 usage error.\n"
+      "See vin-inspect(1) for the record formats.";
+  return text;
+}
+
+void configure_logging(const std::string& level) {
+  auto logger = spdlog::stderr_logger_mt(kProgram);
+  logger->set_pattern("vin-inspect: %l: %v");
+  spdlog::set_default_logger(logger);
+  spdlog::set_level(spdlog::level::from_str(level));
+}
+
+// Usage errors: the message, a suggestion where one helps, and how to get help.
+int usage_error(const std::string& message) {
+  std::cerr << kProgram << ": error: " << message << "\n"
+            << "Run 'vin-inspect --help' for usage.\n";
+  return 2;
+}
+
+std::string unknown_command_hint(const CLI::ParseError& e, const std::vector<Command>& cmds,
+                                 int argc, char** argv) {
+  if (dynamic_cast<const CLI::ExtrasError*>(&e) == nullptr) return "";
+  // the first non-option word is what the user meant as a subcommand
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word.empty() || word[0] == '-') continue;
+    std::vector<std::string> names;
+    for (const auto& c : cmds) {
+      names.emplace_back(c.name);
+      names.emplace_back(c.alias);
+    }
+    for (const auto& n : names)
+      if (n == word) return "";
+    const auto near = vd::closest_matches(word, names, 1);
+    std::string hint = "unknown subcommand '" + word + "'";
+    if (!near.empty()) hint += "; did you mean '" + near.front() + "'?";
+    return hint;
+  }
+  return "";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CommonOptions common;
+  const std::vector<Command> cmds = commands(common);
+
+  CLI::App app{"vin-inspect: inspect PyTorch TorchScript archives as machine-readable records",
+               kProgram};
+  app.set_version_flag("--version", std::string(kProgram) + " " VIN_VERSION
+                                        " (LibTorch " VIN_LIBTORCH_VERSION ")");
+  std::string log_level = "warn";
+  app.add_option("--log-level", log_level, "Log level on stderr (default warn)")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
+  app.require_subcommand(1);
+  app.fallthrough();
+  app.footer(help_footer(cmds));
+
+  std::function<void()> action;
+  std::vector<std::function<void()>> actions(cmds.size());
+  for (std::size_t i = 0; i < cmds.size(); ++i) {
+    CLI::App* sub = app.add_subcommand(cmds[i].name, cmds[i].summary);
+    sub->alias(cmds[i].alias);
+    sub->footer(std::string("Example: ") + cmds[i].example);
+    cmds[i].define(*sub, actions[i]);
+  }
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
+    const std::string hint = unknown_command_hint(e, cmds, argc, argv);
+    return usage_error(hint.empty() ? e.what() : hint);
+  }
+
+  configure_logging(log_level);
+  try {
+    for (std::size_t i = 0; i < cmds.size(); ++i)
+      if (app.got_subcommand(cmds[i].name)) actions[i]();
+  } catch (const vd::UsageError& e) {
+    return usage_error(e.what());
+  } catch (const vd::Error& e) {
+    std::cerr << kProgram << ": error: " << e.what() << "\n";
+    return 1;
+  } catch (const std::bad_alloc&) {
+    std::cerr << kProgram << ": error: out of memory\n";
+    return 1;
+  } catch (const std::exception& e) {
+    // anything else is a defect of ours; still one line, no backtrace
+    std::string what = e.what();
+    std::cerr << kProgram << ": error: " << what.substr(0, what.find('\n')) << "\n";
+    return 1;
+  }
+  return 0;
+}

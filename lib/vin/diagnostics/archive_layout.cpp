@@ -1,0 +1,144 @@
+#include "vin/diagnostics/archive_layout.h"
+
+#include <zip.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "vin/diagnostics/error.h"
+
+namespace vin::diagnostics {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct ZipCloser {
+  void operator()(zip_t* z) const { zip_discard(z); }
+};
+using ZipHandle = std::unique_ptr<zip_t, ZipCloser>;
+
+struct ZipFileCloser {
+  void operator()(zip_file_t* f) const { zip_fclose(f); }
+};
+
+// The first bytes, to tell "not a zip at all" from "a damaged zip".
+std::string read_magic(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(path + ": cannot open: " + std::strerror(errno));
+  char buf[4] = {};
+  in.read(buf, sizeof buf);
+  return std::string(buf, static_cast<std::size_t>(in.gcount()));
+}
+
+void check_regular_file(const std::string& path) {
+  std::error_code ec;
+  const auto status = fs::status(path, ec);
+  if (status.type() == fs::file_type::not_found) throw Error(path + ": no such file");
+  if (ec) throw Error(path + ": cannot read: " + ec.message());
+  if (fs::is_directory(status)) throw Error(path + ": is a directory, not a TorchScript archive");
+  if (!fs::is_regular_file(status)) throw Error(path + ": not a regular file");
+}
+
+ZipHandle open_zip(const std::string& path) {
+  const std::string magic = read_magic(path);
+  if (magic.empty()) throw Error(path + ": empty file, not a TorchScript archive");
+  const bool looks_like_zip = magic.size() >= 2 && magic[0] == 'P' && magic[1] == 'K';
+  if (!looks_like_zip) {
+    if (static_cast<unsigned char>(magic[0]) == 0x80)
+      throw Error(path +
+                  ": a legacy (pre-zip) torch.save pickle, not a TorchScript archive; export the "
+                  "model with torch.jit.save(torch.jit.script(model), path)");
+    throw Error(path + ": not a zip file, so not a TorchScript archive (torch.jit.save writes zip "
+                       "archives)");
+  }
+  int code = 0;
+  zip_t* z = zip_open(path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &code);
+  if (z == nullptr) {
+    // a zip whose directory at the end is missing was cut short (or is not a zip after all)
+    if (code == ZIP_ER_NOZIP)
+      throw Error(path + ": truncated or damaged zip archive (its directory at the end is missing)");
+    zip_error_t error;
+    zip_error_init_with_code(&error, code);
+    std::string reason = zip_error_strerror(&error);
+    zip_error_fini(&error);
+    throw Error(path + ": truncated or damaged zip archive (" + reason + ")");
+  }
+  return ZipHandle(z);
+}
+
+bool has_entry(zip_t* z, const std::string& name) {
+  return zip_name_locate(z, name.c_str(), 0) >= 0;
+}
+
+bool has_entry_under(zip_t* z, std::string_view folder) {
+  const zip_int64_t n = zip_get_num_entries(z, 0);
+  for (zip_int64_t i = 0; i < n; ++i) {
+    const char* name = zip_get_name(z, static_cast<zip_uint64_t>(i), 0);
+    if (name != nullptr && std::string_view(name).substr(0, folder.size()) == folder) return true;
+  }
+  return false;
+}
+
+// The folder that holds data.pkl, as PyTorch's reader finds it: the first entry's top folder.
+std::string find_record_prefix(zip_t* z, const std::string& path) {
+  if (zip_get_num_entries(z, 0) <= 0)
+    throw Error(path + ": an empty zip archive, not a TorchScript archive");
+  const char* first = zip_get_name(z, 0, 0);
+  const std::string_view name = first ? first : "";
+  const auto slash = name.find('/');
+  std::string prefix = slash == std::string_view::npos ? "" : std::string(name.substr(0, slash + 1));
+  if (prefix.empty() || !has_entry(z, prefix + "data.pkl"))
+    throw Error(path + ": a zip archive without data.pkl, not a PyTorch archive");
+  return prefix;
+}
+
+std::uint64_t read_version(zip_t* z, const std::string& prefix, const std::string& path) {
+  std::string record = prefix + "version";
+  if (!has_entry(z, record)) record = prefix + ".data/version";
+  zip_stat_t st;
+  if (zip_stat(z, record.c_str(), 0, &st) != 0)
+    throw Error(path + ": the archive has no version record");
+  constexpr zip_uint64_t kMaxVersionBytes = 64;
+  if (!(st.valid & ZIP_STAT_SIZE) || st.size == 0 || st.size > kMaxVersionBytes)
+    throw Error(path + ": the archive's version record is malformed");
+  std::unique_ptr<zip_file_t, ZipFileCloser> file(zip_fopen(z, record.c_str(), 0));
+  std::string text(st.size, '\0');
+  if (!file || zip_fread(file.get(), text.data(), st.size) != static_cast<zip_int64_t>(st.size))
+    throw Error(path + ": cannot read the archive's version record (damaged archive)");
+  std::uint64_t version = 0;
+  std::size_t digits = 0;
+  for (char c : text) {
+    if (c >= '0' && c <= '9' && digits < 18) {
+      version = version * 10 + static_cast<std::uint64_t>(c - '0');
+      ++digits;
+    } else if (c == '\n' || c == '\r' || c == ' ') {
+      continue;
+    } else {
+      throw Error(path + ": the archive's version record is malformed");
+    }
+  }
+  if (digits == 0) throw Error(path + ": the archive's version record is malformed");
+  return version;
+}
+
+}  // namespace
+
+ArchiveLayout probe_torchscript_archive(const std::string& path) {
+  check_regular_file(path);
+  ZipHandle zip = open_zip(path);
+  const std::string prefix = find_record_prefix(zip.get(), path);
+  const bool scripted =
+      has_entry(zip.get(), prefix + "constants.pkl") || has_entry_under(zip.get(), prefix + "code/");
+  if (!scripted)
+    throw Error(path +
+                ": a torch.save file (tensors or a state dict), not a TorchScript archive; export "
+                "the model with torch.jit.save(torch.jit.script(model), path)");
+  return ArchiveLayout{prefix, read_version(zip.get(), prefix, path)};
+}
+
+}  // namespace vin::diagnostics

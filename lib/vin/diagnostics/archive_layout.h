@@ -1,0 +1,21 @@
+// Zip-level checks of a TorchScript archive, made before LibTorch sees the file, so that a wrong
+// file gets a message saying what it is instead of a deserialisation error. Uses libzip only.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace vin::diagnostics {
+
+/// What probe_torchscript_archive learnt about an archive.
+struct ArchiveLayout {
+  std::string record_prefix;     ///< the archive's top folder with a trailing '/', e.g. "net/"
+  std::uint64_t format_version;  ///< the `version` record: the file format version it needs
+};
+
+/// Checks that `path` is a readable file, a complete zip archive, and a TorchScript archive (not a
+/// torch.save file or another zip), and reads its format version. Throws Error naming the file
+/// and the problem otherwise. Reads the zip directory and the small `version` record only.
+ArchiveLayout probe_torchscript_archive(const std::string& path);
+
+}  // namespace vin::diagnostics

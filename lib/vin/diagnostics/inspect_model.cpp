@@ -1,0 +1,82 @@
+#include "vin/diagnostics/inspect_model.h"
+
+#include <unordered_set>
+
+#include "vin/diagnostics/model_loader.h"
+#include "vin/diagnostics/type_names.h"
+
+namespace vin::diagnostics {
+namespace {
+
+std::string type_name_of(const torch::jit::Module& module) {
+  const auto& name = module.type()->name();
+  return name ? python_type_name(name->qualifiedName()) : "<unnamed>";
+}
+
+// Walks the module tree once, in named_modules order, and accumulates the records.
+class ModelWalker {
+ public:
+  ModelMetadata run(const torch::jit::Module& root) {
+    visit(root, "");
+    return ModelMetadata(type_name_of(root), total_, trainable_, std::move(modules_));
+  }
+
+ private:
+  void visit(const torch::jit::Module& module, const std::string& path) {
+    // named_modules() skips an object it has already listed, with everything under it
+    if (!seen_modules_.insert(module._ivalue().get()).second) return;
+
+    const c10::ClassTypePtr& type = module.type();
+    const c10::intrusive_ptr<c10::ivalue::Object>& object = module._ivalue();
+    std::int64_t direct = 0, direct_trainable = 0, buffers = 0;
+    for (size_t slot = 0; slot < type->numAttributes(); ++slot) {
+      const bool is_parameter = type->is_parameter(slot);
+      const bool is_buffer = type->is_buffer(slot);
+      if (!is_parameter && !is_buffer) continue;
+      const c10::IValue& value = object->getSlot(slot);
+      if (!value.isTensor()) continue;  // a slot registered as None
+      const at::Tensor& tensor = value.toTensor();
+      if (!tensor.defined()) continue;
+      const std::int64_t n = tensor.numel();
+      if (is_buffer) {
+        buffers += n;
+        continue;
+      }
+      direct += n;
+      if (tensor.requires_grad()) direct_trainable += n;
+      // totals count a tensor once however many slots hold it (tied weights, copies of a
+      // shared submodule that scripting turned into separate objects)
+      if (seen_parameters_.insert(tensor.unsafeGetTensorImpl()).second) {
+        total_ += n;
+        if (tensor.requires_grad()) trainable_ += n;
+      }
+    }
+    modules_.emplace_back(path.empty() ? kRootPath : path,
+                          type_name_of(module), direct, direct_trainable, buffers,
+                          training_flag(module));
+
+    for (const auto& child : module.named_children())
+      visit(child.value, path.empty() ? child.name : path + "." + child.name);
+  }
+
+  static bool training_flag(const torch::jit::Module& module) {
+    return module.hasattr("training") && module.attr("training").isBool() &&
+           module.attr("training").toBool();
+  }
+
+  std::vector<ModuleMetadata> modules_;
+  std::unordered_set<const c10::ivalue::Object*> seen_modules_;
+  std::unordered_set<const c10::TensorImpl*> seen_parameters_;
+  std::int64_t total_ = 0;
+  std::int64_t trainable_ = 0;
+};
+
+}  // namespace
+
+ModelMetadata inspect_model(const torch::jit::Module& model) { return ModelWalker().run(model); }
+
+ModelMetadata inspect_model_archive(const std::string& path) {
+  return inspect_model(load_torchscript_archive(path, "cpu"));
+}
+
+}  // namespace vin::diagnostics

@@ -1,0 +1,22 @@
+// inspect_model: the registered state of a loaded TorchScript module, as the seed describes it.
+#pragma once
+
+#include <torch/csrc/jit/api/module.h>
+
+#include <string>
+
+#include "vin/diagnostics/model_metadata.h"
+
+namespace vin::diagnostics {
+
+/// Describes registered state without running a forward pass: modules in named_modules order
+/// (the root first as "<root>", a module object reachable at several paths listed once, at its
+/// first), per-module counts of state registered directly on it (parameter slots holding None
+/// count zero; buffers by TorchScript's buffer flag), and model totals that count each parameter
+/// tensor once. Reads only: training flags, devices and tensors are left as they are.
+ModelMetadata inspect_model(const torch::jit::Module& model);
+
+/// Loads the TorchScript archive at `path` on the CPU (load_torchscript_archive) and inspects it.
+ModelMetadata inspect_model_archive(const std::string& path);
+
+}  // namespace vin::diagnostics

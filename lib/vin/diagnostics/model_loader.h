@@ -1,0 +1,20 @@
+// Loading a TorchScript archive with LibTorch, with the contract's one-line errors.
+#pragma once
+
+#include <torch/csrc/jit/api/module.h>
+
+#include <string>
+
+namespace vin::diagnostics {
+
+/// Loads the archive at `path` with torch::jit::load, tensors mapped to `device` (e.g. "cpu",
+/// "cuda:0"). Checks the file first (probe_torchscript_archive) and turns every LibTorch failure
+/// into an Error naming the file, without a C++ backtrace.
+torch::jit::Module load_torchscript_archive(const std::string& path,
+                                            const std::string& device = "cpu");
+
+/// The one-line reason of a LibTorch exception: what_without_backtrace() for c10::Error, first
+/// line only (TorchScript compile errors go on with source excerpts).
+std::string describe_torch_error(const std::exception& error);
+
+}  // namespace vin::diagnostics

@@ -1,0 +1,136 @@
+#include "vin/diagnostics/text_table.h"
+
+#include <algorithm>
+#include <cstdint>
+
+namespace vin::diagnostics {
+namespace {
+
+constexpr std::size_t kColumnGap = 2;
+// Deeper modules are drawn at this indentation with their depth written out, so a 200-deep
+// model stays readable.
+constexpr std::size_t kMaxIndentDepth = 12;
+
+// Display width of UTF-8 text: code points, not bytes.
+std::size_t display_width(const std::string& text) {
+  return static_cast<std::size_t>(std::count_if(text.begin(), text.end(), [](char c) {
+    return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  }));
+}
+
+void rstrip(std::string& line) {
+  while (!line.empty() && line.back() == ' ') line.pop_back();
+}
+
+std::size_t depth_of(const std::string& path) {
+  if (path == kRootPath) return 0;
+  return static_cast<std::size_t>(std::count(path.begin(), path.end(), '.')) + 1;
+}
+
+std::string tree_label(const std::string& path) {
+  const std::size_t depth = depth_of(path);
+  const std::string name = depth == 0 ? path : path.substr(path.rfind('.') + 1);
+  if (depth <= kMaxIndentDepth) return std::string(2 * depth, ' ') + name;
+  return std::string(2 * kMaxIndentDepth, ' ') + "[" + std::to_string(depth) + "] " + name;
+}
+
+}  // namespace
+
+std::string with_thousands_separators(std::int64_t value) {
+  const bool negative = value < 0;
+  // work on the unsigned magnitude so INT64_MIN is printed correctly
+  std::uint64_t magnitude =
+      negative ? ~static_cast<std::uint64_t>(value) + 1 : static_cast<std::uint64_t>(value);
+  std::string digits = std::to_string(magnitude);
+  std::string out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out.push_back(',');
+    out.push_back(digits[i]);
+  }
+  return negative ? "-" + out : out;
+}
+
+void TextTable::add_column(std::string header, Align align) {
+  headers_.push_back(std::move(header));
+  aligns_.push_back(align);
+}
+
+void TextTable::add_row(std::vector<std::string> cells) {
+  cells.resize(headers_.size());
+  rows_.push_back(std::move(cells));
+}
+
+std::vector<std::size_t> TextTable::column_widths() const {
+  std::vector<std::size_t> widths;
+  for (const auto& h : headers_) widths.push_back(display_width(h));
+  for (const auto& row : rows_)
+    for (std::size_t c = 0; c < row.size(); ++c)
+      widths[c] = std::max(widths[c], display_width(row[c]));
+  return widths;
+}
+
+std::size_t TextTable::width() const {
+  const auto widths = column_widths();
+  std::size_t total = 0;
+  for (auto w : widths) total += w;
+  return widths.empty() ? 0 : total + kColumnGap * (widths.size() - 1);
+}
+
+std::string TextTable::render() const {
+  const auto widths = column_widths();
+  auto render_row = [&](const std::vector<std::string>& cells) {
+    std::string line;
+    for (std::size_t c = 0; c < cells.size(); ++c) {
+      const std::size_t pad = widths[c] - display_width(cells[c]);
+      if (c > 0) line.append(kColumnGap, ' ');
+      if (aligns_[c] == Align::right) line.append(pad, ' ');
+      line += cells[c];
+      if (aligns_[c] == Align::left) line.append(pad, ' ');
+    }
+    rstrip(line);
+    return line;
+  };
+  std::string out = render_row(headers_) + '\n' + std::string(width(), '-') + '\n';
+  for (const auto& row : rows_) out += render_row(row) + '\n';
+  if (!out.empty()) out.pop_back();
+  return out;
+}
+
+std::string format_model_table(const ModelMetadata& model) {
+  TextTable table;
+  table.add_column("Module", TextTable::Align::left);
+  table.add_column("Type", TextTable::Align::left);
+  table.add_column("Parameters", TextTable::Align::right);
+  table.add_column("Trainable", TextTable::Align::right);
+  table.add_column("Buffers", TextTable::Align::right);
+  table.add_column("Mode", TextTable::Align::left);
+  for (const auto& m : model.modules()) {
+    table.add_row({tree_label(m.path()), m.module_type(),
+                   with_thousands_separators(m.direct_parameters()),
+                   with_thousands_separators(m.trainable_parameters()),
+                   with_thousands_separators(m.direct_buffers()), m.training() ? "train" : "eval"});
+  }
+
+  const std::string rule(table.width(), '=');
+  std::string out = "Model: " + model.model_type() + '\n' + rule + '\n' + table.render() + '\n' +
+                    rule + '\n';
+  const std::pair<const char*, std::int64_t> lines[] = {
+      {"Modules:", static_cast<std::int64_t>(model.modules().size())},
+      {"Total parameters:", model.total_parameters()},
+      {"Trainable parameters:", model.trainable_parameters()},
+      {"Non-trainable parameters:", model.total_parameters() - model.trainable_parameters()},
+  };
+  std::size_t label_width = 0, number_width = 0;
+  for (const auto& [label, n] : lines) {
+    label_width = std::max(label_width, std::string(label).size());
+    number_width = std::max(number_width, with_thousands_separators(n).size());
+  }
+  for (const auto& [label, n] : lines) {
+    const std::string number = with_thousands_separators(n);
+    out += label + std::string(label_width - std::string(label).size() + 1, ' ') +
+           std::string(number_width - number.size(), ' ') + number + '\n';
+  }
+  return out;
+}
+
+}  // namespace vin::diagnostics

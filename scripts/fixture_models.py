@@ -1,0 +1,152 @@
+"""Model classes for test fixtures and the bundled example.
+
+They live in an importable module (not __main__) so that TorchScript records their qualified
+names as `fixture_models.X`, the way a user's own package would appear.
+"""
+from typing import Dict, List, Optional, Tuple
+
+import torch
+from torch import nn
+
+
+class Block(nn.Module):
+    def __init__(self, width: int):
+        super().__init__()
+        self.lin = nn.Linear(width, width)
+        self.act = nn.ReLU()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.act(self.lin(x)) + x
+
+
+class Encoder(nn.Module):
+    """Nested: a Conv1d, a Block and a BatchNorm1d (running stats and num_batches_tracked)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv1d(2, 4, kernel_size=3, padding=1)
+        self.norm = nn.BatchNorm1d(4)
+        self.block = Block(4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.norm(self.conv(x))
+        return self.block(y.transpose(1, 2)).transpose(1, 2)
+
+
+class Everything(nn.Module):
+    """One model with every counting rule of inspect-model in it."""
+
+    def __init__(self):
+        super().__init__()
+        self.encoder = Encoder()
+        # ModuleList and Sequential containers
+        self.layers = nn.ModuleList([nn.Linear(4, 4), nn.Linear(4, 4, bias=False)])
+        self.seq = nn.Sequential(nn.Linear(4, 3), nn.Tanh(), nn.Linear(3, 4, bias=False))
+        # tied weights: decoder shares embed's weight tensor
+        self.embed = nn.Embedding(10, 4)
+        self.decoder = nn.Linear(4, 10, bias=False)
+        self.decoder.weight = self.embed.weight
+        # one Python module registered at two paths (scripting makes two objects)
+        self.shared = Block(4)
+        self.alias = self.shared
+        # frozen parameters
+        self.head = nn.Linear(4, 2)
+        self.head.requires_grad_(False)
+        # a partially frozen module: weight frozen, bias trainable
+        self.partial = nn.Linear(4, 4)
+        self.partial.weight.requires_grad_(False)
+        # a plain tensor attribute (not a buffer) and buffers, one non-persistent
+        self.table = torch.arange(6, dtype=torch.float32)
+        self.register_buffer("steps", torch.zeros(3, dtype=torch.int64))
+        self.register_buffer("mask", torch.ones(2, 2), persistent=False)
+        # a parameter slot that holds None
+        self.register_parameter("maybe", None)
+        self.register_buffer("nothing", None)
+        # mixed training flags: root in training mode, encoder and head in eval
+        self.encoder.eval()
+        self.head.eval()
+
+    def forward(self, x: torch.Tensor, tokens: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+        h = self.encoder(x).mean(dim=2)
+        for layer in self.layers:
+            h = layer(h)
+        h = self.seq(h) + self.embed(tokens).mean(dim=1)
+        h = self.alias(self.shared(h))
+        h = self.partial(h)
+        return self.head(h), self.decoder(h) * self.table.sum()
+
+
+class Leaf(nn.Module):
+    """A module with nothing registered."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x
+
+
+class Deep(nn.Module):
+    """A chain `inner.inner.inner...` `depth` levels deep."""
+
+    def __init__(self, depth: int, width: int = 4):
+        super().__init__()
+        self.lin = nn.Linear(width, width)
+        self.inner: nn.Module = Deep(depth - 1, width) if depth > 1 else Leaf()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.inner(self.lin(x))
+
+
+class Wide(nn.Module):
+    """`n` small blocks in a ModuleList: about 3n modules."""
+
+    def __init__(self, n: int, width: int = 2):
+        super().__init__()
+        self.blocks = nn.ModuleList([Block(width) for _ in range(n)])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for b in self.blocks:
+            x = b(x)
+        return x
+
+
+class DictModel(nn.Module):
+    """ModuleDict, a submodule whose parameters are all frozen, and Optional bias."""
+
+    def __init__(self):
+        super().__init__()
+        self.heads = nn.ModuleDict({"cls": nn.Linear(4, 3), "box": nn.Linear(4, 4, bias=False)})
+        self.gru = nn.GRU(4, 4, batch_first=True)
+        self.ln = nn.LayerNorm(4, elementwise_affine=False)
+
+    def forward(self, x: torch.Tensor) -> Dict[str, torch.Tensor]:
+        y, _ = self.gru(x)
+        y = self.ln(y)
+        return {"cls": self.heads["cls"](y), "box": self.heads["box"](y)}
+
+
+class ConvNet(nn.Module):
+    """The bundled example: a small image classifier."""
+
+    def __init__(self, classes: int = 10):
+        super().__init__()
+        self.stem = nn.Sequential(
+            nn.Conv2d(3, 16, 3, padding=1, bias=False), nn.BatchNorm2d(16), nn.ReLU(inplace=True))
+        self.stages = nn.ModuleList([Stage(16, 32), Stage(32, 64)])
+        self.pool = nn.AdaptiveAvgPool2d(1)
+        self.classifier = nn.Linear(64, classes)
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        x = self.stem(images)
+        for stage in self.stages:
+            x = stage(x)
+        return self.classifier(torch.flatten(self.pool(x), 1))
+
+
+class Stage(nn.Module):
+    def __init__(self, cin: int, cout: int):
+        super().__init__()
+        self.conv = nn.Conv2d(cin, cout, 3, stride=2, padding=1, bias=False)
+        self.norm = nn.BatchNorm2d(cout)
+        self.act = nn.ReLU(inplace=True)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.act(self.norm(self.conv(x)))

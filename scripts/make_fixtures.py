@@ -1,0 +1,99 @@
+#!/usr/bin/python3
+"""Writes the TorchScript archives and bad-input files that the tests read.
+
+usage: make_fixtures.py OUTDIR [--example PATH]
+
+Every model is built with a fixed seed, scripted with torch.jit.script and saved with
+torch.jit.save, so the archives are what a user's export produces. With --example, only the
+bundled example archive (examples/convnet.pt, committed) is written to PATH.
+Run with Debian's /usr/bin/python3 (python3-torch, python3-torchvision).
+"""
+import argparse
+import io
+import os
+import sys
+import zipfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import torch  # noqa: E402
+
+import fixture_models as fm  # noqa: E402
+
+
+def save_scripted(model: torch.nn.Module, path: str) -> None:
+    torch.manual_seed(0)
+    torch.jit.save(torch.jit.script(model), path)
+
+
+def build(name: str) -> torch.nn.Module:
+    torch.manual_seed(0)
+    if name == "everything":
+        return fm.Everything()
+    if name == "deep":
+        return fm.Deep(40)
+    if name == "wide":
+        return fm.Wide(1684)  # 2 + 3 * 1684 = 5,054 modules
+    if name == "dict_model":
+        return fm.DictModel().eval()
+    if name == "convnet":
+        return fm.ConvNet().eval()
+    import torchvision  # only the torchvision fixtures need it
+
+    if name == "resnet18":
+        return torchvision.models.resnet18().eval()
+    if name == "mobilenet_v3_small":
+        return torchvision.models.mobilenet_v3_small()  # left in training mode
+    raise KeyError(name)
+
+
+MODELS = ["everything", "deep", "wide", "dict_model", "convnet", "resnet18", "mobilenet_v3_small"]
+
+
+def write_bad_inputs(out: str) -> None:
+    """Files that are not readable TorchScript archives, each for one error message."""
+    torch.manual_seed(0)
+    # a torch.save'd state dict: a zip, but no code/ and no constants.pkl
+    torch.save(fm.Block(3).state_dict(), os.path.join(out, "state_dict.pt"))
+    # a zip that has nothing to do with torch
+    with zipfile.ZipFile(os.path.join(out, "plain.zip"), "w") as z:
+        z.writestr("readme.txt", "hello\n")
+    with open(os.path.join(out, "everything.pt"), "rb") as f:
+        archive = f.read()
+    # a download cut short
+    with open(os.path.join(out, "truncated.pt"), "wb") as f:
+        f.write(archive[: len(archive) // 2])
+    # the same archive, claiming a file format version newer than LibTorch 1.13 reads
+    src = zipfile.ZipFile(io.BytesIO(archive))
+    with zipfile.ZipFile(os.path.join(out, "newer_version.pt"), "w") as dst:
+        for info in src.infolist():
+            data = src.read(info)
+            if info.filename.endswith("/version"):
+                data = b"99\n"
+            dst.writestr(info, data)
+    open(os.path.join(out, "empty.pt"), "wb").close()
+    with open(os.path.join(out, "text.pt"), "w") as f:
+        f.write("this is not an archive\n")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("outdir", nargs="?")
+    parser.add_argument("--example", help="write only the bundled example archive to this path")
+    parser.add_argument("--models", default=",".join(MODELS), help="comma-separated subset")
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    if args.example:
+        save_scripted(build("convnet"), args.example)
+        return
+    if not args.outdir:
+        parser.error("OUTDIR is required")
+    os.makedirs(args.outdir, exist_ok=True)
+    for name in args.models.split(","):
+        save_scripted(build(name), os.path.join(args.outdir, name + ".pt"))
+    if "everything" in args.models.split(","):
+        write_bad_inputs(args.outdir)
+
+
+if __name__ == "__main__":
+    main()

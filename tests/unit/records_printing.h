@@ -1,0 +1,19 @@
+// Lets doctest print records in failure messages (as their jsonl line).
+#pragma once
+
+#include <ostream>
+
+#include "vin/diagnostics/json_encoding.h"
+#include "vin/diagnostics/model_metadata.h"
+
+namespace vin::diagnostics {
+
+inline std::ostream& operator<<(std::ostream& out, const ModuleMetadata& m) {
+  return out << dump_line(to_json(m));
+}
+
+inline std::ostream& operator<<(std::ostream& out, const ModelMetadata& m) {
+  return out << dump_line(to_json(m));
+}
+
+}  // namespace vin::diagnostics

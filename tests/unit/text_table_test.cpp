@@ -1,0 +1,70 @@
+#include <doctest/doctest.h>
+
+#include <limits>
+
+#include "vin/diagnostics/text_table.h"
+
+using namespace vin::diagnostics;
+
+TEST_CASE("thousands separators") {
+  CHECK(with_thousands_separators(0) == "0");
+  CHECK(with_thousands_separators(999) == "999");
+  CHECK(with_thousands_separators(1000) == "1,000");
+  CHECK(with_thousands_separators(11689512) == "11,689,512");
+  CHECK(with_thousands_separators(-1234) == "-1,234");
+  CHECK(with_thousands_separators(std::numeric_limits<std::int64_t>::max()) ==
+        "9,223,372,036,854,775,807");
+  CHECK(with_thousands_separators(std::numeric_limits<std::int64_t>::min()) ==
+        "-9,223,372,036,854,775,808");
+}
+
+TEST_CASE("text table aligns columns and strips trailing blanks") {
+  TextTable t;
+  t.add_column("Name", TextTable::Align::left);
+  t.add_column("Count", TextTable::Align::right);
+  t.add_row({"a", "1"});
+  t.add_row({"longer", "1,000"});
+  t.add_row({"μ", ""});  // UTF-8 counts as one column
+  CHECK(t.width() == 13);
+  CHECK(t.render() ==
+        "Name    Count\n"
+        "-------------\n"
+        "a           1\n"
+        "longer  1,000\n"
+        "μ");
+}
+
+TEST_CASE("model table: tree by depth, totals underneath") {
+  const ModelMetadata model(
+      "pkg.Net", 1234567, 1000000,
+      {ModuleMetadata("<root>", "pkg.Net", 0, 0, 0, true),
+       ModuleMetadata("enc", "pkg.Enc", 1234000, 1000000, 3, true),
+       ModuleMetadata("enc.lin", "torch.nn.modules.linear.Linear", 567, 0, 0, false)});
+  const std::string table = format_model_table(model);
+  CHECK(table ==
+        "Model: pkg.Net\n"
+        "==============================================================================\n"
+        "Module   Type                            Parameters  Trainable  Buffers  Mode\n"
+        "------------------------------------------------------------------------------\n"
+        "<root>   pkg.Net                                  0          0        0  train\n"
+        "  enc    pkg.Enc                          1,234,000  1,000,000        3  train\n"
+        "    lin  torch.nn.modules.linear.Linear         567          0        0  eval\n"
+        "==============================================================================\n"
+        "Modules:                          3\n"
+        "Total parameters:         1,234,567\n"
+        "Trainable parameters:     1,000,000\n"
+        "Non-trainable parameters:   234,567\n");
+}
+
+TEST_CASE("model table: very deep modules stop indenting and show their depth") {
+  std::vector<ModuleMetadata> modules{ModuleMetadata("<root>", "D", 0, 0, 0, true)};
+  std::string path;
+  for (int depth = 1; depth <= 14; ++depth) {
+    path += (path.empty() ? "" : ".") + std::string("inner");
+    modules.emplace_back(path, "D", 0, 0, 0, true);
+  }
+  const std::string table = format_model_table(ModelMetadata("D", 0, 0, modules));
+  CHECK(table.find("\n" + std::string(24, ' ') + "inner ") != std::string::npos);  // depth 12
+  CHECK(table.find("\n" + std::string(24, ' ') + "[13] inner ") != std::string::npos);
+  CHECK(table.find("\n" + std::string(24, ' ') + "[14] inner ") != std::string::npos);
+}
