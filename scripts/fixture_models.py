@@ -150,3 +150,20 @@ class Stage(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.act(self.norm(self.conv(x)))
+
+
+class TinyTransformer(nn.Module):
+    """Attention (in_proj_weight, bias_k None), a deep-copied layer stack, an LSTM with
+    projections, and a parameter on the root."""
+
+    def __init__(self):
+        super().__init__()
+        layer = nn.TransformerEncoderLayer(d_model=16, nhead=2, dim_feedforward=32, batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, num_layers=2, enable_nested_tensor=False)
+        self.lstm = nn.LSTM(16, 8, proj_size=4, batch_first=True)
+        self.pos = nn.Parameter(torch.zeros(1, 5, 16))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.encoder(x + self.pos)
+        out, _ = self.lstm(y)
+        return out

@@ -38,16 +38,23 @@ def build(name: str) -> torch.nn.Module:
         return fm.DictModel().eval()
     if name == "convnet":
         return fm.ConvNet().eval()
+    if name == "transformer":
+        return fm.TinyTransformer()
     import torchvision  # only the torchvision fixtures need it
 
     if name == "resnet18":
         return torchvision.models.resnet18().eval()
     if name == "mobilenet_v3_small":
         return torchvision.models.mobilenet_v3_small()  # left in training mode
+    if name == "squeezenet1_1":
+        return torchvision.models.squeezenet1_1().eval()
+    if name == "efficientnet_b0":
+        return torchvision.models.efficientnet_b0().eval()
     raise KeyError(name)
 
 
-MODELS = ["everything", "deep", "wide", "dict_model", "convnet", "resnet18", "mobilenet_v3_small"]
+MODELS = ["everything", "deep", "wide", "dict_model", "convnet", "transformer", "resnet18",
+          "mobilenet_v3_small", "squeezenet1_1", "efficientnet_b0"]
 
 
 def write_bad_inputs(out: str) -> None:

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -13,6 +14,7 @@
 #include "vin/diagnostics/error.h"
 #include "vin/diagnostics/inspect_model.h"
 #include "vin/diagnostics/output_format.h"
+#include "vin/diagnostics/printable.h"
 #include "vin/diagnostics/suggest.h"
 
 namespace vd = vin::diagnostics;
@@ -45,7 +47,8 @@ void emit(const CommonOptions& common, const std::string& text, const std::strin
   }
   std::error_code ec;
   if (fs::exists(common.output, ec) && fs::equivalent(common.output, input, ec))
-    throw vd::UsageError("--output " + common.output + " is the input file; refusing to overwrite it");
+    throw vd::UsageError("--output " + common.output +
+                         " is the input file; refusing to overwrite it");
   std::ofstream out(common.output, std::ios::binary | std::ios::trunc);
   if (!out) throw vd::Error(common.output + ": cannot write: " + std::strerror(errno));
   out << text;
@@ -101,25 +104,26 @@ void configure_logging(const std::string& level) {
 
 // Usage errors: the message, a suggestion where one helps, and how to get help.
 int usage_error(const std::string& message) {
-  std::cerr << kProgram << ": error: " << message << "\n"
+  std::cerr << kProgram << ": error: " << vd::printable(message, 2000) << "\n"
             << "Run 'vin-inspect --help' for usage.\n";
   return 2;
 }
 
-std::string unknown_command_hint(const CLI::ParseError& e, const std::vector<Command>& cmds,
-                                 int argc, char** argv) {
-  if (dynamic_cast<const CLI::ExtrasError*>(&e) == nullptr) return "";
-  // the first non-option word is what the user meant as a subcommand
+std::string unknown_command_hint(const std::vector<Command>& cmds, int argc, char** argv) {
+  std::vector<std::string> names;
+  for (const auto& c : cmds) {
+    names.emplace_back(c.name);
+    names.emplace_back(c.alias);
+  }
+  // the first word that is neither an option nor an option's value is meant as the subcommand
   for (int i = 1; i < argc; ++i) {
     const std::string word = argv[i];
-    if (word.empty() || word[0] == '-') continue;
-    std::vector<std::string> names;
-    for (const auto& c : cmds) {
-      names.emplace_back(c.name);
-      names.emplace_back(c.alias);
+    if (word == "--log-level") {
+      ++i;
+      continue;
     }
-    for (const auto& n : names)
-      if (n == word) return "";
+    if (word.empty() || word[0] == '-') continue;
+    if (std::find(names.begin(), names.end(), word) != names.end()) return "";
     const auto near = vd::closest_matches(word, names, 1);
     std::string hint = "unknown subcommand '" + word + "'";
     if (!near.empty()) hint += "; did you mean '" + near.front() + "'?";
@@ -136,8 +140,8 @@ int main(int argc, char** argv) {
 
   CLI::App app{"vin-inspect: inspect PyTorch TorchScript archives as machine-readable records",
                kProgram};
-  app.set_version_flag("--version", std::string(kProgram) + " " VIN_VERSION
-                                        " (LibTorch " VIN_LIBTORCH_VERSION ")");
+  app.set_version_flag(
+      "--version", std::string(kProgram) + " " VIN_VERSION " (LibTorch " VIN_LIBTORCH_VERSION ")");
   std::string log_level = "warn";
   app.add_option("--log-level", log_level, "Log level on stderr (default warn)")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
@@ -158,7 +162,7 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
-    const std::string hint = unknown_command_hint(e, cmds, argc, argv);
+    const std::string hint = unknown_command_hint(cmds, argc, argv);
     return usage_error(hint.empty() ? e.what() : hint);
   }
 
@@ -169,15 +173,15 @@ int main(int argc, char** argv) {
   } catch (const vd::UsageError& e) {
     return usage_error(e.what());
   } catch (const vd::Error& e) {
-    std::cerr << kProgram << ": error: " << e.what() << "\n";
+    std::cerr << kProgram << ": error: " << vd::printable(e.what(), 2000) << "\n";
     return 1;
   } catch (const std::bad_alloc&) {
     std::cerr << kProgram << ": error: out of memory\n";
     return 1;
   } catch (const std::exception& e) {
     // anything else is a defect of ours; still one line, no backtrace
-    std::string what = e.what();
-    std::cerr << kProgram << ": error: " << what.substr(0, what.find('\n')) << "\n";
+    const std::string what = e.what();
+    std::cerr << kProgram << ": error: " << vd::printable(what.substr(0, what.find('\n'))) << "\n";
     return 1;
   }
   return 0;

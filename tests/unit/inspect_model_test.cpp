@@ -29,7 +29,8 @@ struct ModuleState {
 
   static ModuleState of(const torch::jit::Module& m) {
     ModuleState s;
-    for (const auto& sub : m.named_modules()) s.training.emplace_back(sub.name, sub.value.is_training());
+    for (const auto& sub : m.named_modules())
+      s.training.emplace_back(sub.name, sub.value.is_training());
     auto record = [&s](const at::Tensor& t) {
       s.tensor_identity.push_back(t.unsafeGetTensorImpl());
       s.requires_grad.push_back(t.requires_grad());
@@ -154,9 +155,9 @@ TEST_CASE("rules that scripted Python cannot produce, on a module built in C++")
   root.attr("frozen").toTensor().requires_grad_(false);
 
   const ModelMetadata got = inspect_model(root);
-  const ModelMetadata expected("pkg.Root", 5 + 6, 6,
-                               {M("<root>", "pkg.Root", 10, 0, 0, false),
-                                M("a", "pkg.Child", 6, 6, 4, false)});
+  const ModelMetadata expected(
+      "pkg.Root", 5 + 6, 6,
+      {M("<root>", "pkg.Root", 10, 0, 0, false), M("a", "pkg.Child", 6, 6, 4, false)});
   CHECK(got == expected);
 }
 
@@ -166,7 +167,8 @@ TEST_CASE("loading: wrong files, newer archives and bad devices are clear errors
             ": archive file format version 99 is newer than LibTorch " TORCH_VERSION
             " can read (at most 10); it was written by a newer PyTorch");
   CHECK(load_error(fixture("state_dict.pt")).find(": a torch.save file") != std::string::npos);
-  CHECK(load_error(fixture("truncated.pt")).find(": truncated or damaged zip") != std::string::npos);
+  CHECK(load_error(fixture("truncated.pt")).find(": truncated or damaged zip") !=
+        std::string::npos);
   CHECK_THROWS_AS(load_torchscript_archive(fixture("everything.pt"), "gpu:banana"), UsageError);
   CHECK(load_error(fixture("everything.pt")).empty());
 }

@@ -3,20 +3,20 @@
 #include <limits>
 #include <sstream>
 
+#include "records_printing.h"
 #include "vin/diagnostics/error.h"
 #include "vin/diagnostics/json_encoding.h"
 #include "vin/diagnostics/output_format.h"
-#include "records_printing.h"
 
 using namespace vin::diagnostics;
 
 namespace {
 
 ModelMetadata small_model() {
-  return ModelMetadata("pkg.Net", 34, 28,
-                       {ModuleMetadata("<root>", "pkg.Net", 0, 0, 0, false),
-                        ModuleMetadata("norm", "torch.nn.modules.batchnorm.BatchNorm1d", 4, 4, 5,
-                                       true)});
+  return ModelMetadata(
+      "pkg.Net", 34, 28,
+      {ModuleMetadata("<root>", "pkg.Net", 0, 0, 0, false),
+       ModuleMetadata("norm", "torch.nn.modules.batchnorm.BatchNorm1d", 4, 4, 5, true)});
 }
 
 }  // namespace
@@ -37,13 +37,14 @@ TEST_CASE("lines are written with Python's json.dumps separators and escapes") {
 TEST_CASE("ModelMetadata in jsonl: header line, then one line per module") {
   std::ostringstream out;
   write_model_metadata(out, small_model(), OutputFormat::jsonl);
-  CHECK(out.str() ==
-        R"({"record": "ModelMetadata", "model_type": "pkg.Net", "total_parameters": 34, "trainable_parameters": 28})"
-        "\n"
-        R"({"record": "ModuleMetadata", "path": "<root>", "module_type": "pkg.Net", "direct_parameters": 0, "trainable_parameters": 0, "direct_buffers": 0, "training": false})"
-        "\n"
-        R"({"record": "ModuleMetadata", "path": "norm", "module_type": "torch.nn.modules.batchnorm.BatchNorm1d", "direct_parameters": 4, "trainable_parameters": 4, "direct_buffers": 5, "training": true})"
-        "\n");
+  CHECK(
+      out.str() ==
+      R"({"record": "ModelMetadata", "model_type": "pkg.Net", "total_parameters": 34, "trainable_parameters": 28})"
+      "\n"
+      R"({"record": "ModuleMetadata", "path": "<root>", "module_type": "pkg.Net", "direct_parameters": 0, "trainable_parameters": 0, "direct_buffers": 0, "training": false})"
+      "\n"
+      R"({"record": "ModuleMetadata", "path": "norm", "module_type": "torch.nn.modules.batchnorm.BatchNorm1d", "direct_parameters": 4, "trainable_parameters": 4, "direct_buffers": 5, "training": true})"
+      "\n");
 }
 
 TEST_CASE("ModelMetadata in json: one document with the modules inside, no record keys") {
@@ -73,10 +74,10 @@ TEST_CASE("output formats are parsed strictly") {
 
 TEST_CASE("records compare by value") {
   CHECK(small_model() == small_model());
-  const ModelMetadata other("pkg.Net", 34, 28,
-                            {ModuleMetadata("<root>", "pkg.Net", 0, 0, 0, true),
-                             ModuleMetadata("norm", "torch.nn.modules.batchnorm.BatchNorm1d", 4, 4,
-                                            5, true)});
+  const ModelMetadata other(
+      "pkg.Net", 34, 28,
+      {ModuleMetadata("<root>", "pkg.Net", 0, 0, 0, true),
+       ModuleMetadata("norm", "torch.nn.modules.batchnorm.BatchNorm1d", 4, 4, 5, true)});
   CHECK(small_model() != other);
   CHECK(ModuleMetadata("a", "T", 1, 1, 0, true) != ModuleMetadata("a", "T", 1, 0, 0, true));
 }

@@ -53,15 +53,17 @@ ZipHandle open_zip(const std::string& path) {
       throw Error(path +
                   ": a legacy (pre-zip) torch.save pickle, not a TorchScript archive; export the "
                   "model with torch.jit.save(torch.jit.script(model), path)");
-    throw Error(path + ": not a zip file, so not a TorchScript archive (torch.jit.save writes zip "
-                       "archives)");
+    throw Error(path +
+                ": not a zip file, so not a TorchScript archive (torch.jit.save writes zip "
+                "archives)");
   }
   int code = 0;
   zip_t* z = zip_open(path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &code);
   if (z == nullptr) {
     // a zip whose directory at the end is missing was cut short (or is not a zip after all)
     if (code == ZIP_ER_NOZIP)
-      throw Error(path + ": truncated or damaged zip archive (its directory at the end is missing)");
+      throw Error(path +
+                  ": truncated or damaged zip archive (its directory at the end is missing)");
     zip_error_t error;
     zip_error_init_with_code(&error, code);
     std::string reason = zip_error_strerror(&error);
@@ -91,7 +93,8 @@ std::string find_record_prefix(zip_t* z, const std::string& path) {
   const char* first = zip_get_name(z, 0, 0);
   const std::string_view name = first ? first : "";
   const auto slash = name.find('/');
-  std::string prefix = slash == std::string_view::npos ? "" : std::string(name.substr(0, slash + 1));
+  std::string prefix =
+      slash == std::string_view::npos ? "" : std::string(name.substr(0, slash + 1));
   if (prefix.empty() || !has_entry(z, prefix + "data.pkl"))
     throw Error(path + ": a zip archive without data.pkl, not a PyTorch archive");
   return prefix;
@@ -132,8 +135,8 @@ ArchiveLayout probe_torchscript_archive(const std::string& path) {
   check_regular_file(path);
   ZipHandle zip = open_zip(path);
   const std::string prefix = find_record_prefix(zip.get(), path);
-  const bool scripted =
-      has_entry(zip.get(), prefix + "constants.pkl") || has_entry_under(zip.get(), prefix + "code/");
+  const bool scripted = has_entry(zip.get(), prefix + "constants.pkl") ||
+                        has_entry_under(zip.get(), prefix + "code/");
   if (!scripted)
     throw Error(path +
                 ": a torch.save file (tensors or a state dict), not a TorchScript archive; export "

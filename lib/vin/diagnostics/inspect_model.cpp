@@ -51,9 +51,8 @@ class ModelWalker {
         if (tensor.requires_grad()) trainable_ += n;
       }
     }
-    modules_.emplace_back(path.empty() ? kRootPath : path,
-                          type_name_of(module), direct, direct_trainable, buffers,
-                          training_flag(module));
+    modules_.emplace_back(path.empty() ? kRootPath : path, type_name_of(module), direct,
+                          direct_trainable, buffers, training_flag(module));
 
     for (const auto& child : module.named_children())
       visit(child.value, path.empty() ? child.name : path + "." + child.name);

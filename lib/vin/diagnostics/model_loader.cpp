@@ -6,6 +6,7 @@
 
 #include "vin/diagnostics/archive_layout.h"
 #include "vin/diagnostics/error.h"
+#include "vin/diagnostics/printable.h"
 
 namespace vin::diagnostics {
 
@@ -22,7 +23,8 @@ std::string describe_torch_error(const std::exception& error) {
   std::string line = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
   while (!line.empty() && (line.back() == ' ' || line.back() == '\r' || line.back() == ':'))
     line.pop_back();
-  return line;
+  // LibTorch quotes archive content in some messages (e.g. a damaged pickle's global name)
+  return printable(line);
 }
 
 torch::jit::Module load_torchscript_archive(const std::string& path, const std::string& device) {
@@ -42,8 +44,8 @@ torch::jit::Module load_torchscript_archive(const std::string& path, const std::
   try {
     return torch::jit::load(path, map_location);
   } catch (const std::exception& e) {
-    throw Error(path + ": LibTorch " TORCH_VERSION " cannot load this archive: " +
-                describe_torch_error(e));
+    throw Error(
+        path + ": LibTorch " TORCH_VERSION " cannot load this archive: " + describe_torch_error(e));
   }
 }
 

@@ -27,7 +27,8 @@ std::vector<std::string> closest_matches(std::string_view word,
   std::vector<std::pair<std::size_t, std::size_t>> scored;  // (distance, index)
   for (std::size_t i = 0; i < candidates.size(); ++i) {
     const std::size_t d = edit_distance(word, candidates[i]);
-    const std::size_t allowed = std::max<std::size_t>(2, std::max(word.size(), candidates[i].size()) / 3);
+    const std::size_t allowed =
+        std::max<std::size_t>(2, std::max(word.size(), candidates[i].size()) / 3);
     if (d <= allowed) scored.emplace_back(d, i);
   }
   std::stable_sort(scored.begin(), scored.end(),

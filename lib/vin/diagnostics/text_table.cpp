@@ -112,8 +112,8 @@ std::string format_model_table(const ModelMetadata& model) {
   }
 
   const std::string rule(table.width(), '=');
-  std::string out = "Model: " + model.model_type() + '\n' + rule + '\n' + table.render() + '\n' +
-                    rule + '\n';
+  std::string out =
+      "Model: " + model.model_type() + '\n' + rule + '\n' + table.render() + '\n' + rule + '\n';
   const std::pair<const char*, std::int64_t> lines[] = {
       {"Modules:", static_cast<std::int64_t>(model.modules().size())},
       {"Total parameters:", model.total_parameters()},

@@ -1,0 +1,16 @@
+// Text from files (error messages quoting file content, member names, paths) made safe for a
+// terminal and for one-line messages.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace vin::diagnostics {
+
+/// Valid UTF-8 text stays as it is; control characters (newlines included) and bytes that are
+/// not valid UTF-8 become `\xNN` escapes. Longer results are cut at `max_bytes` and end with
+/// "...". Never splits a UTF-8 sequence or an escape.
+std::string printable(std::string_view text, std::size_t max_bytes = 400);
+
+}  // namespace vin::diagnostics
