@@ -26,6 +26,20 @@ def save_scripted(model: torch.nn.Module, path: str) -> None:
     torch.jit.save(torch.jit.script(model), path)
 
 
+def save_other_exports(out: str) -> None:
+    """Archives made the other ways users make them: traced, frozen, dynamically quantized."""
+    torch.manual_seed(0)
+    convnet = fm.ConvNet().eval()
+    traced = torch.jit.trace(convnet, torch.zeros(1, 3, 8, 8))
+    torch.jit.save(traced, os.path.join(out, "traced.pt"))
+    frozen = torch.jit.freeze(torch.jit.script(convnet))  # parameters become constants
+    torch.jit.save(frozen, os.path.join(out, "frozen.pt"))
+    quantized = torch.quantization.quantize_dynamic(
+        torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2)),
+        {torch.nn.Linear}, dtype=torch.qint8)
+    torch.jit.save(torch.jit.script(quantized), os.path.join(out, "quantized.pt"))
+
+
 def build(name: str) -> torch.nn.Module:
     torch.manual_seed(0)
     if name == "everything":
@@ -99,6 +113,7 @@ def main() -> None:
     for name in args.models.split(","):
         save_scripted(build(name), os.path.join(args.outdir, name + ".pt"))
     if "everything" in args.models.split(","):
+        save_other_exports(args.outdir)
         write_bad_inputs(args.outdir)
 
 

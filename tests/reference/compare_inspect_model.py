@@ -19,7 +19,8 @@ import torch  # noqa: E402
 from jit_load_records import records  # noqa: E402
 
 MODEL_FIXTURES = ["everything", "deep", "wide", "dict_model", "convnet", "transformer",
-                  "resnet18", "mobilenet_v3_small", "squeezenet1_1", "efficientnet_b0"]
+                  "resnet18", "mobilenet_v3_small", "squeezenet1_1", "efficientnet_b0",
+                  "traced", "frozen", "quantized"]
 
 
 def main() -> int:

@@ -37,7 +37,9 @@ def records(model: torch.jit.ScriptModule):
                "direct_parameters": numel(direct),
                "trainable_parameters": numel(p for p in direct if p.requires_grad),
                "direct_buffers": numel(b for _, b in m.named_buffers(recurse=False)),
-               "training": m.training}
+               # torch.jit.freeze drops the attribute (a frozen module is eval-only): the tool
+               # reports false, as documented in the README
+               "training": getattr(m, "training", False)}
 
 
 def main() -> None:
