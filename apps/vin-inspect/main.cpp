@@ -5,12 +5,14 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <array>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iostream>
 #include <sstream>
 
+#include "vin/diagnostics/capture_archive.h"
 #include "vin/diagnostics/error.h"
 #include "vin/diagnostics/inspect_model.h"
 #include "vin/diagnostics/output_format.h"
@@ -33,22 +35,24 @@ struct CommonOptions {
 // One subcommand, described once: --help, the man page and the README list the same.
 struct Command {
   const char* name;
-  const char* alias;
+  const char* alias;  // or nullptr
   const char* summary;
   const char* example;
   std::function<void(CLI::App&, std::function<void()>&)> define;  // adds options, sets the action
 };
 
 // Writes `text` to stdout or to the -o file; refuses to overwrite an input of the command.
-void emit(const CommonOptions& common, const std::string& text, const std::string& input) {
+void emit(const CommonOptions& common, const std::string& text,
+          const std::vector<std::string>& inputs) {
   if (common.output.empty() || common.output == "-") {
     std::cout << text << std::flush;
     return;
   }
   std::error_code ec;
-  if (fs::exists(common.output, ec) && fs::equivalent(common.output, input, ec))
-    throw vd::UsageError("--output " + common.output +
-                         " is the input file; refusing to overwrite it");
+  for (const auto& input : inputs)
+    if (fs::exists(common.output, ec) && fs::equivalent(common.output, input, ec))
+      throw vd::UsageError("--output " + common.output +
+                           " is an input file; refusing to overwrite it");
   std::ofstream out(common.output, std::ios::binary | std::ios::trunc);
   if (!out) throw vd::Error(common.output + ": cannot write: " + std::strerror(errno));
   out << text;
@@ -61,6 +65,22 @@ void add_common_options(CLI::App& sub, CommonOptions& common) {
       ->check(CLI::IsMember({"jsonl", "json", "table"}));
   sub.add_option("-o,--output", common.output, "Write the records to FILE instead of stdout")
       ->type_name("FILE");
+}
+
+// A positive integer option; zero or negative is a usage error naming the flag.
+void add_limit(CLI::App& sub, const std::string& flag, std::int64_t& value, const std::string& help) {
+  sub.add_option(flag, value, help + " (default " + std::to_string(value) + ")")
+      ->type_name("N")
+      ->check(CLI::Validator(
+          [flag](std::string& text) -> std::string {
+            try {
+              std::size_t used = 0;
+              if (std::stoll(text, &used) > 0 && used == text.size()) return "";
+            } catch (const std::exception&) {
+            }
+            return flag + " must be a positive integer, got '" + text + "'";
+          },
+          "N > 0"));
 }
 
 std::vector<Command> commands(CommonOptions& common) {
@@ -80,7 +100,51 @@ std::vector<Command> commands(CommonOptions& common) {
                          model.total_parameters());
            std::ostringstream text;
            vd::write_model_metadata(text, model, vd::parse_output_format(common.format));
-           emit(common, text.str(), *archive);
+           emit(common, text.str(), {*archive});
+         };
+       }},
+      {"capture", nullptr,
+       "Run the forward on inputs and record bounded samples of what enters and leaves each module",
+       "vin-inspect capture net.pt --inputs batch.npz --module blocks.0 --format table",
+       [&common](CLI::App& sub, std::function<void()>& action) {
+         auto request = std::make_shared<vd::CaptureRequest>();
+         auto modules = std::make_shared<std::vector<std::string>>();
+         auto limits = std::make_shared<std::array<std::int64_t, 5>>(std::array<std::int64_t, 5>{
+             64, 32, 16 * 1024, 4096, 32});
+         sub.add_option("ARCHIVE", request->archive, "TorchScript archive written by torch.jit.save")
+             ->required();
+         sub.add_option("--inputs", request->inputs,
+                        "Inputs for one forward: .npz, .npy or torch.save file (repeatable; one "
+                        "forward per file, in order)")
+             ->type_name("FILE")
+             ->required();
+         sub.add_option("--module", *modules,
+                        "Registered path to capture, e.g. blocks.0.lin or <root> (repeatable; "
+                        "default: every module)")
+             ->type_name("PATH");
+         add_limit(sub, "--max-tensors", (*limits)[0], "Snapshots kept in all");
+         add_limit(sub, "--max-samples-per-tensor", (*limits)[1], "Values copied per tensor");
+         add_limit(sub, "--max-bytes", (*limits)[2], "Source-dtype bytes copied in all");
+         add_limit(sub, "--max-traversal-nodes", (*limits)[3], "Nodes visited per input/output walk");
+         add_limit(sub, "--max-container-depth", (*limits)[4], "Container edges followed per walk");
+         sub.add_option("--device", request->device,
+                        "Where the archive is loaded and inputs placed (default cpu; cuda, cuda:N)")
+             ->type_name("DEVICE");
+         sub.add_flag("--eval", request->eval, "Switch every module to eval mode first");
+         add_common_options(sub, common);
+         action = [&common, request, modules, limits] {
+           if (!modules->empty()) request->module_paths = *modules;
+           const auto& l = *limits;
+           request->limits = vd::CaptureLimits(l[0], l[1], l[2], l[3], l[4]);
+           spdlog::debug("capturing {} on {} input file(s)", request->archive, request->inputs.size());
+           const vd::CaptureResult result = vd::capture_archive(*request);
+           std::ostringstream text;
+           vd::write_capture(text, result.snapshots, result.summary,
+                             vd::parse_output_format(common.format));
+           std::vector<std::string> inputs = request->inputs;
+           inputs.push_back(request->archive);
+           emit(common, text.str(), inputs);
+           if (result.error) throw vd::Error(*result.error);
          };
        }},
   };
@@ -113,7 +177,7 @@ std::string unknown_command_hint(const std::vector<Command>& cmds, int argc, cha
   std::vector<std::string> names;
   for (const auto& c : cmds) {
     names.emplace_back(c.name);
-    names.emplace_back(c.alias);
+    if (c.alias) names.emplace_back(c.alias);
   }
   // the first word that is neither an option nor an option's value is meant as the subcommand
   for (int i = 1; i < argc; ++i) {
@@ -153,7 +217,7 @@ int main(int argc, char** argv) {
   std::vector<std::function<void()>> actions(cmds.size());
   for (std::size_t i = 0; i < cmds.size(); ++i) {
     CLI::App* sub = app.add_subcommand(cmds[i].name, cmds[i].summary);
-    sub->alias(cmds[i].alias);
+    if (cmds[i].alias) sub->alias(cmds[i].alias);
     sub->footer(std::string("Example: ") + cmds[i].example);
     cmds[i].define(*sub, actions[i]);
   }

@@ -144,4 +144,17 @@ ArchiveLayout probe_torchscript_archive(const std::string& path) {
   return ArchiveLayout{prefix, read_version(zip.get(), prefix, path)};
 }
 
+std::vector<std::string> zip_member_names(const std::string& path) {
+  std::vector<std::string> names;
+  int code = 0;
+  ZipHandle zip(zip_open(path.c_str(), ZIP_RDONLY, &code));
+  if (!zip) return names;
+  const zip_int64_t n = zip_get_num_entries(zip.get(), 0);
+  for (zip_int64_t i = 0; i < n; ++i) {
+    const char* name = zip_get_name(zip.get(), static_cast<zip_uint64_t>(i), 0);
+    names.emplace_back(name ? name : "");
+  }
+  return names;
+}
+
 }  // namespace vin::diagnostics

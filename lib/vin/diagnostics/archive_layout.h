@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace vin::diagnostics {
 
@@ -17,5 +18,8 @@ struct ArchiveLayout {
 /// torch.save file or another zip), and reads its format version. Throws Error naming the file
 /// and the problem otherwise. Reads the zip directory and the small `version` record only.
 ArchiveLayout probe_torchscript_archive(const std::string& path);
+
+/// The member names of the zip archive at `path`; empty when it is not a readable zip archive.
+std::vector<std::string> zip_member_names(const std::string& path);
 
 }  // namespace vin::diagnostics

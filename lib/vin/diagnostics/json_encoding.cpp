@@ -1,39 +1,100 @@
 #include "vin/diagnostics/json_encoding.h"
 
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+
 namespace vin::diagnostics {
 namespace {
 
-std::string dump_scalar(const Json& value) {
-  return value.dump(-1, ' ', /*ensure_ascii=*/true, nlohmann::json::error_handler_t::replace);
+std::string dump_string(const std::string& text) {
+  return Json(text).dump(-1, ' ', /*ensure_ascii=*/true, nlohmann::json::error_handler_t::replace);
 }
 
-void dump_line_into(const Json& value, std::string& out) {
-  if (value.is_object()) {
-    out += '{';
-    bool first = true;
-    for (const auto& [key, item] : value.items()) {
-      if (!first) out += ", ";
-      first = false;
-      out += dump_scalar(Json(key));
-      out += ": ";
-      dump_line_into(item, out);
+// Python's repr(float): the shortest digits that read back to the same double, in fixed notation
+// when the decimal exponent is in [-4, 16), else as d.ddde+XX.
+std::string python_float_repr(double value) {
+  if (std::isnan(value)) return "NaN";
+  if (std::isinf(value)) return value > 0 ? "Infinity" : "-Infinity";
+  if (value == 0) return std::signbit(value) ? "-0.0" : "0.0";
+  char buf[64];
+  const auto result = std::to_chars(buf, buf + sizeof buf, value, std::chars_format::scientific);
+  const std::string sci(buf, result.ptr);  // e.g. "-1.2345e-05"
+  const std::size_t e = sci.find('e');
+  const bool negative = sci[0] == '-';
+  std::string digits;
+  for (std::size_t i = negative ? 1 : 0; i < e; ++i)
+    if (sci[i] != '.') digits.push_back(sci[i]);
+  const int exponent = std::atoi(sci.c_str() + e + 1);  // value = d.ddd * 10^exponent
+  const int decpt = exponent + 1;                        // value = 0.dddd * 10^decpt
+  std::string out = negative ? "-" : "";
+  if (decpt > -4 && decpt <= 16) {
+    if (decpt <= 0) {
+      out += "0." + std::string(static_cast<std::size_t>(-decpt), '0') + digits;
+    } else if (static_cast<std::size_t>(decpt) >= digits.size()) {
+      out += digits + std::string(static_cast<std::size_t>(decpt) - digits.size(), '0') + ".0";
+    } else {
+      out += digits.substr(0, static_cast<std::size_t>(decpt)) + "." +
+             digits.substr(static_cast<std::size_t>(decpt));
     }
-    out += '}';
-  } else if (value.is_array()) {
-    out += '[';
-    bool first = true;
-    for (const auto& item : value) {
-      if (!first) out += ", ";
-      first = false;
-      dump_line_into(item, out);
-    }
-    out += ']';
   } else {
-    out += dump_scalar(value);
+    out += digits.substr(0, 1);
+    if (digits.size() > 1) out += "." + digits.substr(1);
+    const int shown = decpt - 1;
+    out += shown < 0 ? "e-" : "e+";
+    const int magnitude = shown < 0 ? -shown : shown;
+    if (magnitude < 10) out += "0";
+    out += std::to_string(magnitude);
   }
+  return out;
+}
+
+std::string dump_scalar(const Json& value) {
+  if (value.is_number_float()) {
+    const double d = value.get<double>();
+    // non-finite floats are strings in this contract (JSON has no NaN)
+    if (!std::isfinite(d)) return "\"" + python_float_repr(d) + "\"";
+    return python_float_repr(d);
+  }
+  if (value.is_string()) return dump_string(value.get_ref<const std::string&>());
+  return value.dump();
+}
+
+// json.dumps(value) when indent < 0, json.dumps(value, indent=indent) otherwise.
+void dump_into(const Json& value, int indent, int level, std::string& out) {
+  const bool pretty = indent >= 0;
+  const auto newline = [&](int at_level) {
+    out += '\n';
+    out.append(static_cast<std::size_t>(indent * at_level), ' ');
+  };
+  if (value.is_object() || value.is_array()) {
+    const bool object = value.is_object();
+    if (value.empty()) {
+      out += object ? "{}" : "[]";
+      return;
+    }
+    out += object ? '{' : '[';
+    bool first = true;
+    for (auto it = value.begin(); it != value.end(); ++it) {
+      if (!first) out += pretty ? "," : ", ";
+      first = false;
+      if (pretty) newline(level + 1);
+      if (object) {
+        out += dump_string(it.key());
+        out += ": ";
+      }
+      dump_into(*it, indent, level + 1, out);
+    }
+    if (pretty) newline(level);
+    out += object ? '}' : ']';
+    return;
+  }
+  out += dump_scalar(value);
 }
 
 }  // namespace
+
+std::string python_float_text(double value) { return python_float_repr(value); }
 
 Json to_json(const ModuleMetadata& module) {
   Json j;
@@ -57,6 +118,37 @@ Json to_json(const ModelMetadata& model) {
   return j;
 }
 
+Json to_json(const SampleValue& value) {
+  return std::visit([](auto v) { return Json(v); }, value);
+}
+
+Json to_json(const TensorSnapshot& s) {
+  Json j;
+  j["module_path"] = s.module_path();
+  j["call_index"] = s.call_index();
+  j["direction"] = to_string(s.direction());
+  j["tensor_path"] = s.tensor_path();
+  j["shape"] = s.shape();
+  j["dtype"] = s.dtype();
+  j["device"] = s.device();
+  j["numel"] = s.numel();
+  j["sampled_bytes"] = s.sampled_bytes();
+  Json values = Json::array();
+  for (const auto& v : s.values()) values.push_back(to_json(v));
+  j["values"] = std::move(values);
+  j["sample_omission_reason"] =
+      s.sample_omission_reason() ? Json(*s.sample_omission_reason()) : Json(nullptr);
+  return j;
+}
+
+Json to_json(const CaptureSummary& summary) {
+  Json j;
+  j["snapshots"] = summary.snapshots;
+  j["sampled_bytes"] = summary.sampled_bytes;
+  j["stopped_by"] = summary.stopped_by ? Json(*summary.stopped_by) : Json(nullptr);
+  return j;
+}
+
 Json with_record_key(const char* record_name, const Json& value) {
   Json j;
   j["record"] = record_name;
@@ -66,12 +158,14 @@ Json with_record_key(const char* record_name, const Json& value) {
 
 std::string dump_line(const Json& value) {
   std::string out;
-  dump_line_into(value, out);
+  dump_into(value, -1, 0, out);
   return out;
 }
 
 std::string dump_pretty(const Json& value) {
-  return value.dump(2, ' ', /*ensure_ascii=*/true, nlohmann::json::error_handler_t::replace);
+  std::string out;
+  dump_into(value, 2, 0, out);
+  return out;
 }
 
 }  // namespace vin::diagnostics

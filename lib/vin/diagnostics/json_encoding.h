@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "vin/diagnostics/capture_records.h"
 #include "vin/diagnostics/model_metadata.h"
 
 namespace vin::diagnostics {
@@ -18,14 +19,28 @@ Json to_json(const ModuleMetadata& module);
 /// ModelMetadata as the `json` document: its fields and "modules" with every module inside.
 Json to_json(const ModelMetadata& model);
 
+/// One sampled value: a JSON integer, number or bool; non-finite floats as the strings "NaN",
+/// "Infinity", "-Infinity".
+Json to_json(const SampleValue& value);
+
+/// One TensorSnapshot as a JSON object with the seed's fields, without the "record" key.
+Json to_json(const TensorSnapshot& snapshot);
+
+/// The CaptureSummary fields: snapshots, sampled_bytes, stopped_by.
+Json to_json(const CaptureSummary& summary);
+
+/// Python's repr() of a float ("0.1", "1e-05", "1e+16", "NaN", "Infinity").
+std::string python_float_text(double value);
+
 /// `value` with "record": `record_name` as its first key (a `jsonl` line's object).
 Json with_record_key(const char* record_name, const Json& value);
 
-/// One line of JSON as Python's json.dumps writes it: ", " and ": " separators, non-ASCII
-/// escaped as \uXXXX, invalid UTF-8 replaced by U+FFFD. No trailing newline.
+/// One line of JSON as Python's json.dumps writes it: ", " and ": " separators, floats as
+/// Python's repr (shortest text that reads back to the same double), non-finite floats as
+/// strings, non-ASCII escaped as \uXXXX, invalid UTF-8 replaced by U+FFFD. No trailing newline.
 std::string dump_line(const Json& value);
 
-/// An indented document (two spaces) with the same escaping rules. No trailing newline.
+/// json.dumps(value, indent=2): the same text rules, one item a line. No trailing newline.
 std::string dump_pretty(const Json& value);
 
 }  // namespace vin::diagnostics

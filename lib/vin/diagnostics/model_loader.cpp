@@ -2,6 +2,7 @@
 
 #include <caffe2/serialize/versions.h>
 #include <torch/csrc/jit/serialization/import.h>
+#include <torch/cuda.h>
 #include <torch/version.h>
 
 #include "vin/diagnostics/archive_layout.h"
@@ -27,6 +28,27 @@ std::string describe_torch_error(const std::exception& error) {
   return printable(line);
 }
 
+c10::Device resolve_device(const std::string& device) {
+  c10::Device parsed(c10::kCPU);
+  try {
+    parsed = c10::Device(device);
+  } catch (const std::exception&) {
+    throw UsageError("invalid device '" + device + "' (expected e.g. cpu, cuda, cuda:0)");
+  }
+  if (parsed.is_cuda()) {
+    if (!torch::cuda::is_available())
+      throw UsageError("device '" + device +
+                       "' is not available: this LibTorch build or machine has no CUDA device");
+    const auto count = static_cast<std::int64_t>(torch::cuda::device_count());
+    if (parsed.has_index() && parsed.index() >= count)
+      throw UsageError("device '" + device + "' is not available: " + std::to_string(count) +
+                       " CUDA device(s) present");
+  } else if (!parsed.is_cpu() && !parsed.is_meta()) {
+    throw UsageError("device '" + device + "' is not supported (use cpu or cuda[:N])");
+  }
+  return parsed;
+}
+
 torch::jit::Module load_torchscript_archive(const std::string& path, const std::string& device) {
   const ArchiveLayout layout = probe_torchscript_archive(path);
   if (layout.format_version > caffe2::serialize::kMaxSupportedFileFormatVersion) {
@@ -35,12 +57,7 @@ torch::jit::Module load_torchscript_archive(const std::string& path, const std::
                 std::to_string(caffe2::serialize::kMaxSupportedFileFormatVersion) +
                 "); it was written by a newer PyTorch");
   }
-  c10::Device map_location(c10::kCPU);
-  try {
-    map_location = c10::Device(device);
-  } catch (const std::exception&) {
-    throw UsageError("invalid device '" + device + "' (expected e.g. cpu, cuda, cuda:0)");
-  }
+  const c10::Device map_location = resolve_device(device);
   try {
     return torch::jit::load(path, map_location);
   } catch (const std::exception& e) {

@@ -38,3 +38,31 @@ void write_model_metadata(std::ostream& out, const ModelMetadata& model, OutputF
 }
 
 }  // namespace vin::diagnostics
+
+namespace vin::diagnostics {
+
+void write_capture(std::ostream& out, const std::vector<TensorSnapshot>& snapshots,
+                   const CaptureSummary& summary, OutputFormat format) {
+  switch (format) {
+    case OutputFormat::jsonl:
+      for (const auto& s : snapshots)
+        out << dump_line(with_record_key("TensorSnapshot", to_json(s))) << '\n';
+      out << dump_line(with_record_key("CaptureSummary", to_json(summary))) << '\n';
+      return;
+    case OutputFormat::json: {
+      Json doc;
+      Json list = Json::array();
+      for (const auto& s : snapshots) list.push_back(to_json(s));
+      doc["snapshots"] = std::move(list);
+      doc["sampled_bytes"] = summary.sampled_bytes;
+      doc["stopped_by"] = summary.stopped_by ? Json(*summary.stopped_by) : Json(nullptr);
+      out << dump_pretty(doc) << '\n';
+      return;
+    }
+    case OutputFormat::table:
+      out << format_capture_table(snapshots, summary);
+      return;
+  }
+}
+
+}  // namespace vin::diagnostics

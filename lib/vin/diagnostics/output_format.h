@@ -5,6 +5,9 @@
 #include <string>
 #include <string_view>
 
+#include <vector>
+
+#include "vin/diagnostics/capture_records.h"
 #include "vin/diagnostics/model_metadata.h"
 
 namespace vin::diagnostics {
@@ -18,5 +21,11 @@ OutputFormat parse_output_format(std::string_view name);
 /// Writes inspect-model's records: ModelMetadata then one ModuleMetadata per module (jsonl), the
 /// ModelMetadata document (json), or the module tree with totals (table). Ends with a newline.
 void write_model_metadata(std::ostream& out, const ModelMetadata& model, OutputFormat format);
+
+/// Writes capture's records: one TensorSnapshot line each then the CaptureSummary line (jsonl),
+/// {"snapshots": [...], "sampled_bytes", "stopped_by"} (json), or one row per snapshot with
+/// the summary underneath (table). Ends with a newline.
+void write_capture(std::ostream& out, const std::vector<TensorSnapshot>& snapshots,
+                   const CaptureSummary& summary, OutputFormat format);
 
 }  // namespace vin::diagnostics

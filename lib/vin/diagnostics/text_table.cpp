@@ -1,7 +1,12 @@
 #include "vin/diagnostics/text_table.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <cstdint>
+#include <variant>
+
+#include "vin/diagnostics/json_encoding.h"
 
 namespace vin::diagnostics {
 namespace {
@@ -130,6 +135,70 @@ std::string format_model_table(const ModelMetadata& model) {
     out += label + std::string(label_width - std::string(label).size() + 1, ' ') +
            std::string(number_width - number.size(), ' ') + number + '\n';
   }
+  return out;
+}
+
+namespace {
+
+constexpr std::size_t kTableValues = 4;
+
+std::string join(const std::vector<std::string>& parts, const char* sep) {
+  std::string out;
+  for (std::size_t i = 0; i < parts.size(); ++i) out += (i ? sep : "") + parts[i];
+  return out;
+}
+
+std::string value_text(const SampleValue& v) {
+  if (const auto* i = std::get_if<std::int64_t>(&v)) return std::to_string(*i);
+  if (const auto* b = std::get_if<bool>(&v)) return *b ? "true" : "false";
+  const double d = std::get<double>(v);
+  // six significant digits are enough to read a table; the JSON formats carry every digit
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", d);
+  if (std::isnan(d)) return "nan";
+  if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
+  return buf;
+}
+
+std::string first_values(const TensorSnapshot& s) {
+  if (s.sample_omission_reason()) return "(" + *s.sample_omission_reason() + ")";
+  if (s.numel() == 0) return "(empty)";
+  if (s.values().empty()) return "(no bytes left)";
+  std::vector<std::string> parts;
+  for (std::size_t i = 0; i < s.values().size() && i < kTableValues; ++i)
+    parts.push_back(value_text(s.values()[i]));
+  std::string text = join(parts, " ");
+  if (static_cast<std::int64_t>(parts.size()) < s.numel()) text += " ...";
+  return text;
+}
+
+}  // namespace
+
+std::string format_capture_table(const std::vector<TensorSnapshot>& snapshots,
+                                 const CaptureSummary& summary) {
+  TextTable table;
+  table.add_column("Module", TextTable::Align::left);
+  table.add_column("Call", TextTable::Align::right);
+  table.add_column("Side", TextTable::Align::left);
+  table.add_column("Tensor", TextTable::Align::left);
+  table.add_column("Shape", TextTable::Align::left);
+  table.add_column("Dtype", TextTable::Align::left);
+  table.add_column("First values", TextTable::Align::left);
+  for (const auto& s : snapshots) {
+    std::vector<std::string> dims;
+    for (auto d : s.shape()) dims.push_back(std::to_string(d));
+    std::string dtype = s.dtype();
+    if (dtype.rfind("torch.", 0) == 0) dtype = dtype.substr(6);
+    if (s.device() != "cpu") dtype += " " + s.device();
+    table.add_row({s.module_path(), std::to_string(s.call_index()), to_string(s.direction()),
+                   join(s.tensor_path(), "."), "[" + join(dims, ", ") + "]", dtype,
+                   first_values(s)});
+  }
+  std::string out = table.render() + '\n';
+  out += std::string(table.width(), '=') + '\n';
+  out += "Snapshots: " + with_thousands_separators(summary.snapshots) +
+         "   Sampled bytes: " + with_thousands_separators(summary.sampled_bytes) +
+         "   Stopped by: " + (summary.stopped_by ? *summary.stopped_by : "-") + '\n';
   return out;
 }
 

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "vin/diagnostics/capture_records.h"
 #include "vin/diagnostics/model_metadata.h"
 
 namespace vin::diagnostics {
@@ -36,5 +37,10 @@ class TextTable {
 /// inspect-model for people: the module tree indented by depth with type, direct parameters,
 /// trainable parameters, buffers and mode, then the model totals.
 std::string format_model_table(const ModelMetadata& model);
+
+/// capture for people: one row per snapshot (module path, call, direction, tensor path, shape,
+/// dtype, first values), then the summary.
+std::string format_capture_table(const std::vector<TensorSnapshot>& snapshots,
+                                 const CaptureSummary& summary);
 
 }  // namespace vin::diagnostics

@@ -1,0 +1,131 @@
+// Records of numerical capture (the seed's CaptureLimits and TensorSnapshot, and the command
+// line's CaptureSummary). Plain immutable values; nothing here depends on LibTorch.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace vin::diagnostics {
+
+/// Positive quotas for one ModelCapture. Tensor-count and byte quotas are cumulative across every
+/// forward and every entrance of the capture; traversal quotas restart for each input walk and
+/// each output walk.
+class CaptureLimits {
+ public:
+  /// The seed's defaults: 64, 32, 16 KiB, 4096, 32.
+  CaptureLimits() = default;
+  /// Throws UsageError naming the first quota that is not positive.
+  CaptureLimits(std::int64_t max_tensors, std::int64_t max_samples_per_tensor,
+                std::int64_t max_bytes, std::int64_t max_traversal_nodes,
+                std::int64_t max_container_depth);
+
+  /// Maximum tensor snapshots retained across the capture.
+  std::int64_t max_tensors() const { return max_tensors_; }
+  /// Maximum row-major flattened elements copied from one tensor.
+  std::int64_t max_samples_per_tensor() const { return max_samples_per_tensor_; }
+  /// Maximum source-dtype bytes copied into samples across the capture.
+  std::int64_t max_bytes() const { return max_bytes_; }
+  /// Maximum containers, leaves and tensors visited in one input or output walk.
+  std::int64_t max_traversal_nodes() const { return max_traversal_nodes_; }
+  /// Maximum container edges followed from an input or output root.
+  std::int64_t max_container_depth() const { return max_container_depth_; }
+
+  friend bool operator==(const CaptureLimits& a, const CaptureLimits& b) {
+    return a.max_tensors_ == b.max_tensors_ &&
+           a.max_samples_per_tensor_ == b.max_samples_per_tensor_ &&
+           a.max_bytes_ == b.max_bytes_ && a.max_traversal_nodes_ == b.max_traversal_nodes_ &&
+           a.max_container_depth_ == b.max_container_depth_;
+  }
+
+ private:
+  std::int64_t max_tensors_ = 64;
+  std::int64_t max_samples_per_tensor_ = 32;
+  std::int64_t max_bytes_ = 16 * 1024;
+  std::int64_t max_traversal_nodes_ = 4096;
+  std::int64_t max_container_depth_ = 32;
+};
+
+/// One sampled element: integers (exact), floating values (the element's exact double), bools.
+using SampleValue = std::variant<std::int64_t, double, bool>;
+
+/// Which side of an invocation a snapshot observed.
+enum class Direction { input, output };
+
+/// Complete source metadata plus a detached, bounded value sample of one tensor.
+class TensorSnapshot {
+ public:
+  TensorSnapshot(std::string module_path, std::int64_t call_index, Direction direction,
+                 std::vector<std::string> tensor_path, std::vector<std::int64_t> shape,
+                 std::string dtype, std::string device, std::int64_t numel,
+                 std::int64_t sampled_bytes, std::vector<SampleValue> values,
+                 std::optional<std::string> sample_omission_reason)
+      : module_path_(std::move(module_path)),
+        call_index_(call_index),
+        direction_(direction),
+        tensor_path_(std::move(tensor_path)),
+        shape_(std::move(shape)),
+        dtype_(std::move(dtype)),
+        device_(std::move(device)),
+        numel_(numel),
+        sampled_bytes_(sampled_bytes),
+        values_(std::move(values)),
+        sample_omission_reason_(std::move(sample_omission_reason)) {}
+
+  /// Registered module path, "<root>" for the model root.
+  const std::string& module_path() const { return module_path_; }
+  /// Zero-based invocation index of module_path in this capture; input and output share it.
+  std::int64_t call_index() const { return call_index_; }
+  /// The side observed.
+  Direction direction() const { return direction_; }
+  /// Container path from "args"/"kwargs" or "output" down to the tensor.
+  const std::vector<std::string>& tensor_path() const { return tensor_path_; }
+  /// The full tensor's shape at observation time.
+  const std::vector<std::int64_t>& shape() const { return shape_; }
+  /// Python's str(dtype), e.g. "torch.float32".
+  const std::string& dtype() const { return dtype_; }
+  /// Python's str(device) of the source tensor, e.g. "cpu", "cuda:0".
+  const std::string& device() const { return device_; }
+  /// Elements in the full tensor.
+  std::int64_t numel() const { return numel_; }
+  /// Source-dtype bytes represented by values.
+  std::int64_t sampled_bytes() const { return sampled_bytes_; }
+  /// Row-major prefix of the tensor's logical elements, copied to the CPU.
+  const std::vector<SampleValue>& values() const { return values_; }
+  /// Why values were not sampled ("non_strided_layout", "meta_device", "quantized_dtype",
+  /// "complex_dtype"); empty for sampled and for empty tensors.
+  const std::optional<std::string>& sample_omission_reason() const {
+    return sample_omission_reason_;
+  }
+
+  friend bool operator==(const TensorSnapshot& a, const TensorSnapshot& b);
+  friend bool operator!=(const TensorSnapshot& a, const TensorSnapshot& b) { return !(a == b); }
+
+ private:
+  std::string module_path_;
+  std::int64_t call_index_;
+  Direction direction_;
+  std::vector<std::string> tensor_path_;
+  std::vector<std::int64_t> shape_;
+  std::string dtype_;
+  std::string device_;
+  std::int64_t numel_;
+  std::int64_t sampled_bytes_;
+  std::vector<SampleValue> values_;
+  std::optional<std::string> sample_omission_reason_;
+};
+
+/// The closing record of `vin-inspect capture`.
+struct CaptureSummary {
+  std::int64_t snapshots = 0;      ///< number of snapshots
+  std::int64_t sampled_bytes = 0;  ///< their sampled bytes in total
+  std::optional<std::string> stopped_by;  ///< "max_tensors", "max_bytes", or empty
+};
+
+/// "input" or "output".
+const char* to_string(Direction direction);
+
+}  // namespace vin::diagnostics

@@ -1,0 +1,356 @@
+#include "vin/diagnostics/forward_inputs.h"
+
+#include <ATen/ATen.h>
+#include <torch/csrc/jit/serialization/pickle.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <filesystem>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+
+#include "vin/diagnostics/archive_layout.h"
+#include "vin/diagnostics/error.h"
+#include "vin/diagnostics/json_encoding.h"
+#include "vin/diagnostics/model_loader.h"
+#include "vin/diagnostics/npy_reader.h"
+#include "vin/diagnostics/printable.h"
+
+namespace vin::diagnostics {
+namespace {
+
+using Kwargs = std::vector<std::pair<std::string, c10::IValue>>;
+
+// --- .npy / .npz ----------------------------------------------------------------------------
+
+c10::ScalarType torch_type(const NpyArray& a) {
+  switch (a.kind) {
+    case NpyKind::boolean: return at::kBool;
+    case NpyKind::unsigned_integer: return at::kByte;
+    case NpyKind::signed_integer:
+      switch (a.item_size) {
+        case 1: return at::kChar;
+        case 2: return at::kShort;
+        case 4: return at::kInt;
+        default: return at::kLong;
+      }
+    case NpyKind::floating:
+      switch (a.item_size) {
+        case 2: return at::kHalf;
+        case 4: return at::kFloat;
+        default: return at::kDouble;
+      }
+    case NpyKind::complex: return a.item_size == 8 ? at::kComplexFloat : at::kComplexDouble;
+  }
+  return at::kFloat;
+}
+
+at::Tensor to_tensor(NpyArray&& array) {
+  const auto options = at::TensorOptions().dtype(torch_type(array));
+  std::vector<std::int64_t> shape = array.shape;
+  if (array.numel() == 0) return at::empty(shape, options);
+  // column-major data is the row-major data of the transposed shape
+  if (array.fortran_order) std::reverse(shape.begin(), shape.end());
+  auto bytes = std::make_shared<std::vector<unsigned char>>(std::move(array.data));
+  at::Tensor t = at::from_blob(
+      bytes->data(), shape, [bytes](void*) mutable { bytes.reset(); }, options);
+  if (array.fortran_order) {
+    std::vector<std::int64_t> reversed(shape.size());
+    for (std::size_t i = 0; i < shape.size(); ++i)
+      reversed[i] = static_cast<std::int64_t>(shape.size() - 1 - i);
+    t = t.permute(reversed).contiguous();
+  }
+  return t;
+}
+
+// arr_N -> N, or -1 for any other name
+long positional_index(const std::string& name) {
+  if (name.rfind("arr_", 0) != 0 || name.size() == 4 || name.size() > 12) return -1;
+  long n = 0;
+  for (std::size_t i = 4; i < name.size(); ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(name[i]))) return -1;
+    n = n * 10 + (name[i] - '0');
+  }
+  return n;
+}
+
+ForwardInputs read_npz(const std::string& path) {
+  std::vector<NpyArray> arrays = read_npz_file(path);
+  std::vector<std::optional<c10::IValue>> positional;
+  ForwardInputs raw;
+  for (auto& array : arrays) {
+    const long index = positional_index(array.name);
+    const std::string name = array.name;
+    if (index < 0) {
+      raw.kwargs.emplace_back(name, to_tensor(std::move(array)));
+      continue;
+    }
+    if (static_cast<std::size_t>(index) >= positional.size())
+      positional.resize(static_cast<std::size_t>(index) + 1);
+    positional[static_cast<std::size_t>(index)] = to_tensor(std::move(array));
+  }
+  for (std::size_t i = 0; i < positional.size(); ++i) {
+    if (!positional[i])
+      throw Error(path + ": has arr_" + std::to_string(positional.size() - 1) + " but no arr_" +
+                  std::to_string(i) + " (positional arguments must be arr_0, arr_1, ...)");
+    raw.args.push_back(*positional[i]);
+  }
+  return raw;
+}
+
+// --- torch.save -----------------------------------------------------------------------------
+
+ForwardInputs read_torch_save(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(path + ": cannot open: " + std::strerror(errno));
+  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  c10::IValue value;
+  try {
+    value = torch::jit::pickle_load(bytes);
+  } catch (const std::exception& e) {
+    const std::string why = describe_torch_error(e);
+    if (why.find("_get_layout") != std::string::npos || why.find("sparse") != std::string::npos)
+      throw Error(path + ": holds sparse tensors, which LibTorch's reader cannot load; save "
+                         "dense tensors (x.to_dense())");
+    throw Error(path + ": not a readable torch.save file: " + why);
+  }
+  ForwardInputs raw;
+  if (value.isTensor()) {
+    raw.args.push_back(value);
+  } else if (value.isTuple()) {
+    raw.args = value.toTupleRef().elements().vec();
+  } else if (value.isList()) {
+    raw.args = value.toListRef().vec();
+  } else if (value.isGenericDict()) {
+    const auto dict = value.toGenericDict();
+    Kwargs named;
+    for (const auto& entry : dict) {
+      if (!entry.key().isString())
+        throw Error(path + ": a dict of inputs needs string keys (argument names)");
+      named.emplace_back(entry.key().toStringRef(), entry.value());
+    }
+    const bool split = named.size() == 2 && dict.contains("args") && dict.contains("kwargs");
+    if (!split) {
+      raw.kwargs = std::move(named);
+    } else {
+      const c10::IValue args = dict.at("args");
+      const c10::IValue kwargs = dict.at("kwargs");
+      if (args.isTuple()) raw.args = args.toTupleRef().elements().vec();
+      else if (args.isList()) raw.args = args.toListRef().vec();
+      else throw Error(path + ": 'args' must be a tuple or a list");
+      if (!kwargs.isGenericDict()) throw Error(path + ": 'kwargs' must be a dict");
+      for (const auto& entry : kwargs.toGenericDict()) {
+        if (!entry.key().isString()) throw Error(path + ": 'kwargs' needs string keys");
+        raw.kwargs.emplace_back(entry.key().toStringRef(), entry.value());
+      }
+    }
+  } else {
+    throw Error(path + ": holds a " + value.tagKind() +
+                "; expected a tensor, a tuple or list of arguments, or a dict of keyword arguments");
+  }
+  return raw;
+}
+
+// --- binding to forward's schema -------------------------------------------------------------
+
+std::string default_text(const c10::IValue& v) {
+  if (v.isNone()) return "None";
+  if (v.isBool()) return v.toBool() ? "True" : "False";
+  if (v.isInt()) return std::to_string(v.toInt());
+  if (v.isDouble()) return python_float_text(v.toDouble());
+  if (v.isString()) return "'" + v.toStringRef() + "'";
+  std::ostringstream out;
+  out << v;
+  return out.str();
+}
+
+std::string describe_value(const c10::IValue& v) {
+  if (v.isTensor()) {
+    const at::Tensor& t = v.toTensor();
+    std::ostringstream out;
+    out << "a tensor of shape " << t.sizes() << " (" << t.scalar_type() << ")";
+    return out.str();
+  }
+  return "a value of type " + v.type()->annotation_str();
+}
+
+// Converts `value` to `type` where the file format cannot say it directly: a 0-d tensor where a
+// number is declared, containers whose element types the unpickler left open. Returns nothing
+// when it does not fit.
+std::optional<c10::IValue> coerce(const c10::IValue& value, const c10::TypePtr& type) {
+  if (const auto optional = type->cast<c10::OptionalType>()) {
+    if (value.isNone()) return value;
+    return coerce(value, optional->getElementType());
+  }
+  if (value.isTensor() && value.toTensor().dim() == 0 && !value.toTensor().is_complex()) {
+    const at::Tensor& t = value.toTensor();
+    const bool integral = at::isIntegralType(t.scalar_type(), /*includeBool=*/false);
+    switch (type->kind()) {
+      case c10::TypeKind::IntType:
+        if (integral) return c10::IValue(t.item<std::int64_t>());
+        return std::nullopt;
+      case c10::TypeKind::FloatType:
+        if (t.scalar_type() != at::kBool) return c10::IValue(t.item<double>());
+        return std::nullopt;
+      case c10::TypeKind::BoolType:
+        if (t.scalar_type() == at::kBool) return c10::IValue(t.item<bool>());
+        return std::nullopt;
+      case c10::TypeKind::NumberType:
+        if (t.scalar_type() == at::kBool) return std::nullopt;
+        return integral ? c10::IValue(t.item<std::int64_t>()) : c10::IValue(t.item<double>());
+      default:
+        break;
+    }
+  }
+  if (const auto list_type = type->cast<c10::ListType>()) {
+    if (!value.isList() && !value.isTuple()) return std::nullopt;
+    const auto items = value.isList() ? value.toListRef().vec() : value.toTupleRef().elements().vec();
+    c10::impl::GenericList list(list_type->getElementType());
+    for (const auto& item : items) {
+      auto converted = coerce(item, list_type->getElementType());
+      if (!converted) return std::nullopt;
+      list.push_back(*converted);
+    }
+    return c10::IValue(list);
+  }
+  if (const auto tuple_type = type->cast<c10::TupleType>()) {
+    if (!value.isTuple() && !value.isList()) return std::nullopt;
+    const auto items = value.isTuple() ? value.toTupleRef().elements().vec() : value.toListRef().vec();
+    if (items.size() != tuple_type->elements().size()) return std::nullopt;
+    std::vector<c10::IValue> converted;
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      auto c = coerce(items[i], tuple_type->elements()[i]);
+      if (!c) return std::nullopt;
+      converted.push_back(*c);
+    }
+    return c10::IValue(c10::ivalue::Tuple::create(std::move(converted)));
+  }
+  if (const auto dict_type = type->cast<c10::DictType>()) {
+    if (!value.isGenericDict()) return std::nullopt;
+    c10::impl::GenericDict dict(dict_type->getKeyType(), dict_type->getValueType());
+    for (const auto& entry : value.toGenericDict()) {
+      auto key = coerce(entry.key(), dict_type->getKeyType());
+      auto item = coerce(entry.value(), dict_type->getValueType());
+      if (!key || !item) return std::nullopt;
+      dict.insert(*key, *item);
+    }
+    return c10::IValue(dict);
+  }
+  if (type->kind() == c10::TypeKind::FloatType && value.isInt())
+    return c10::IValue(static_cast<double>(value.toInt()));
+  if (value.type()->isSubtypeOf(*type)) return value;
+  return std::nullopt;
+}
+
+c10::IValue to_device(const c10::IValue& value, const c10::Device& device) {
+  if (value.isTensor()) return value.toTensor().to(device);
+  if (value.isTuple()) {
+    std::vector<c10::IValue> items;
+    for (const auto& item : value.toTupleRef().elements()) items.push_back(to_device(item, device));
+    return c10::ivalue::Tuple::create(std::move(items));
+  }
+  if (value.isList()) {
+    c10::impl::GenericList list(value.toList().elementType());
+    for (const auto& item : value.toListRef()) list.push_back(to_device(item, device));
+    return list;
+  }
+  if (value.isGenericDict()) {
+    const auto source = value.toGenericDict();
+    c10::impl::GenericDict dict(source.keyType(), source.valueType());
+    for (const auto& entry : source) dict.insert(entry.key(), to_device(entry.value(), device));
+    return dict;
+  }
+  return value;
+}
+
+ForwardInputs bind_to_schema(const ForwardInputs& raw, const torch::jit::Module& model,
+                   const std::string& path) {
+  const c10::FunctionSchema& schema = model.get_method("forward").function().getSchema();
+  const auto& all = schema.arguments();
+  const std::vector<c10::Argument> params(all.begin() + (all.empty() ? 0 : 1), all.end());
+  auto fail = [&](const std::string& problem) {
+    throw Error(path + ": " + problem + "; the model takes " + describe_forward(model));
+  };
+  if (raw.args.size() > params.size())
+    fail(std::to_string(raw.args.size()) + " positional arguments given, " +
+         std::to_string(params.size()) + " accepted");
+  ForwardInputs bound;
+  std::vector<bool> given(params.size(), false);
+  for (std::size_t i = 0; i < raw.args.size(); ++i) {
+    auto value = coerce(raw.args[i], params[i].type());
+    if (!value)
+      fail("argument " + std::to_string(i) + " ('" + params[i].name() + "') must be " +
+           params[i].type()->annotation_str() + ", got " + describe_value(raw.args[i]));
+    bound.args.push_back(*value);
+    given[i] = true;
+  }
+  std::vector<std::optional<c10::IValue>> keyword(params.size());
+  for (const auto& [name, raw_value] : raw.kwargs) {
+    std::size_t index = params.size();
+    for (std::size_t i = 0; i < params.size(); ++i)
+      if (params[i].name() == name) index = i;
+    if (index == params.size()) fail("forward has no argument '" + printable(name, 100) + "'");
+    if (given[index]) fail("argument '" + name + "' is given twice (positionally and by name)");
+    auto value = coerce(raw_value, params[index].type());
+    if (!value)
+      fail("argument '" + name + "' must be " + params[index].type()->annotation_str() +
+           ", got " + describe_value(raw_value));
+    keyword[index] = *value;
+    given[index] = true;
+  }
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    if (!given[i] && !params[i].default_value())
+      fail("argument '" + params[i].name() + "' is missing");
+    if (keyword[i]) bound.kwargs.emplace_back(params[i].name(), *keyword[i]);  // schema order
+  }
+  return bound;
+}
+
+bool starts_with(const std::string& path, const char* magic, std::size_t n) {
+  std::ifstream in(path, std::ios::binary);
+  std::string head(n, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(n));
+  return static_cast<std::size_t>(in.gcount()) == n && head.compare(0, n, magic, n) == 0;
+}
+
+}  // namespace
+
+std::string describe_forward(const torch::jit::Module& model) {
+  const c10::FunctionSchema& schema = model.get_method("forward").function().getSchema();
+  std::string text = "forward(";
+  bool first = true;
+  for (std::size_t i = 1; i < schema.arguments().size(); ++i) {
+    const c10::Argument& a = schema.arguments()[i];
+    text += (first ? "" : ", ") + a.name() + ": " + a.type()->annotation_str();
+    if (a.default_value()) text += " = " + default_text(*a.default_value());
+    first = false;
+  }
+  return text + ")";
+}
+
+ForwardInputs read_forward_inputs(const std::string& path, const torch::jit::Module& model,
+                                  const c10::Device& device) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) throw Error(path + ": no such file");
+  if (std::filesystem::is_directory(path, ec)) throw Error(path + ": is a directory, not an inputs file");
+  ForwardInputs raw;
+  if (starts_with(path, "\x93NUMPY", 6)) {
+    raw.args.push_back(to_tensor(read_npy_file(path)));
+  } else if (starts_with(path, "PK", 2)) {
+    const auto members = zip_member_names(path);
+    const bool torch_save = std::any_of(members.begin(), members.end(), [](const std::string& m) {
+      return m.size() >= 9 && m.compare(m.size() - 9, 9, "/data.pkl") == 0;
+    });
+    raw = torch_save ? read_torch_save(path) : read_npz(path);
+  } else {
+    raw = read_torch_save(path);  // the legacy (pre-zip) torch.save format, or an error
+  }
+  ForwardInputs bound = bind_to_schema(raw, model, path);
+  for (auto& a : bound.args) a = to_device(a, device);
+  for (auto& [name, value] : bound.kwargs) value = to_device(value, device);
+  return bound;
+}
+
+}  // namespace vin::diagnostics

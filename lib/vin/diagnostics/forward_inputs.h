@@ -1,0 +1,26 @@
+// Inputs for capture's forward, read from files (contract section 5) and bound to the
+// arguments of the model's `forward`.
+#pragma once
+
+#include <torch/csrc/jit/api/module.h>
+
+#include <string>
+
+#include "vin/diagnostics/model_capture.h"
+
+namespace vin::diagnostics {
+
+/// `forward(x: Tensor, scale: float = 1.0)`: the schema without `self`, as a user reads it.
+std::string describe_forward(const torch::jit::Module& model);
+
+/// Reads one inputs file and binds it to `model`'s forward, with tensors placed on `device`.
+/// .npz: `arr_0`, `arr_1`, ... are positional, other names keyword; a .npy file is one
+/// positional argument; a torch.save file: a tensor is one positional argument, a tuple or list
+/// the positional arguments, a dict with string keys the keyword arguments, a dict of exactly
+/// `args` and `kwargs` both. A 0-d array where forward declares int, float or bool becomes that
+/// scalar. Keyword arguments come back in the order of forward's schema. Throws Error naming
+/// the file (and printing the schema when the inputs do not fit it).
+ForwardInputs read_forward_inputs(const std::string& path, const torch::jit::Module& model,
+                                  const c10::Device& device);
+
+}  // namespace vin::diagnostics

@@ -1,0 +1,441 @@
+#include "vin/diagnostics/model_capture.h"
+
+#include <torch/csrc/jit/api/function_impl.h>
+#include <torch/csrc/jit/ir/ir.h>
+#include <torch/csrc/jit/runtime/custom_operator.h>
+
+#include <algorithm>
+#include <mutex>
+#include <sstream>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "vin/diagnostics/error.h"
+#include "vin/diagnostics/model_metadata.h"
+#include "vin/diagnostics/suggest.h"
+#include "vin/diagnostics/tensor_sampling.h"
+
+namespace vin::diagnostics {
+
+// Everything a capture knows and records. The observer operator reaches it through the
+// registry below, by the id that instrumentation baked into the clone's graphs.
+struct ModelCapture::State {
+  State(const torch::jit::Module& model, std::optional<std::vector<std::string>> paths,
+        CaptureLimits quota);
+  ~State();
+
+  void observe(const c10::IValue& module, std::int64_t side, const c10::IValue& value);
+  void observe_root_input(const std::vector<c10::IValue>& args,
+                          const std::vector<std::pair<std::string, c10::IValue>>& kwargs);
+  void observe_root_output(const c10::IValue& output);
+
+  std::int64_t id = 0;
+  torch::jit::Module original;
+  torch::jit::Module instrumented;
+  std::optional<std::vector<std::string>> requested_paths;
+  CaptureLimits limits;
+
+  // module object -> its first registered path (named_modules order) in the instrumented clone
+  std::unordered_map<const c10::ivalue::Object*, std::string> path_of;
+  std::vector<std::string> all_paths;
+  std::unordered_set<std::string> selected;
+
+  mutable std::mutex mutex;  // forwards may fork; the observer can run on several threads
+  bool active = false;
+  std::vector<TensorSnapshot> snapshots;
+  std::int64_t sampled_bytes = 0;
+  std::optional<std::string> stopped_by;
+  std::unordered_map<std::string, std::int64_t> next_call_index;
+  std::unordered_map<std::string, std::vector<std::int64_t>> pending_calls;
+
+ private:
+  // One depth-first walk over an input or an output (contract section 4).
+  struct Walk {
+    const std::string* module_path;
+    std::int64_t call_index;
+    Direction direction;
+    std::int64_t nodes = 0;
+    bool exhausted = false;
+    std::vector<std::string> path;
+  };
+  void begin_input(const std::string& path, std::int64_t call_index,
+                   const std::vector<c10::IValue>& args,
+                   const std::vector<std::pair<std::string, c10::IValue>>& kwargs);
+  void begin_output(const std::string& path, std::int64_t call_index, const c10::IValue& output);
+  void visit(Walk& walk, const c10::IValue& value, std::int64_t depth);
+  void visit_children(Walk& walk, const c10::IValue& value, std::int64_t depth);
+  void record(Walk& walk, const at::Tensor& tensor);
+  bool recording() const { return active && !stopped_by; }
+};
+
+namespace {
+
+constexpr const char* kObserveSchema =
+    "vin::observe(int capture, Any module, int side, Any value) -> ()";
+constexpr std::int64_t kInputSide = 0;
+constexpr std::int64_t kOutputSide = 1;
+
+// Live captures by id. A capture unregisters itself before it is destroyed, so an observer
+// running in a graph that outlives it finds nothing and does nothing.
+class Registry {
+ public:
+  static Registry& instance() {
+    static Registry registry;
+    return registry;
+  }
+  std::int64_t add(ModelCapture::State* state) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const std::int64_t id = next_id_++;
+    states_[id] = state;
+    return id;
+  }
+  void remove(std::int64_t id) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    states_.erase(id);
+  }
+  void observe(std::int64_t id, const c10::IValue& module, std::int64_t side,
+               const c10::IValue& value) {
+    // Held while observing: a capture cannot be destroyed under a running observer.
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = states_.find(id);
+    if (it != states_.end()) it->second->observe(module, side, value);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::int64_t next_id_ = 1;
+  std::unordered_map<std::int64_t, ModelCapture::State*> states_;
+};
+
+void register_observer_once() {
+  // CONSERVATIVE alias analysis marks the operator as having side effects, so dead-code
+  // elimination and the graph optimiser keep it where it was put.
+  static const torch::jit::RegisterOperators registration({torch::jit::Operator(
+      kObserveSchema,
+      [](torch::jit::Stack& stack) {
+        c10::IValue value = torch::jit::pop(stack);
+        const std::int64_t side = torch::jit::pop(stack).toInt();
+        c10::IValue module = torch::jit::pop(stack);
+        const std::int64_t id = torch::jit::pop(stack).toInt();
+        Registry::instance().observe(id, module, side, value);
+      },
+      c10::AliasAnalysisKind::CONSERVATIVE)});
+}
+
+bool is_module_call(const torch::jit::Node* node) {
+  if (node->kind() != c10::prim::CallMethod || node->s(c10::attr::name) != "forward") return false;
+  const c10::TypePtr& callee = node->input(0)->type();
+  if (const auto cls = callee->cast<c10::ClassType>()) return cls->is_module();
+  if (const auto iface = callee->cast<c10::InterfaceType>()) return iface->is_module();
+  return false;
+}
+
+void collect_module_calls(torch::jit::Block* block, std::vector<torch::jit::Node*>& calls,
+                          std::unordered_set<torch::jit::Graph*>& graphs_seen);
+
+void collect_in_graph(torch::jit::Graph& graph, std::vector<torch::jit::Node*>& calls,
+                      std::unordered_set<torch::jit::Graph*>& graphs_seen) {
+  if (!graphs_seen.insert(&graph).second) return;
+  collect_module_calls(graph.block(), calls, graphs_seen);
+}
+
+void collect_module_calls(torch::jit::Block* block, std::vector<torch::jit::Node*>& calls,
+                          std::unordered_set<torch::jit::Graph*>& graphs_seen) {
+  for (torch::jit::Node* node : block->nodes()) {
+    if (is_module_call(node)) calls.push_back(node);
+    for (torch::jit::Block* inner : node->blocks()) collect_module_calls(inner, calls, graphs_seen);
+    // fork() bodies are subgraphs, not blocks
+    if (node->hasAttribute(c10::attr::Subgraph))
+      collect_in_graph(*node->g(c10::attr::Subgraph), calls, graphs_seen);
+  }
+}
+
+torch::jit::Node* insert_observer(torch::jit::Graph& graph, std::int64_t id,
+                                  torch::jit::Value* callee, std::int64_t side,
+                                  torch::jit::Value* value) {
+  torch::jit::Value* id_value = graph.insertConstant(id);
+  torch::jit::Value* side_value = graph.insertConstant(side);
+  return graph.insertNode(graph.create(c10::Symbol::fromQualString("vin::observe"),
+                                       {id_value, callee, side_value, value}, 0));
+}
+
+// Surrounds one `prim::CallMethod forward`: its arguments before it, and after it the output
+// that the caller finally gets, i.e. after the scripted forward hooks that TorchScript emitted
+// right behind the call as `prim::CallFunction(hook, callee, input_tuple, output)`.
+void instrument_call(torch::jit::Node* call, std::int64_t id) {
+  torch::jit::Graph& graph = *call->owningGraph();
+  torch::jit::Value* callee = call->input(0);
+  {
+    torch::jit::WithInsertPoint before(call);
+    std::vector<torch::jit::Value*> args(call->inputs().begin() + 1, call->inputs().end());
+    torch::jit::Value* tuple = graph.insertNode(graph.createTuple(args))->output();
+    insert_observer(graph, id, callee, kInputSide, tuple);
+  }
+  torch::jit::Node* last = call;
+  torch::jit::Value* output = call->output();
+  for (torch::jit::Node* n = call->next(); n != call->owningBlock()->return_node(); n = n->next()) {
+    const bool is_hook = n->kind() == c10::prim::CallFunction && n->inputs().size() == 4 &&
+                         n->input(1) == callee && n->input(3) == output;
+    if (!is_hook) continue;
+    last = n;
+    if (n->outputs().size() == 1 && n->output()->type()->kind() != c10::TypeKind::NoneType)
+      output = n->output();
+  }
+  torch::jit::WithInsertPoint after(last->next());
+  insert_observer(graph, id, callee, kOutputSide, output);
+}
+
+// Every graph of every module type in `module`, each once (instances of a type share graphs).
+void instrument_module(torch::jit::Module& module, std::int64_t id) {
+  std::unordered_set<torch::jit::Graph*> graphs_seen;
+  std::vector<torch::jit::Node*> calls;
+  std::unordered_set<const c10::ClassType*> types_seen;
+  for (const auto& m : module.modules()) {
+    if (!types_seen.insert(m.type().get()).second) continue;
+    for (torch::jit::Function* fn : m.type()->methods())
+      if (auto* graph_fn = dynamic_cast<torch::jit::GraphFunction*>(fn))
+        collect_in_graph(*graph_fn->graph(), calls, graphs_seen);
+  }
+  for (torch::jit::Node* call : calls) instrument_call(call, id);
+}
+
+std::string dict_key_text(const c10::IValue& key) {
+  if (key.isString()) return key.toStringRef();
+  if (key.isInt()) return std::to_string(key.toInt());
+  if (key.isBool()) return key.toBool() ? "True" : "False";
+  std::ostringstream out;
+  out << key;
+  return out.str();
+}
+
+}  // namespace
+
+ModelCapture::State::State(const torch::jit::Module& model,
+                           std::optional<std::vector<std::string>> paths, CaptureLimits quota)
+    : original(model), requested_paths(std::move(paths)), limits(quota) {
+  register_observer_once();
+  // inplace: the clone shares parameters and buffers with the caller's module (no copies);
+  // its class types and graphs are new, so instrumenting them leaves the caller's untouched.
+  instrumented = model.clone(/*inplace=*/true);
+  id = Registry::instance().add(this);
+  instrument_module(instrumented, id);
+  for (const auto& item : instrumented.named_modules()) {
+    const std::string path = item.name.empty() ? kRootPath : item.name;
+    if (path_of.emplace(item.value._ivalue().get(), path).second) all_paths.push_back(path);
+  }
+}
+
+ModelCapture::State::~State() { Registry::instance().remove(id); }
+
+void ModelCapture::State::observe(const c10::IValue& module, std::int64_t side,
+                                  const c10::IValue& value) {
+  if (!module.isObject()) return;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!active) return;
+  const auto it = path_of.find(module.toObject().get());
+  if (it == path_of.end() || !selected.count(it->second)) return;
+  const std::string& path = it->second;
+  if (side == kInputSide) {
+    const std::int64_t index = next_call_index[path]++;
+    pending_calls[path].push_back(index);
+    // calls between modules inside TorchScript are positional: everything is under "args"
+    if (recording()) {
+      std::vector<c10::IValue> args;
+      if (value.isTuple()) args = value.toTupleRef().elements().vec();
+      begin_input(path, index, args, {});
+    }
+  } else {
+    auto& pending = pending_calls[path];
+    if (pending.empty()) return;
+    const std::int64_t index = pending.back();
+    pending.pop_back();
+    if (recording()) begin_output(path, index, value);
+  }
+}
+
+void ModelCapture::State::observe_root_input(
+    const std::vector<c10::IValue>& args,
+    const std::vector<std::pair<std::string, c10::IValue>>& kwargs) {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!active || !selected.count(kRootPath)) return;
+  const std::int64_t index = next_call_index[kRootPath]++;
+  pending_calls[kRootPath].push_back(index);
+  if (recording()) begin_input(kRootPath, index, args, kwargs);
+}
+
+void ModelCapture::State::observe_root_output(const c10::IValue& output) {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!active || !selected.count(kRootPath)) return;
+  auto& pending = pending_calls[kRootPath];
+  if (pending.empty()) return;
+  const std::int64_t index = pending.back();
+  pending.pop_back();
+  if (recording()) begin_output(kRootPath, index, output);
+}
+
+void ModelCapture::State::begin_input(
+    const std::string& path, std::int64_t call_index, const std::vector<c10::IValue>& args,
+    const std::vector<std::pair<std::string, c10::IValue>>& kwargs) {
+  // the positional root is always visited, even when empty; the keyword root only when not
+  Walk walk{&path, call_index, Direction::input, 0, false, {"args"}};
+  visit(walk, c10::ivalue::Tuple::create(args), 0);
+  if (!kwargs.empty() && !walk.exhausted) {
+    walk.path = {"kwargs"};
+    c10::impl::GenericDict dict(c10::StringType::get(), c10::AnyType::get());
+    for (const auto& [name, value] : kwargs) dict.insert(name, value);
+    visit(walk, dict, 0);
+  }
+}
+
+void ModelCapture::State::begin_output(const std::string& path, std::int64_t call_index,
+                                       const c10::IValue& output) {
+  Walk walk{&path, call_index, Direction::output, 0, false, {"output"}};
+  visit(walk, output, 0);
+}
+
+void ModelCapture::State::visit(Walk& walk, const c10::IValue& value, std::int64_t depth) {
+  if (walk.exhausted || !recording()) return;
+  ++walk.nodes;
+  if (value.isTensor()) record(walk, value.toTensor());
+  // the node that reaches the limit is still handled; then this walk stops
+  if (walk.nodes >= limits.max_traversal_nodes()) {
+    walk.exhausted = true;
+    return;
+  }
+  if (depth < limits.max_container_depth()) visit_children(walk, value, depth);
+}
+
+void ModelCapture::State::visit_children(Walk& walk, const c10::IValue& value,
+                                         std::int64_t depth) {
+  auto visit_item = [&](const std::string& key, const c10::IValue& item) {
+    walk.path.push_back(key);
+    visit(walk, item, depth + 1);
+    walk.path.pop_back();
+  };
+  if (value.isTuple()) {
+    const auto& elements = value.toTupleRef().elements();
+    for (std::size_t i = 0; i < elements.size() && !walk.exhausted; ++i)
+      visit_item(std::to_string(i), elements[i]);
+  } else if (value.isList()) {
+    const auto list = value.toListRef();
+    for (std::size_t i = 0; i < list.size() && !walk.exhausted; ++i)
+      visit_item(std::to_string(i), list[i]);
+  } else if (value.isGenericDict()) {
+    for (const auto& entry : value.toGenericDict()) {
+      if (walk.exhausted) break;
+      visit_item(dict_key_text(entry.key()), entry.value());
+    }
+  }
+}
+
+void ModelCapture::State::record(Walk& walk, const at::Tensor& tensor) {
+  if (!recording()) return;
+  if (!tensor.defined()) return;
+  const auto reason = sample_omission_reason(tensor);
+  TensorSample sample;
+  if (!reason)
+    sample = sample_tensor(tensor, limits.max_samples_per_tensor(),
+                           limits.max_bytes() - sampled_bytes);
+  snapshots.emplace_back(*walk.module_path, walk.call_index, walk.direction, walk.path,
+                         tensor.sizes().vec(), python_dtype_name(tensor.scalar_type()),
+                         tensor.device().str(), tensor.numel(), sample.sampled_bytes,
+                         std::move(sample.values), reason);
+  sampled_bytes += sample.sampled_bytes;
+  if (static_cast<std::int64_t>(snapshots.size()) >= limits.max_tensors())
+    stopped_by = "max_tensors";
+  else if (sampled_bytes >= limits.max_bytes())
+    stopped_by = "max_bytes";
+}
+
+ModelCapture::ModelCapture(const torch::jit::Module& model,
+                           std::optional<std::vector<std::string>> module_paths,
+                           CaptureLimits limits)
+    : state_(std::make_unique<State>(model, std::move(module_paths), limits)) {}
+
+ModelCapture::~ModelCapture() = default;
+ModelCapture::ModelCapture(ModelCapture&&) noexcept = default;
+ModelCapture& ModelCapture::operator=(ModelCapture&&) noexcept = default;
+
+ModelCapture::Scope ModelCapture::enter() {
+  State& s = *state_;
+  std::unordered_set<std::string> selected;
+  if (s.requested_paths) {
+    for (const auto& path : *s.requested_paths) {
+      if (std::find(s.all_paths.begin(), s.all_paths.end(), path) == s.all_paths.end()) {
+        std::string message = "unknown module path '" + path + "'";
+        const auto near = closest_matches(path, s.all_paths, 3);
+        if (!near.empty()) {
+          message += "; closest registered paths:";
+          for (const auto& n : near) message += " '" + n + "'";
+        } else {
+          message += "; run inspect-model to list the registered paths";
+        }
+        throw UsageError(message);
+      }
+      selected.insert(path);
+    }
+  } else {
+    selected.insert(s.all_paths.begin(), s.all_paths.end());
+  }
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (s.active) throw UsageError("this capture is already active");
+  s.selected = std::move(selected);
+  s.active = true;
+  return Scope(this);
+}
+
+void ModelCapture::close() {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  state_->active = false;
+  state_->pending_calls.clear();
+}
+
+c10::IValue ModelCapture::forward(const ForwardInputs& inputs) {
+  State& s = *state_;
+  std::vector<c10::IValue> args = inputs.args;
+  // Module::operator() order: pre-hooks (which see positional arguments only), forward, hooks.
+  // The clone's class type has no hooks of its own; they are the caller's module's.
+  for (torch::jit::Function* hook : s.original.type()->getForwardPreHooks()) {
+    c10::IValue result = (*hook)({c10::IValue(s.instrumented._ivalue()),
+                                  c10::ivalue::Tuple::create(args)});
+    if (result.isNone()) continue;
+    args = result.isTuple() ? result.toTupleRef().elements().vec() : std::vector{result};
+  }
+  s.observe_root_input(args, inputs.kwargs);
+  torch::jit::Kwargs kwargs(inputs.kwargs.begin(), inputs.kwargs.end());
+  c10::IValue output;
+  try {
+    output = s.instrumented.get_method("forward")(args, kwargs);
+    for (torch::jit::Function* hook : s.original.type()->getForwardHooks()) {
+      c10::IValue result = (*hook)(
+          {c10::IValue(s.instrumented._ivalue()), c10::ivalue::Tuple::create(args), output});
+      if (!result.isNone()) output = result;
+    }
+  } catch (...) {
+    // invocations the exception aborted get no output record
+    std::lock_guard<std::mutex> lock(s.mutex);
+    s.pending_calls.clear();
+    throw;
+  }
+  s.observe_root_output(output);
+  return output;
+}
+
+const std::vector<TensorSnapshot>& ModelCapture::snapshots() const { return state_->snapshots; }
+std::int64_t ModelCapture::sampled_bytes() const { return state_->sampled_bytes; }
+bool ModelCapture::active() const { return state_->active; }
+std::optional<std::string> ModelCapture::stopped_by() const { return state_->stopped_by; }
+const CaptureLimits& ModelCapture::limits() const { return state_->limits; }
+
+CaptureSummary ModelCapture::summary() const {
+  return CaptureSummary{static_cast<std::int64_t>(state_->snapshots.size()),
+                        state_->sampled_bytes, state_->stopped_by};
+}
+
+ModelCapture capture_model(const torch::jit::Module& model,
+                           std::optional<std::vector<std::string>> module_paths,
+                           CaptureLimits limits) {
+  return ModelCapture(model, std::move(module_paths), limits);
+}
+
+}  // namespace vin::diagnostics

@@ -1,0 +1,97 @@
+// capture_model: bounded tensor snapshots from inside TorchScript (the seed's ModelCapture).
+//
+// Python forward hooks do not fire for calls made inside TorchScript. Instead, the capture
+// works on a clone of the caller's module (sharing its tensors) whose graphs carry an observer
+// operator around every `prim::CallMethod forward` of a submodule: before the call (after any
+// scripted forward pre-hooks) it sees the arguments, after the call (after any scripted forward
+// hooks) the output. The caller's module itself is never changed. Run forwards through
+// ModelCapture::forward; they are recorded while a Scope from enter() is alive.
+#pragma once
+
+#include <torch/csrc/jit/api/module.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "vin/diagnostics/capture_records.h"
+
+namespace vin::diagnostics {
+
+/// Arguments of one root forward call: positional, then keyword arguments in the order given.
+struct ForwardInputs {
+  std::vector<c10::IValue> args;
+  std::vector<std::pair<std::string, c10::IValue>> kwargs;
+};
+
+/// A capture of one model. Snapshots, byte accounting and per-module call indices are
+/// cumulative across forwards and across entrances.
+class ModelCapture {
+ public:
+  /// Recording for as long as it lives (like Python's `with capture:`); leaving deactivates,
+  /// also during stack unwinding from a failed forward.
+  class [[nodiscard]] Scope {
+   public:
+    explicit Scope(ModelCapture* capture) : capture_(capture) {}
+    Scope(Scope&& other) noexcept : capture_(std::exchange(other.capture_, nullptr)) {}
+    Scope(const Scope&) = delete;
+    Scope& operator=(const Scope&) = delete;
+    Scope& operator=(Scope&&) = delete;
+    ~Scope() {
+      if (capture_) capture_->close();
+    }
+
+   private:
+    ModelCapture* capture_;
+  };
+
+  /// Instruments a clone of `model`. `module_paths`: exact named_modules paths ("<root>"
+  /// included) to record, or nothing for every module. Paths are checked by enter().
+  ModelCapture(const torch::jit::Module& model, std::optional<std::vector<std::string>> module_paths,
+               CaptureLimits limits);
+  ~ModelCapture();
+  ModelCapture(ModelCapture&&) noexcept;
+  ModelCapture& operator=(ModelCapture&&) noexcept;
+  ModelCapture(const ModelCapture&) = delete;
+  ModelCapture& operator=(const ModelCapture&) = delete;
+
+  /// Activates recording until the returned Scope ends. Throws UsageError for a module path the
+  /// model does not have (naming the closest ones), or when the capture is already active.
+  Scope enter();
+
+  /// Deactivates recording and forgets invocations still pending; safe to call repeatedly.
+  void close();
+
+  /// Runs the model's forward on `inputs` through the instrumented clone, with the root's
+  /// scripted forward pre-hooks and hooks around it as Module::operator() would run them.
+  /// Records only while active. Exceptions from the model propagate; what was recorded stays.
+  c10::IValue forward(const ForwardInputs& inputs);
+
+  /// Snapshots recorded so far, in capture order.
+  const std::vector<TensorSnapshot>& snapshots() const;
+  /// Source-dtype bytes represented by all sampled values so far.
+  std::int64_t sampled_bytes() const;
+  /// Whether recording is on (a Scope is alive).
+  bool active() const;
+  /// "max_tensors" or "max_bytes" once that quota stopped recording for good.
+  std::optional<std::string> stopped_by() const;
+  /// The summary record of what was captured so far.
+  CaptureSummary summary() const;
+  /// The quotas in force.
+  const CaptureLimits& limits() const;
+
+  struct State;  // implementation (model_capture.cpp)
+
+ private:
+  std::unique_ptr<State> state_;
+};
+
+/// Creates a capture of `model` (see ModelCapture). The model is not modified.
+ModelCapture capture_model(const torch::jit::Module& model,
+                           std::optional<std::vector<std::string>> module_paths = std::nullopt,
+                           CaptureLimits limits = CaptureLimits());
+
+}  // namespace vin::diagnostics

@@ -1,0 +1,106 @@
+#include "vin/diagnostics/tensor_sampling.h"
+
+#include <ATen/ATen.h>
+
+#include <algorithm>
+
+namespace vin::diagnostics {
+namespace {
+
+// The first `count` logical elements of a strided tensor as a 1-D tensor on its own device,
+// copying only those elements: a contiguous tensor is narrowed; any other view gathers the
+// elements by their storage offsets.
+at::Tensor logical_prefix(const at::Tensor& t, std::int64_t count) {
+  if (t.is_contiguous()) return t.reshape({-1}).narrow(0, 0, count);
+  const auto sizes = t.sizes();
+  const auto strides = t.strides();
+  const std::size_t rank = sizes.size();
+  std::vector<std::int64_t> index(rank, 0);
+  std::vector<std::int64_t> offsets(static_cast<std::size_t>(count));
+  std::int64_t max_offset = 0;
+  for (std::int64_t k = 0; k < count; ++k) {
+    std::int64_t offset = 0;
+    for (std::size_t d = 0; d < rank; ++d) offset += index[d] * strides[d];
+    offsets[static_cast<std::size_t>(k)] = offset;
+    max_offset = std::max(max_offset, offset);
+    for (std::size_t d = rank; d-- > 0;) {  // advance the row-major multi-index
+      if (++index[d] < sizes[d]) break;
+      index[d] = 0;
+    }
+  }
+  const at::Tensor flat = t.as_strided({max_offset + 1}, {1}, t.storage_offset());
+  const at::Tensor positions =
+      at::tensor(offsets, at::TensorOptions().dtype(at::kLong)).to(t.device());
+  return flat.index_select(0, positions);
+}
+
+}  // namespace
+
+std::string python_dtype_name(c10::ScalarType type) {
+  switch (type) {
+    case c10::ScalarType::Byte: return "torch.uint8";
+    case c10::ScalarType::Char: return "torch.int8";
+    case c10::ScalarType::Short: return "torch.int16";
+    case c10::ScalarType::Int: return "torch.int32";
+    case c10::ScalarType::Long: return "torch.int64";
+    case c10::ScalarType::Half: return "torch.float16";
+    case c10::ScalarType::Float: return "torch.float32";
+    case c10::ScalarType::Double: return "torch.float64";
+    case c10::ScalarType::ComplexHalf: return "torch.complex32";
+    case c10::ScalarType::ComplexFloat: return "torch.complex64";
+    case c10::ScalarType::ComplexDouble: return "torch.complex128";
+    case c10::ScalarType::Bool: return "torch.bool";
+    case c10::ScalarType::QInt8: return "torch.qint8";
+    case c10::ScalarType::QUInt8: return "torch.quint8";
+    case c10::ScalarType::QInt32: return "torch.qint32";
+    case c10::ScalarType::BFloat16: return "torch.bfloat16";
+    case c10::ScalarType::QUInt4x2: return "torch.quint4x2";
+    case c10::ScalarType::QUInt2x4: return "torch.quint2x4";
+    default: {
+      // a type newer than this table: LibTorch's own name, lower-cased, is the best guess
+      std::string name = c10::toString(type);
+      std::transform(name.begin(), name.end(), name.begin(),
+                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      return "torch." + name;
+    }
+  }
+}
+
+std::optional<std::string> sample_omission_reason(const at::Tensor& tensor) {
+  if (tensor.layout() != c10::kStrided) return "non_strided_layout";
+  if (tensor.is_meta()) return "meta_device";
+  if (tensor.is_quantized()) return "quantized_dtype";
+  if (tensor.is_complex()) return "complex_dtype";
+  return std::nullopt;
+}
+
+TensorSample sample_tensor(const at::Tensor& tensor, std::int64_t max_samples,
+                           std::int64_t remaining_bytes) {
+  TensorSample sample;
+  if (!tensor.defined() || sample_omission_reason(tensor)) return sample;
+  const std::int64_t element_size = static_cast<std::int64_t>(tensor.element_size());
+  const std::int64_t count = std::min(
+      {tensor.numel(), max_samples, std::max<std::int64_t>(0, remaining_bytes) / element_size});
+  if (count <= 0) return sample;
+
+  const at::Tensor prefix = logical_prefix(tensor.detach(), count).to(at::kCPU);
+  sample.values.reserve(static_cast<std::size_t>(count));
+  if (prefix.scalar_type() == at::kBool) {
+    const at::Tensor b = prefix.contiguous();
+    const bool* data = b.data_ptr<bool>();
+    for (std::int64_t i = 0; i < count; ++i) sample.values.emplace_back(data[i]);
+  } else if (at::isFloatingType(prefix.scalar_type())) {
+    // every float16/bfloat16/float32 value is exactly representable as a double
+    const at::Tensor d = prefix.to(at::kDouble).contiguous();
+    const double* data = d.data_ptr<double>();
+    for (std::int64_t i = 0; i < count; ++i) sample.values.emplace_back(data[i]);
+  } else {
+    const at::Tensor l = prefix.to(at::kLong).contiguous();
+    const std::int64_t* data = l.data_ptr<std::int64_t>();
+    for (std::int64_t i = 0; i < count; ++i) sample.values.emplace_back(data[i]);
+  }
+  sample.sampled_bytes = count * element_size;
+  return sample;
+}
+
+}  // namespace vin::diagnostics
