@@ -97,6 +97,72 @@ def write_bad_inputs(out: str) -> None:
         f.write("this is not an archive\n")
 
 
+def write_input_files(out: str) -> None:
+    """Inputs files for the readers: every numpy dtype and layout, torch.save shapes, bad files."""
+    import numpy as np
+
+    d = os.path.join(out, "inputs")
+    os.makedirs(d, exist_ok=True)
+    base = np.arange(6).reshape(2, 3)
+    arrays = {f"{kind}": base.astype(kind) for kind in
+              ["<f2", "<f4", "<f8", "<i1", "<i2", "<i4", "<i8", "<u1", "|b1", "<c8", "<c16"]}
+    big = {kind: base.astype(kind) for kind in [">f2", ">f4", ">f8", ">i2", ">i4", ">i8", ">c8", ">c16"]}
+    names = {k.replace("<", "le_").replace(">", "be_").replace("|", "na_"): v
+             for k, v in {**arrays, **big}.items()}
+    np.savez(os.path.join(d, "dtypes.npz"), **names)
+    np.savez_compressed(os.path.join(d, "dtypes_compressed.npz"), **names)
+    np.savez(os.path.join(d, "layouts.npz"),
+             fortran=np.asfortranarray(np.arange(24, dtype=np.float32).reshape(2, 3, 4)),
+             scalar=np.array(2.5, dtype=np.float64), empty=np.zeros((0, 3), np.float32),
+             int64_extremes=np.array([-2**63, 2**63 - 1, 2**53 + 1], dtype=np.int64),
+             nonfinite=np.array([np.nan, np.inf, -np.inf, -0.0], dtype=np.float32))
+    np.save(os.path.join(d, "single.npy"), np.arange(4, dtype=np.float32))
+    # positional and keyword arguments for the Everything model: forward(x, tokens)
+    x = np.linspace(-1, 1, 2 * 2 * 5, dtype=np.float32).reshape(2, 2, 5)
+    tokens = np.array([[1, 2, 3], [4, 5, 6]], dtype=np.int64)
+    np.savez(os.path.join(d, "everything_positional.npz"), x, tokens)
+    np.savez(os.path.join(d, "everything_keyword.npz"), x, tokens=tokens)
+    np.savez(os.path.join(d, "everything_unknown_name.npz"), x, tokens, colour=tokens)
+    np.savez(os.path.join(d, "everything_missing.npz"), x)
+    np.savez(os.path.join(d, "everything_gap.npz"), arr_0=x, arr_2=tokens)
+    tx, tt = torch.from_numpy(x), torch.from_numpy(tokens)
+    torch.save((tx, tt), os.path.join(d, "everything_tuple.pt"))
+    torch.save([tx, tt], os.path.join(d, "everything_list.pt"))
+    torch.save({"x": tx, "tokens": tt}, os.path.join(d, "everything_dict.pt"))
+    torch.save({"args": (tx,), "kwargs": {"tokens": tt}}, os.path.join(d, "everything_split.pt"))
+    torch.save(tx, os.path.join(d, "single_tensor.pt"))
+    torch.save({"x": tx.to_sparse(), "tokens": tt}, os.path.join(d, "sparse.pt"))
+    torch.save({"x": torch.nn.Linear(2, 2)}, os.path.join(d, "module_pickle.pt"))
+    # bad .npy/.npz files
+    np.savez(os.path.join(d, "object.npz"), np.array([1, "a", None], dtype=object))
+    np.savez(os.path.join(d, "uint16.npz"), np.arange(3, dtype=np.uint16))
+    np.savez(os.path.join(d, "strings.npz"), np.array(["a", "b"]))
+    np.savez(os.path.join(d, "structured.npz"), np.zeros(2, dtype=[("a", "<f4"), ("b", "<i4")]))
+    good = io.BytesIO()
+    np.save(good, np.arange(6, dtype=np.float32).reshape(2, 3))
+    raw = good.getvalue()
+    header_end = raw.index(b"\n") + 1
+    with zipfile.ZipFile(os.path.join(d, "shape_mismatch.npz"), "w") as z:
+        z.writestr("arr_0.npy", raw.replace(b"(2, 3)", b"(9, 3)"))
+    with zipfile.ZipFile(os.path.join(d, "huge_shape.npz"), "w") as z:
+        z.writestr("arr_0.npy", raw.replace(b"(2, 3), }", b"(1000000000000000,)}"))  # 10**15
+    with zipfile.ZipFile(os.path.join(d, "too_long.npz"), "w") as z:
+        z.writestr("arr_0.npy", raw + b"\0\0\0\0")
+    with zipfile.ZipFile(os.path.join(d, "bad_magic.npz"), "w") as z:
+        z.writestr("arr_0.npy", b"NOTNUMPY" + raw[8:])
+    with zipfile.ZipFile(os.path.join(d, "not_npy_member.npz"), "w") as z:
+        z.writestr("notes.txt", "hello")
+    np.savez_compressed(os.path.join(d, "deflated_one.npz"), np.arange(1000, dtype=np.float64))
+    with open(os.path.join(d, "deflated_one.npz"), "rb") as f:
+        data = f.read()
+    with open(os.path.join(d, "truncated.npz"), "wb") as f:
+        f.write(data[: len(data) - 40])  # the directory at the end is cut
+    # a member whose stored bytes are cut short, the zip directory intact
+    member = raw[: header_end + 8]
+    with zipfile.ZipFile(os.path.join(d, "short_member.npz"), "w") as z:
+        z.writestr("arr_0.npy", member)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("outdir", nargs="?")
@@ -115,6 +181,7 @@ def main() -> None:
     if "everything" in args.models.split(","):
         save_other_exports(args.outdir)
         write_bad_inputs(args.outdir)
+        write_input_files(args.outdir)
 
 
 if __name__ == "__main__":

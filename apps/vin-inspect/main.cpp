@@ -68,7 +68,8 @@ void add_common_options(CLI::App& sub, CommonOptions& common) {
 }
 
 // A positive integer option; zero or negative is a usage error naming the flag.
-void add_limit(CLI::App& sub, const std::string& flag, std::int64_t& value, const std::string& help) {
+void add_limit(CLI::App& sub, const std::string& flag, std::int64_t& value,
+               const std::string& help) {
   sub.add_option(flag, value, help + " (default " + std::to_string(value) + ")")
       ->type_name("N")
       ->check(CLI::Validator(
@@ -109,9 +110,10 @@ std::vector<Command> commands(CommonOptions& common) {
        [&common](CLI::App& sub, std::function<void()>& action) {
          auto request = std::make_shared<vd::CaptureRequest>();
          auto modules = std::make_shared<std::vector<std::string>>();
-         auto limits = std::make_shared<std::array<std::int64_t, 5>>(std::array<std::int64_t, 5>{
-             64, 32, 16 * 1024, 4096, 32});
-         sub.add_option("ARCHIVE", request->archive, "TorchScript archive written by torch.jit.save")
+         auto limits = std::make_shared<std::array<std::int64_t, 5>>(
+             std::array<std::int64_t, 5>{64, 32, 16 * 1024, 4096, 32});
+         sub.add_option("ARCHIVE", request->archive,
+                        "TorchScript archive written by torch.jit.save")
              ->required();
          sub.add_option("--inputs", request->inputs,
                         "Inputs for one forward: .npz, .npy or torch.save file (repeatable; one "
@@ -125,7 +127,8 @@ std::vector<Command> commands(CommonOptions& common) {
          add_limit(sub, "--max-tensors", (*limits)[0], "Snapshots kept in all");
          add_limit(sub, "--max-samples-per-tensor", (*limits)[1], "Values copied per tensor");
          add_limit(sub, "--max-bytes", (*limits)[2], "Source-dtype bytes copied in all");
-         add_limit(sub, "--max-traversal-nodes", (*limits)[3], "Nodes visited per input/output walk");
+         add_limit(sub, "--max-traversal-nodes", (*limits)[3],
+                   "Nodes visited per input/output walk");
          add_limit(sub, "--max-container-depth", (*limits)[4], "Container edges followed per walk");
          sub.add_option("--device", request->device,
                         "Where the archive is loaded and inputs placed (default cpu; cuda, cuda:N)")
@@ -136,7 +139,8 @@ std::vector<Command> commands(CommonOptions& common) {
            if (!modules->empty()) request->module_paths = *modules;
            const auto& l = *limits;
            request->limits = vd::CaptureLimits(l[0], l[1], l[2], l[3], l[4]);
-           spdlog::debug("capturing {} on {} input file(s)", request->archive, request->inputs.size());
+           spdlog::debug("capturing {} on {} input file(s)", request->archive,
+                         request->inputs.size());
            const vd::CaptureResult result = vd::capture_archive(*request);
            std::ostringstream text;
            vd::write_capture(text, result.snapshots, result.summary,

@@ -15,7 +15,8 @@ CaptureResult capture_archive(const CaptureRequest& request) {
   if (request.eval) model.eval();
   // read every inputs file before running anything: a bad file fails fast
   std::vector<ForwardInputs> inputs;
-  for (const auto& path : request.inputs) inputs.push_back(read_forward_inputs(path, model, device));
+  for (const auto& path : request.inputs)
+    inputs.push_back(read_forward_inputs(path, model, device));
 
   at::NoGradGuard no_grad;
   ModelCapture capture = capture_model(model, request.module_paths, request.limits);

@@ -12,8 +12,8 @@ namespace vin::diagnostics {
 
 /// What to capture.
 struct CaptureRequest {
-  std::string archive;                                  ///< TorchScript archive
-  std::vector<std::string> inputs;                      ///< one forward per file, in order
+  std::string archive;                                   ///< TorchScript archive
+  std::vector<std::string> inputs;                       ///< one forward per file, in order
   std::optional<std::vector<std::string>> module_paths;  ///< nothing: every module
   CaptureLimits limits;
   std::string device = "cpu";  ///< map location of the archive and of the inputs

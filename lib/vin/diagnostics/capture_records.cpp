@@ -44,9 +44,9 @@ bool operator==(const TensorSnapshot& a, const TensorSnapshot& b) {
   for (std::size_t i = 0; i < a.values_.size(); ++i)
     if (!same_value(a.values_[i], b.values_[i])) return false;
   return a.module_path_ == b.module_path_ && a.call_index_ == b.call_index_ &&
-         a.direction_ == b.direction_ && a.tensor_path_ == b.tensor_path_ &&
-         a.shape_ == b.shape_ && a.dtype_ == b.dtype_ && a.device_ == b.device_ &&
-         a.numel_ == b.numel_ && a.sampled_bytes_ == b.sampled_bytes_ &&
+         a.direction_ == b.direction_ && a.tensor_path_ == b.tensor_path_ && a.shape_ == b.shape_ &&
+         a.dtype_ == b.dtype_ && a.device_ == b.device_ && a.numel_ == b.numel_ &&
+         a.sampled_bytes_ == b.sampled_bytes_ &&
          a.sample_omission_reason_ == b.sample_omission_reason_;
 }
 

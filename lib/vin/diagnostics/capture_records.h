@@ -36,8 +36,8 @@ class CaptureLimits {
 
   friend bool operator==(const CaptureLimits& a, const CaptureLimits& b) {
     return a.max_tensors_ == b.max_tensors_ &&
-           a.max_samples_per_tensor_ == b.max_samples_per_tensor_ &&
-           a.max_bytes_ == b.max_bytes_ && a.max_traversal_nodes_ == b.max_traversal_nodes_ &&
+           a.max_samples_per_tensor_ == b.max_samples_per_tensor_ && a.max_bytes_ == b.max_bytes_ &&
+           a.max_traversal_nodes_ == b.max_traversal_nodes_ &&
            a.max_container_depth_ == b.max_container_depth_;
   }
 
@@ -120,8 +120,8 @@ class TensorSnapshot {
 
 /// The closing record of `vin-inspect capture`.
 struct CaptureSummary {
-  std::int64_t snapshots = 0;      ///< number of snapshots
-  std::int64_t sampled_bytes = 0;  ///< their sampled bytes in total
+  std::int64_t snapshots = 0;             ///< number of snapshots
+  std::int64_t sampled_bytes = 0;         ///< their sampled bytes in total
   std::optional<std::string> stopped_by;  ///< "max_tensors", "max_bytes", or empty
 };
 

@@ -2,11 +2,12 @@
 
 #include <ATen/ATen.h>
 #include <torch/csrc/jit/serialization/pickle.h>
+#include <torch/version.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <filesystem>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -27,22 +28,32 @@ using Kwargs = std::vector<std::pair<std::string, c10::IValue>>;
 
 c10::ScalarType torch_type(const NpyArray& a) {
   switch (a.kind) {
-    case NpyKind::boolean: return at::kBool;
-    case NpyKind::unsigned_integer: return at::kByte;
+    case NpyKind::boolean:
+      return at::kBool;
+    case NpyKind::unsigned_integer:
+      return at::kByte;
     case NpyKind::signed_integer:
       switch (a.item_size) {
-        case 1: return at::kChar;
-        case 2: return at::kShort;
-        case 4: return at::kInt;
-        default: return at::kLong;
+        case 1:
+          return at::kChar;
+        case 2:
+          return at::kShort;
+        case 4:
+          return at::kInt;
+        default:
+          return at::kLong;
       }
     case NpyKind::floating:
       switch (a.item_size) {
-        case 2: return at::kHalf;
-        case 4: return at::kFloat;
-        default: return at::kDouble;
+        case 2:
+          return at::kHalf;
+        case 4:
+          return at::kFloat;
+        default:
+          return at::kDouble;
       }
-    case NpyKind::complex: return a.item_size == 8 ? at::kComplexFloat : at::kComplexDouble;
+    case NpyKind::complex:
+      return a.item_size == 8 ? at::kComplexFloat : at::kComplexDouble;
   }
   return at::kFloat;
 }
@@ -112,8 +123,14 @@ ForwardInputs read_torch_save(const std::string& path) {
   } catch (const std::exception& e) {
     const std::string why = describe_torch_error(e);
     if (why.find("_get_layout") != std::string::npos || why.find("sparse") != std::string::npos)
-      throw Error(path + ": holds sparse tensors, which LibTorch's reader cannot load; save "
-                         "dense tensors (x.to_dense())");
+      throw Error(path +
+                  ": holds sparse tensors, which LibTorch's reader cannot load; save "
+                  "dense tensors (x.to_dense())");
+    // Python pickles a dict of exactly one entry with SETITEM, which LibTorch 1.13 cannot read
+    if (why.find("Unknown opcode for unpickling at 0x73") != std::string::npos)
+      throw Error(path + ": holds a dict with exactly one entry, which LibTorch " TORCH_VERSION
+                         "'s unpickler cannot read (pickle opcode SETITEM); use an .npz file, or "
+                         "pass the argument positionally in a tuple");
     throw Error(path + ": not a readable torch.save file: " + why);
   }
   ForwardInputs raw;
@@ -137,9 +154,12 @@ ForwardInputs read_torch_save(const std::string& path) {
     } else {
       const c10::IValue args = dict.at("args");
       const c10::IValue kwargs = dict.at("kwargs");
-      if (args.isTuple()) raw.args = args.toTupleRef().elements().vec();
-      else if (args.isList()) raw.args = args.toListRef().vec();
-      else throw Error(path + ": 'args' must be a tuple or a list");
+      if (args.isTuple())
+        raw.args = args.toTupleRef().elements().vec();
+      else if (args.isList())
+        raw.args = args.toListRef().vec();
+      else
+        throw Error(path + ": 'args' must be a tuple or a list");
       if (!kwargs.isGenericDict()) throw Error(path + ": 'kwargs' must be a dict");
       for (const auto& entry : kwargs.toGenericDict()) {
         if (!entry.key().isString()) throw Error(path + ": 'kwargs' needs string keys");
@@ -147,8 +167,9 @@ ForwardInputs read_torch_save(const std::string& path) {
       }
     }
   } else {
-    throw Error(path + ": holds a " + value.tagKind() +
-                "; expected a tensor, a tuple or list of arguments, or a dict of keyword arguments");
+    throw Error(
+        path + ": holds a " + value.tagKind() +
+        "; expected a tensor, a tuple or list of arguments, or a dict of keyword arguments");
   }
   return raw;
 }
@@ -206,7 +227,8 @@ std::optional<c10::IValue> coerce(const c10::IValue& value, const c10::TypePtr& 
   }
   if (const auto list_type = type->cast<c10::ListType>()) {
     if (!value.isList() && !value.isTuple()) return std::nullopt;
-    const auto items = value.isList() ? value.toListRef().vec() : value.toTupleRef().elements().vec();
+    const auto items =
+        value.isList() ? value.toListRef().vec() : value.toTupleRef().elements().vec();
     c10::impl::GenericList list(list_type->getElementType());
     for (const auto& item : items) {
       auto converted = coerce(item, list_type->getElementType());
@@ -217,7 +239,8 @@ std::optional<c10::IValue> coerce(const c10::IValue& value, const c10::TypePtr& 
   }
   if (const auto tuple_type = type->cast<c10::TupleType>()) {
     if (!value.isTuple() && !value.isList()) return std::nullopt;
-    const auto items = value.isTuple() ? value.toTupleRef().elements().vec() : value.toListRef().vec();
+    const auto items =
+        value.isTuple() ? value.toTupleRef().elements().vec() : value.toListRef().vec();
     if (items.size() != tuple_type->elements().size()) return std::nullopt;
     std::vector<c10::IValue> converted;
     for (std::size_t i = 0; i < items.size(); ++i) {
@@ -266,7 +289,7 @@ c10::IValue to_device(const c10::IValue& value, const c10::Device& device) {
 }
 
 ForwardInputs bind_to_schema(const ForwardInputs& raw, const torch::jit::Module& model,
-                   const std::string& path) {
+                             const std::string& path) {
   const c10::FunctionSchema& schema = model.get_method("forward").function().getSchema();
   const auto& all = schema.arguments();
   const std::vector<c10::Argument> params(all.begin() + (all.empty() ? 0 : 1), all.end());
@@ -295,8 +318,8 @@ ForwardInputs bind_to_schema(const ForwardInputs& raw, const torch::jit::Module&
     if (given[index]) fail("argument '" + name + "' is given twice (positionally and by name)");
     auto value = coerce(raw_value, params[index].type());
     if (!value)
-      fail("argument '" + name + "' must be " + params[index].type()->annotation_str() +
-           ", got " + describe_value(raw_value));
+      fail("argument '" + name + "' must be " + params[index].type()->annotation_str() + ", got " +
+           describe_value(raw_value));
     keyword[index] = *value;
     given[index] = true;
   }
@@ -334,7 +357,8 @@ ForwardInputs read_forward_inputs(const std::string& path, const torch::jit::Mod
                                   const c10::Device& device) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) throw Error(path + ": no such file");
-  if (std::filesystem::is_directory(path, ec)) throw Error(path + ": is a directory, not an inputs file");
+  if (std::filesystem::is_directory(path, ec))
+    throw Error(path + ": is a directory, not an inputs file");
   ForwardInputs raw;
   if (starts_with(path, "\x93NUMPY", 6)) {
     raw.args.push_back(to_tensor(read_npy_file(path)));

@@ -26,7 +26,7 @@ std::string python_float_repr(double value) {
   for (std::size_t i = negative ? 1 : 0; i < e; ++i)
     if (sci[i] != '.') digits.push_back(sci[i]);
   const int exponent = std::atoi(sci.c_str() + e + 1);  // value = d.ddd * 10^exponent
-  const int decpt = exponent + 1;                        // value = 0.dddd * 10^decpt
+  const int decpt = exponent + 1;                       // value = 0.dddd * 10^decpt
   std::string out = negative ? "-" : "";
   if (decpt > -4 && decpt <= 16) {
     if (decpt <= 0) {

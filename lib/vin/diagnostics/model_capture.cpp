@@ -305,8 +305,7 @@ void ModelCapture::State::visit(Walk& walk, const c10::IValue& value, std::int64
   if (depth < limits.max_container_depth()) visit_children(walk, value, depth);
 }
 
-void ModelCapture::State::visit_children(Walk& walk, const c10::IValue& value,
-                                         std::int64_t depth) {
+void ModelCapture::State::visit_children(Walk& walk, const c10::IValue& value, std::int64_t depth) {
   auto visit_item = [&](const std::string& key, const c10::IValue& item) {
     walk.path.push_back(key);
     visit(walk, item, depth + 1);
@@ -334,8 +333,8 @@ void ModelCapture::State::record(Walk& walk, const at::Tensor& tensor) {
   const auto reason = sample_omission_reason(tensor);
   TensorSample sample;
   if (!reason)
-    sample = sample_tensor(tensor, limits.max_samples_per_tensor(),
-                           limits.max_bytes() - sampled_bytes);
+    sample =
+        sample_tensor(tensor, limits.max_samples_per_tensor(), limits.max_bytes() - sampled_bytes);
   snapshots.emplace_back(*walk.module_path, walk.call_index, walk.direction, walk.path,
                          tensor.sizes().vec(), python_dtype_name(tensor.scalar_type()),
                          tensor.device().str(), tensor.numel(), sample.sampled_bytes,
@@ -396,8 +395,8 @@ c10::IValue ModelCapture::forward(const ForwardInputs& inputs) {
   // Module::operator() order: pre-hooks (which see positional arguments only), forward, hooks.
   // The clone's class type has no hooks of its own; they are the caller's module's.
   for (torch::jit::Function* hook : s.original.type()->getForwardPreHooks()) {
-    c10::IValue result = (*hook)({c10::IValue(s.instrumented._ivalue()),
-                                  c10::ivalue::Tuple::create(args)});
+    c10::IValue result =
+        (*hook)({c10::IValue(s.instrumented._ivalue()), c10::ivalue::Tuple::create(args)});
     if (result.isNone()) continue;
     args = result.isTuple() ? result.toTupleRef().elements().vec() : std::vector{result};
   }
@@ -428,8 +427,8 @@ std::optional<std::string> ModelCapture::stopped_by() const { return state_->sto
 const CaptureLimits& ModelCapture::limits() const { return state_->limits; }
 
 CaptureSummary ModelCapture::summary() const {
-  return CaptureSummary{static_cast<std::int64_t>(state_->snapshots.size()),
-                        state_->sampled_bytes, state_->stopped_by};
+  return CaptureSummary{static_cast<std::int64_t>(state_->snapshots.size()), state_->sampled_bytes,
+                        state_->stopped_by};
 }
 
 ModelCapture capture_model(const torch::jit::Module& model,

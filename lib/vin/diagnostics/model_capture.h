@@ -50,8 +50,8 @@ class ModelCapture {
 
   /// Instruments a clone of `model`. `module_paths`: exact named_modules paths ("<root>"
   /// included) to record, or nothing for every module. Paths are checked by enter().
-  ModelCapture(const torch::jit::Module& model, std::optional<std::vector<std::string>> module_paths,
-               CaptureLimits limits);
+  ModelCapture(const torch::jit::Module& model,
+               std::optional<std::vector<std::string>> module_paths, CaptureLimits limits);
   ~ModelCapture();
   ModelCapture(ModelCapture&&) noexcept;
   ModelCapture& operator=(ModelCapture&&) noexcept;

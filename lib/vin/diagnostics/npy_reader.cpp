@@ -27,6 +27,8 @@ class ByteSource {
   virtual bool read(unsigned char* out, std::size_t n) = 0;
   /// True when no byte is left (and, for a zip member, its checksum matched).
   virtual bool at_end() = 0;
+  /// The bytes left as the container declares them, when it does.
+  virtual std::optional<std::uint64_t> remaining() const = 0;
 };
 
 class MemorySource : public ByteSource {
@@ -39,6 +41,7 @@ class MemorySource : public ByteSource {
     return true;
   }
   bool at_end() override { return pos_ == bytes_.size(); }
+  std::optional<std::uint64_t> remaining() const override { return bytes_.size() - pos_; }
 
  private:
   std::string_view bytes_;
@@ -47,15 +50,19 @@ class MemorySource : public ByteSource {
 
 class FileSource : public ByteSource {
  public:
-  explicit FileSource(std::ifstream& in) : in_(in) {}
+  FileSource(std::ifstream& in, std::uint64_t size) : in_(in), left_(size) {}
   bool read(unsigned char* out, std::size_t n) override {
     in_.read(reinterpret_cast<char*>(out), static_cast<std::streamsize>(n));
-    return static_cast<std::size_t>(in_.gcount()) == n;
+    const auto got = static_cast<std::size_t>(in_.gcount());
+    left_ -= std::min<std::uint64_t>(left_, got);
+    return got == n;
   }
   bool at_end() override { return in_.peek() == std::char_traits<char>::eof(); }
+  std::optional<std::uint64_t> remaining() const override { return left_; }
 
  private:
   std::ifstream& in_;
+  std::uint64_t left_;
 };
 
 struct ZipFileCloser {
@@ -64,7 +71,8 @@ struct ZipFileCloser {
 
 class ZipMemberSource : public ByteSource {
  public:
-  ZipMemberSource(zip_file_t* file, std::string source) : file_(file), source_(std::move(source)) {}
+  ZipMemberSource(zip_file_t* file, std::string source, std::optional<std::uint64_t> size)
+      : file_(file), source_(std::move(source)), left_(size) {}
   bool read(unsigned char* out, std::size_t n) override {
     std::size_t done = 0;
     while (done < n) {
@@ -73,8 +81,10 @@ class ZipMemberSource : public ByteSource {
       if (got == 0) return false;
       done += static_cast<std::size_t>(got);
     }
+    if (left_) *left_ -= std::min<std::uint64_t>(*left_, done);
     return true;
   }
+  std::optional<std::uint64_t> remaining() const override { return left_; }
   bool at_end() override {
     unsigned char probe;
     const zip_int64_t got = zip_fread(file_, &probe, 1);  // at the end libzip checks the CRC
@@ -89,6 +99,7 @@ class ZipMemberSource : public ByteSource {
   }
   zip_file_t* file_;
   std::string source_;
+  std::optional<std::uint64_t> left_;
 };
 
 // --- the header: a Python dict literal such as
@@ -277,14 +288,16 @@ NpyArray read_array(ByteSource& in, const std::string& source) {
     throw Error(source + ": unsupported .npy format version " + std::to_string(major));
   }
   if (header_length > kMaxHeaderBytes)
-    throw Error(source + ": .npy header of " + std::to_string(header_length) + " bytes is too large");
+    throw Error(source + ": .npy header of " + std::to_string(header_length) +
+                " bytes is too large");
   std::string text(header_length, '\0');
   if (!in.read(reinterpret_cast<unsigned char*>(text.data()), header_length))
     throw Error(source + ": truncated .npy header");
 
   const Header header = HeaderParser(text, source).parse();
   if (!header.descr || !header.fortran_order || !header.shape)
-    throw Error(source + ": not a readable .npy array: the header lacks descr, fortran_order or shape");
+    throw Error(source +
+                ": not a readable .npy array: the header lacks descr, fortran_order or shape");
   NpyArray array;
   const bool swap = set_dtype(array, *header.descr, source);
   array.shape = *header.shape;
@@ -293,14 +306,20 @@ NpyArray read_array(ByteSource& in, const std::string& source) {
   // the byte count, checked for overflow before anything is allocated
   std::uint64_t bytes = array.item_size;
   for (const std::int64_t dim : array.shape) {
-    if (dim != 0 && bytes > std::numeric_limits<std::uint64_t>::max() / static_cast<std::uint64_t>(dim))
+    if (dim != 0 &&
+        bytes > std::numeric_limits<std::uint64_t>::max() / static_cast<std::uint64_t>(dim))
       throw Error(source + ": the shape in the .npy header is impossibly large");
     bytes *= static_cast<std::uint64_t>(dim);
   }
   if (bytes > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
     throw Error(source + ": the shape in the .npy header is impossibly large");
-  // read in steps, so a header that promises more than the data holds fails before a huge
-  // allocation instead of after it
+  const std::optional<std::uint64_t> available = in.remaining();
+  if (available && *available < bytes)
+    throw Error(source + ": the data is shorter than the header's shape needs (" +
+                std::to_string(bytes) + " bytes, " + std::to_string(*available) +
+                " present): truncated or mismatched");
+  // read in steps, so that where the size is not declared, a header that promises more than the
+  // data holds fails before a huge allocation instead of after it
   constexpr std::size_t kStep = std::size_t{64} << 20;
   std::size_t done = 0;
   while (done < bytes) {
@@ -333,11 +352,16 @@ std::int64_t NpyArray::numel() const {
 std::string NpyArray::dtype_name() const {
   const std::string bits = std::to_string(item_size * 8);
   switch (kind) {
-    case NpyKind::boolean: return "bool";
-    case NpyKind::signed_integer: return "int" + bits;
-    case NpyKind::unsigned_integer: return "uint" + bits;
-    case NpyKind::floating: return "float" + bits;
-    case NpyKind::complex: return "complex" + bits;
+    case NpyKind::boolean:
+      return "bool";
+    case NpyKind::signed_integer:
+      return "int" + bits;
+    case NpyKind::unsigned_integer:
+      return "uint" + bits;
+    case NpyKind::floating:
+      return "float" + bits;
+    case NpyKind::complex:
+      return "complex" + bits;
   }
   return "unknown";
 }
@@ -348,9 +372,11 @@ NpyArray parse_npy(std::string_view bytes, const std::string& source) {
 }
 
 NpyArray read_npy_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) throw Error(path + ": cannot open: " + std::strerror(errno));
-  FileSource source(in);
+  const auto size = static_cast<std::uint64_t>(in.tellg());
+  in.seekg(0);
+  FileSource source(in, size);
   return read_array(source, path);
 }
 
@@ -368,9 +394,13 @@ std::vector<NpyArray> read_npz_file(const std::string& path) {
       throw Error(source + ": an .npz member that is not a .npy array");
     std::unique_ptr<zip_file_t, ZipFileCloser> file(
         zip_fopen_index(zip.get(), static_cast<zip_uint64_t>(i), 0));
-    if (!file)
-      throw Error(source + ": cannot read (" + zip_strerror(zip.get()) + ")");
-    ZipMemberSource in(file.get(), source);
+    if (!file) throw Error(source + ": cannot read (" + zip_strerror(zip.get()) + ")");
+    zip_stat_t st;
+    std::optional<std::uint64_t> size;
+    if (zip_stat_index(zip.get(), static_cast<zip_uint64_t>(i), 0, &st) == 0 &&
+        (st.valid & ZIP_STAT_SIZE))
+      size = st.size;
+    ZipMemberSource in(file.get(), source, size);
     NpyArray array = read_array(in, source);
     array.name = member.substr(0, member.size() - 4);
     arrays.push_back(std::move(array));
