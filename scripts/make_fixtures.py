@@ -125,6 +125,8 @@ def write_input_files(out: str) -> None:
     np.savez(os.path.join(d, "everything_unknown_name.npz"), x, tokens, colour=tokens)
     np.savez(os.path.join(d, "everything_missing.npz"), x)
     np.savez(os.path.join(d, "everything_gap.npz"), arr_0=x, arr_2=tokens)
+    # token 99 is outside the embedding's 10 rows: the forward raises inside `embed`
+    np.savez(os.path.join(d, "everything_bad_tokens.npz"), x, tokens=tokens * 0 + 99)
     tx, tt = torch.from_numpy(x), torch.from_numpy(tokens)
     torch.save((tx, tt), os.path.join(d, "everything_tuple.pt"))
     torch.save([tx, tt], os.path.join(d, "everything_list.pt"))

@@ -6,6 +6,7 @@ usage: test_cli.py --binary PATH --fixtures DIR --source REPO_ROOT
 """
 import argparse
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -235,6 +236,143 @@ def a_mistyped_subcommand_gets_a_suggestion():
     assert "did you mean 'inspect-model'?" in p.stderr, p.stderr
 
 
+# --- capture --------------------------------------------------------------------------------
+
+def capture(*extra, inputs=("inputs/everything_positional.npz",)):
+    args = ["capture", fixture("everything.pt")]
+    for i in inputs:
+        args += ["--inputs", fixture(i)]
+    return run(*args, *extra)
+
+
+@test
+def capture_reproduces_the_worked_examples_byte_for_byte():
+    examples = os.path.join(ARGS.source, "..", "shared", "docs", "examples")
+    if not os.path.isdir(examples):
+        print("  (skipped: no ../shared/docs/examples beside the checkout)")
+        return
+    for extra, expected in (([], "capture.jsonl"),
+                            (["--max-samples-per-tensor", "2", "--max-bytes", "40"],
+                             "capture-limited.jsonl")):
+        p = run("capture", "tinynet.pt", "--inputs", "tinynet_inputs.npz", *extra, cwd=examples)
+        assert p.returncode == 0, p.stderr
+        with open(os.path.join(examples, expected)) as f:
+            assert_equal(p.stdout, f.read(), expected)
+
+
+@test
+def capture_jsonl_json_and_table_agree():
+    lines = [json.loads(l) for l in capture().stdout.splitlines()]
+    assert lines[-1]["record"] == "CaptureSummary", lines[-1]
+    snapshots = [l for l in lines[:-1] if l.pop("record") == "TensorSnapshot"]
+    assert len(snapshots) == len(lines) - 1
+    summary = lines[-1]
+    assert summary["snapshots"] == len(snapshots) == 48, summary
+    assert summary["sampled_bytes"] == sum(s["sampled_bytes"] for s in snapshots)
+    doc = json.loads(capture("--format", "json").stdout)
+    assert list(doc) == ["snapshots", "sampled_bytes", "stopped_by"], list(doc)
+    assert doc["snapshots"] == snapshots
+    table = capture("--format", "table").stdout.splitlines()
+    assert table[0].split() == ["Module", "Call", "Side", "Tensor", "Shape", "Dtype", "First",
+                                "values"], table[0]
+    assert len(table) == 2 + 48 + 2, len(table)
+    assert any(re.match(r"^encoder\.conv +0 +input +args\.0 +\[2, 2, 5\] +float32 +-1 -0\.894737 ", l)
+               for l in table), table[:6]
+    assert table[-1].startswith("Snapshots: 48   Sampled bytes: "), table[-1]
+
+
+@test
+def capture_inputs_several_files_continue_call_indices():
+    p = capture("--module", "<root>", inputs=("inputs/everything_positional.npz",
+                                              "inputs/everything_keyword.npz"))
+    lines = [json.loads(l) for l in p.stdout.splitlines()]
+    roots = [(l["call_index"], l["direction"], l["tensor_path"]) for l in lines[:-1]]
+    assert roots == [(0, "input", ["args", "0"]), (0, "input", ["args", "1"]),
+                     (0, "output", ["output", "0"]), (0, "output", ["output", "1"]),
+                     (1, "input", ["args", "0"]), (1, "input", ["kwargs", "tokens"]),
+                     (1, "output", ["output", "0"]), (1, "output", ["output", "1"])], roots
+
+
+@test
+def capture_quota_flags_and_stopped_by():
+    p = capture("--max-tensors", "3")
+    lines = [json.loads(l) for l in p.stdout.splitlines()]
+    assert len(lines) == 4 and lines[-1]["stopped_by"] == "max_tensors", lines[-1]
+    # 30 bytes: 7 float32 values (28 bytes), then 2 bytes left, less than one element: every
+    # later tensor is recorded without values and the quota is never reached
+    summary = json.loads(capture("--max-bytes", "30").stdout.splitlines()[-1])
+    assert summary == {"record": "CaptureSummary", "snapshots": 48, "sampled_bytes": 28,
+                       "stopped_by": None}, summary
+    summary = json.loads(capture("--max-bytes", "32").stdout.splitlines()[-1])
+    assert summary["stopped_by"] == "max_bytes" and summary["sampled_bytes"] == 32, summary
+
+
+@test
+def a_forward_that_raises_prints_the_records_so_far_then_the_error():
+    p = capture(inputs=("inputs/everything_bad_tokens.npz",))
+    assert p.returncode == 1, (p.returncode, p.stderr)
+    lines = [json.loads(l) for l in p.stdout.splitlines()]
+    assert lines and lines[-1]["record"] == "CaptureSummary", p.stdout[-300:]
+    assert lines[-1]["snapshots"] == len(lines) - 1 > 0
+    assert any(l.get("module_path") == "embed" and l["direction"] == "input" for l in lines)
+    assert not any(l.get("module_path") in ("embed", "<root>") and l.get("direction") == "output"
+                   for l in lines), "an aborted invocation has an output record"
+    assert_clean_error(subprocess.CompletedProcess(p.args, 1, "", p.stderr), 1,
+                       r"everything\.pt: the model's forward raised on .*everything_bad_tokens\.npz: ")
+
+
+@test
+def capture_usage_errors_exit_2():
+    cases = [
+        (("--max-tensors", "0"), r"--max-tensors must be a positive integer, got '0'"),
+        (("--max-bytes", "-5"), r"--max-bytes must be a positive integer, got '-5'"),
+        (("--max-container-depth", "two"), r"--max-container-depth must be a positive integer"),
+        (("--module", "encoder.blok"), r"unknown module path 'encoder\.blok'; closest registered "
+                                       r"paths: 'encoder\.block'"),
+        (("--device", "banana"), r"invalid device 'banana'"),
+        (("--format", "xml"), r"xml"),
+    ]
+    for extra, pattern in cases:
+        p = capture(*extra)
+        assert p.returncode == 2, f"{extra}: exit {p.returncode} {p.stderr}"
+        assert p.stdout == "", f"{extra}: {p.stdout[:200]}"
+        assert re.search(pattern, p.stderr), f"{extra}: {pattern!r} not in {p.stderr!r}"
+    p = run("capture", fixture("everything.pt"))
+    assert p.returncode == 2 and "--inputs is required" in p.stderr, p.stderr
+    p = capture("--device", "cuda")
+    has_cuda = p.returncode == 0
+    if not has_cuda:
+        assert p.returncode == 2 and "device 'cuda' is not available" in p.stderr, p.stderr
+
+
+@test
+def capture_bad_inputs_exit_1_naming_the_file():
+    for name, pattern in [
+        ("inputs/everything_missing.npz", r"argument 'tokens' is missing; the model takes "
+                                          r"forward\(x: Tensor, tokens: Tensor\)"),
+        ("inputs/object.npz", r"object arrays"),
+        ("inputs/truncated.npz", r"truncated or damaged zip archive"),
+        ("inputs/sparse.pt", r"holds sparse tensors"),
+        ("inputs/missing.npz", r"missing\.npz: no such file"),
+    ]:
+        p = capture(inputs=(name,))
+        try:
+            assert_clean_error(p, 1, pattern)
+        except AssertionError as e:
+            raise AssertionError(f"{name}: {e}") from None
+
+
+@test
+def capture_output_onto_an_inputs_file_is_refused():
+    with tempfile.TemporaryDirectory() as tmp:
+        inputs = os.path.join(tmp, "in.npz")
+        shutil.copy(fixture("inputs/everything_positional.npz"), inputs)
+        before = sha256(inputs)
+        p = run("capture", fixture("everything.pt"), "--inputs", inputs, "-o", inputs)
+        assert_clean_error(p, 2, "is an input file; refusing to overwrite it")
+        assert sha256(inputs) == before
+
+
 # --- version, help, logging, docs ------------------------------------------------------------
 
 @test
@@ -271,7 +409,9 @@ def readme_and_man_page_cover_every_subcommand_and_option():
     for name, alias in commands:
         for doc, label in ((readme, "README.md"), (man, "man page")):
             assert name in doc and (alias or name) in doc, f"{label} does not mention {name} / {alias}"
-    for option in ("--format", "--output", "--log-level", "--version", "--help"):
+    for option in ("--format", "--output", "--log-level", "--version", "--help", "--inputs",
+                   "--module", "--max-tensors", "--max-samples-per-tensor", "--max-bytes",
+                   "--max-traversal-nodes", "--max-container-depth", "--device", "--eval"):
         assert option in man, f"man page does not mention {option}"
         assert option in readme, f"README does not mention {option}"
 

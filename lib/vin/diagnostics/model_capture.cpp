@@ -393,10 +393,19 @@ c10::IValue ModelCapture::forward(const ForwardInputs& inputs) {
   State& s = *state_;
   std::vector<c10::IValue> args = inputs.args;
   // Module::operator() order: pre-hooks (which see positional arguments only), forward, hooks.
-  // The clone's class type has no hooks of its own; they are the caller's module's.
+  // The clone's class type has no hooks of its own; they are the caller's module's, typed for
+  // its class, so they run through Function::run, which does not check argument types (the
+  // clone has the same slots), with the clone as `self` so that the caller's module is not
+  // touched.
+  const c10::IValue self(s.instrumented._ivalue());
+  auto run_hook = [&self](torch::jit::Function* hook, std::vector<c10::IValue> extra) {
+    torch::jit::Stack stack{self};
+    for (auto& v : extra) stack.push_back(std::move(v));
+    hook->run(stack);
+    return stack.empty() ? c10::IValue() : stack.back();
+  };
   for (torch::jit::Function* hook : s.original.type()->getForwardPreHooks()) {
-    c10::IValue result =
-        (*hook)({c10::IValue(s.instrumented._ivalue()), c10::ivalue::Tuple::create(args)});
+    c10::IValue result = run_hook(hook, {c10::ivalue::Tuple::create(args)});
     if (result.isNone()) continue;
     args = result.isTuple() ? result.toTupleRef().elements().vec() : std::vector{result};
   }
@@ -406,8 +415,7 @@ c10::IValue ModelCapture::forward(const ForwardInputs& inputs) {
   try {
     output = s.instrumented.get_method("forward")(args, kwargs);
     for (torch::jit::Function* hook : s.original.type()->getForwardHooks()) {
-      c10::IValue result = (*hook)(
-          {c10::IValue(s.instrumented._ivalue()), c10::ivalue::Tuple::create(args), output});
+      c10::IValue result = run_hook(hook, {c10::ivalue::Tuple::create(args), output});
       if (!result.isNone()) output = result;
     }
   } catch (...) {
