@@ -32,6 +32,17 @@ TEST_CASE("values are a row-major prefix of the logical elements, views included
         std::vector<double>{2.5});
 }
 
+TEST_CASE("only the sampled elements are copied, however large the tensor") {
+  // 2^40 logical elements (4 TiB as float32) over one stored element: copying the tensor, or
+  // even materialising its index space, would not finish; sampling reads 32 elements
+  const at::Tensor huge = at::full({1}, 3.0f).expand({std::int64_t{1} << 40});
+  const auto s = sample_tensor(huge, 32, 1 << 14);
+  CHECK(s.values.size() == 32);
+  CHECK(std::get<double>(s.values[31]) == 3.0);
+  const at::Tensor huge_2d = at::arange(4, at::kFloat).expand({std::int64_t{1} << 30, 4}).t();
+  CHECK(doubles(sample_tensor(huge_2d, 3, 1 << 14)) == std::vector<double>{0, 0, 0});
+}
+
 TEST_CASE("the count obeys max_samples and the bytes left") {
   const at::Tensor x = at::ones({10}, at::kFloat);
   CHECK(sample_tensor(x, 32, 1000).values.size() == 10);

@@ -1,0 +1,81 @@
+// In-process benchmark of capture's instrumentation on one archive: the plain forward of the
+// loaded module against the instrumented forward (default limits, recording on) of the same
+// module, interleaved, medians of --runs after warm-up. Prints one JSON object.
+//
+// usage: vin-capture-bench ARCHIVE INPUTS [--runs N]
+#include <ATen/Parallel.h>
+#include <torch/csrc/autograd/grad_mode.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "vin/diagnostics/forward_inputs.h"
+#include "vin/diagnostics/model_capture.h"
+#include "vin/diagnostics/model_loader.h"
+
+namespace vd = vin::diagnostics;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+double millis(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: vin-capture-bench ARCHIVE INPUTS [--runs N]\n");
+    return 2;
+  }
+  int runs = 25;
+  for (int i = 3; i + 1 < argc; ++i)
+    if (std::strcmp(argv[i], "--runs") == 0) runs = std::max(20, std::atoi(argv[i + 1]));
+  at::NoGradGuard no_grad;
+  torch::jit::Module model = vd::load_torchscript_archive(argv[1]);
+  model.eval();
+  const vd::ForwardInputs inputs = vd::read_forward_inputs(argv[2], model, c10::Device(c10::kCPU));
+  auto plain_forward = [&] {
+    std::vector<c10::IValue> args = inputs.args;
+    return model.forward(args);
+  };
+  for (int i = 0; i < 5; ++i) plain_forward();  // warm-up: profiling runs and optimisation
+
+  std::vector<double> plain, instrumented;
+  std::size_t snapshots = 0;
+  for (int run = 0; run < runs; ++run) {
+    // a fresh capture each run, so that every timed run records up to the default quotas; its
+    // graphs are warmed with forwards outside a scope (nothing recorded) first, like the plain
+    // module's
+    auto capture = vd::capture_model(model);
+    for (int i = 0; i < 3; ++i) capture.forward(inputs);
+
+    auto t0 = Clock::now();
+    plain_forward();
+    auto t1 = Clock::now();
+    {
+      auto scope = capture.enter();
+      capture.forward(inputs);
+    }
+    auto t2 = Clock::now();
+    plain.push_back(millis(t0, t1));
+    instrumented.push_back(millis(t1, t2));
+    snapshots = capture.snapshots().size();
+  }
+  const double p = median(plain), q = median(instrumented);
+  std::printf(
+      "{\"archive\": \"%s\", \"runs\": %d, \"threads\": %d, \"plain_ms\": %.3f, "
+      "\"instrumented_ms\": %.3f, \"ratio\": %.4f, \"snapshots_per_run\": %zu}\n",
+      argv[1], runs, at::get_num_threads(), p, q, q / p, snapshots);
+  return 0;
+}
