@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <limits>
 #include <sstream>
 
@@ -80,4 +81,62 @@ TEST_CASE("records compare by value") {
        ModuleMetadata("norm", "torch.nn.modules.batchnorm.BatchNorm1d", 4, 4, 5, true)});
   CHECK(small_model() != other);
   CHECK(ModuleMetadata("a", "T", 1, 1, 0, true) != ModuleMetadata("a", "T", 1, 0, 0, true));
+}
+
+TEST_CASE("floats are printed as Python's repr") {
+  CHECK(python_float_text(0.1) == "0.1");
+  CHECK(python_float_text(1.0) == "1.0");
+  CHECK(python_float_text(-0.0) == "-0.0");
+  CHECK(python_float_text(1e16) == "1e+16");
+  CHECK(python_float_text(1e15) == "1000000000000000.0");
+  CHECK(python_float_text(123456789012345678.0) == "1.2345678901234568e+17");
+  CHECK(python_float_text(0.0001) == "0.0001");
+  CHECK(python_float_text(0.00001) == "1e-05");
+  CHECK(python_float_text(1.5e300) == "1.5e+300");
+  CHECK(python_float_text(5e-324) == "5e-324");
+  CHECK(python_float_text(-2.5229237582082789e-228) == "-2.522923758208279e-228");
+  CHECK(python_float_text(0.1450803279876709) == "0.1450803279876709");
+  CHECK(python_float_text(65504.0) == "65504.0");
+  CHECK(python_float_text(std::nan("")) == "NaN");
+  CHECK(python_float_text(-std::numeric_limits<double>::infinity()) == "-Infinity");
+}
+
+TEST_CASE("TensorSnapshot and CaptureSummary records") {
+  const TensorSnapshot s("blocks.0", 2, Direction::output, {"output", "0"}, {2, 3}, "torch.float32",
+                         "cpu", 6, 16,
+                         {SampleValue(0.5), SampleValue(std::nan("")),
+                          SampleValue(std::numeric_limits<double>::infinity()), SampleValue(-1e-07)},
+                         std::nullopt);
+  CHECK(dump_line(with_record_key("TensorSnapshot", to_json(s))) ==
+        R"({"record": "TensorSnapshot", "module_path": "blocks.0", "call_index": 2, "direction": "output", "tensor_path": ["output", "0"], "shape": [2, 3], "dtype": "torch.float32", "device": "cpu", "numel": 6, "sampled_bytes": 16, "values": [0.5, "NaN", "Infinity", -1e-07], "sample_omission_reason": null})");
+  const TensorSnapshot q("q", 0, Direction::input, {"args", "0"}, {4}, "torch.quint8", "cpu", 4, 0,
+                         {}, std::string("quantized_dtype"));
+  CHECK(dump_line(to_json(q)).find(R"("values": [], "sample_omission_reason": "quantized_dtype"})") !=
+        std::string::npos);
+  const TensorSnapshot ints("i", 0, Direction::input, {"args", "0"}, {2}, "torch.int64", "cpu", 2, 16,
+                            {SampleValue(std::int64_t{9007199254740993}), SampleValue(true)},
+                            std::nullopt);
+  CHECK(dump_line(to_json(ints)).find(R"("values": [9007199254740993, true])") != std::string::npos);
+  CHECK(s == s);
+  CHECK(s != q);
+  CHECK(dump_line(with_record_key("CaptureSummary", to_json(CaptureSummary{5, 40, "max_bytes"}))) ==
+        R"({"record": "CaptureSummary", "snapshots": 5, "sampled_bytes": 40, "stopped_by": "max_bytes"})");
+  CHECK(dump_line(to_json(CaptureSummary{})) ==
+        R"({"snapshots": 0, "sampled_bytes": 0, "stopped_by": null})");
+}
+
+TEST_CASE("CaptureLimits: the seed's defaults; non-positive quotas are rejected by name") {
+  const CaptureLimits d;
+  CHECK(d.max_tensors() == 64);
+  CHECK(d.max_samples_per_tensor() == 32);
+  CHECK(d.max_bytes() == 16384);
+  CHECK(d.max_traversal_nodes() == 4096);
+  CHECK(d.max_container_depth() == 32);
+  CHECK(CaptureLimits(64, 32, 16384, 4096, 32) == d);
+  CHECK_THROWS_WITH_AS(CaptureLimits(0, 1, 1, 1, 1), "max_tensors must be positive, got 0",
+                       UsageError);
+  CHECK_THROWS_WITH_AS(CaptureLimits(1, 1, -5, 1, 1), "max_bytes must be positive, got -5",
+                       UsageError);
+  CHECK_THROWS_WITH_AS(CaptureLimits(1, 1, 1, 1, 0), "max_container_depth must be positive, got 0",
+                       UsageError);
 }
