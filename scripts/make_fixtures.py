@@ -133,6 +133,9 @@ def write_input_files(out: str) -> None:
     torch.save({"x": tx, "tokens": tt}, os.path.join(d, "everything_dict.pt"))
     torch.save({"args": (tx,), "kwargs": {"tokens": tt}}, os.path.join(d, "everything_split.pt"))
     torch.save(tx, os.path.join(d, "single_tensor.pt"))
+    # Python pickles these with SETITEM / APPEND, which LibTorch's unpickler lacks
+    torch.save({"v": tx}, os.path.join(d, "single_key_dict.pt"))
+    torch.save([tx], os.path.join(d, "single_item_list.pt"))
     torch.save({"x": tx.to_sparse(), "tokens": tt}, os.path.join(d, "sparse.pt"))
     torch.save({"x": torch.nn.Linear(2, 2)}, os.path.join(d, "module_pickle.pt"))
     # bad .npy/.npz files

@@ -102,25 +102,29 @@ TEST_CASE("floats are printed as Python's repr") {
 }
 
 TEST_CASE("TensorSnapshot and CaptureSummary records") {
-  const TensorSnapshot s("blocks.0", 2, Direction::output, {"output", "0"}, {2, 3}, "torch.float32",
-                         "cpu", 6, 16,
-                         {SampleValue(0.5), SampleValue(std::nan("")),
-                          SampleValue(std::numeric_limits<double>::infinity()), SampleValue(-1e-07)},
-                         std::nullopt);
-  CHECK(dump_line(with_record_key("TensorSnapshot", to_json(s))) ==
-        R"({"record": "TensorSnapshot", "module_path": "blocks.0", "call_index": 2, "direction": "output", "tensor_path": ["output", "0"], "shape": [2, 3], "dtype": "torch.float32", "device": "cpu", "numel": 6, "sampled_bytes": 16, "values": [0.5, "NaN", "Infinity", -1e-07], "sample_omission_reason": null})");
+  const TensorSnapshot s(
+      "blocks.0", 2, Direction::output, {"output", "0"}, {2, 3}, "torch.float32", "cpu", 6, 16,
+      {SampleValue(0.5), SampleValue(std::nan("")),
+       SampleValue(std::numeric_limits<double>::infinity()), SampleValue(-1e-07)},
+      std::nullopt);
+  CHECK(
+      dump_line(with_record_key("TensorSnapshot", to_json(s))) ==
+      R"({"record": "TensorSnapshot", "module_path": "blocks.0", "call_index": 2, "direction": "output", "tensor_path": ["output", "0"], "shape": [2, 3], "dtype": "torch.float32", "device": "cpu", "numel": 6, "sampled_bytes": 16, "values": [0.5, "NaN", "Infinity", -1e-07], "sample_omission_reason": null})");
   const TensorSnapshot q("q", 0, Direction::input, {"args", "0"}, {4}, "torch.quint8", "cpu", 4, 0,
                          {}, std::string("quantized_dtype"));
-  CHECK(dump_line(to_json(q)).find(R"("values": [], "sample_omission_reason": "quantized_dtype"})") !=
-        std::string::npos);
-  const TensorSnapshot ints("i", 0, Direction::input, {"args", "0"}, {2}, "torch.int64", "cpu", 2, 16,
-                            {SampleValue(std::int64_t{9007199254740993}), SampleValue(true)},
+  CHECK(
+      dump_line(to_json(q)).find(R"("values": [], "sample_omission_reason": "quantized_dtype"})") !=
+      std::string::npos);
+  const TensorSnapshot ints("i", 0, Direction::input, {"args", "0"}, {2}, "torch.int64", "cpu", 2,
+                            16, {SampleValue(std::int64_t{9007199254740993}), SampleValue(true)},
                             std::nullopt);
-  CHECK(dump_line(to_json(ints)).find(R"("values": [9007199254740993, true])") != std::string::npos);
+  CHECK(dump_line(to_json(ints)).find(R"("values": [9007199254740993, true])") !=
+        std::string::npos);
   CHECK(s == s);
   CHECK(s != q);
-  CHECK(dump_line(with_record_key("CaptureSummary", to_json(CaptureSummary{5, 40, "max_bytes"}))) ==
-        R"({"record": "CaptureSummary", "snapshots": 5, "sampled_bytes": 40, "stopped_by": "max_bytes"})");
+  CHECK(
+      dump_line(with_record_key("CaptureSummary", to_json(CaptureSummary{5, 40, "max_bytes"}))) ==
+      R"({"record": "CaptureSummary", "snapshots": 5, "sampled_bytes": 40, "stopped_by": "max_bytes"})");
   CHECK(dump_line(to_json(CaptureSummary{})) ==
         R"({"snapshots": 0, "sampled_bytes": 0, "stopped_by": null})");
 }

@@ -1,7 +1,9 @@
 #include "vin/diagnostics/forward_inputs.h"
 
 #include <ATen/ATen.h>
+#include <caffe2/serialize/inline_container.h>
 #include <torch/csrc/jit/serialization/pickle.h>
+#include <torch/csrc/jit/serialization/unpickler.h>
 #include <torch/version.h>
 
 #include <algorithm>
@@ -17,6 +19,7 @@
 #include "vin/diagnostics/json_encoding.h"
 #include "vin/diagnostics/model_loader.h"
 #include "vin/diagnostics/npy_reader.h"
+#include "vin/diagnostics/pickle_rewrite.h"
 #include "vin/diagnostics/printable.h"
 
 namespace vin::diagnostics {
@@ -113,24 +116,51 @@ ForwardInputs read_npz(const std::string& path) {
 
 // --- torch.save -----------------------------------------------------------------------------
 
+bool starts_with(const std::string& path, const char* magic, std::size_t n);
+
+// torch.save's zip format read as torch::pickle_load reads it, except that data.pkl first goes
+// through rewrite_single_item_opcodes (LibTorch 1.13 cannot unpickle SETITEM and APPEND, which
+// Python writes for a dict of one entry and a list of one item).
+c10::IValue unpickle_zip(const std::string& path) {
+  caffe2::serialize::PyTorchStreamReader reader(path);
+  auto [data, size] = reader.getRecord("data.pkl");
+  std::string pickle(static_cast<const char*>(data.get()), size);
+  if (auto rewritten = rewrite_single_item_opcodes(pickle)) pickle = std::move(*rewritten);
+  std::size_t pos = 0;
+  auto read = [&pickle, &pos](char* buffer, std::size_t len) {
+    const std::size_t n = std::min(len, pickle.size() - pos);
+    std::memcpy(buffer, pickle.data() + pos, n);
+    pos += n;
+    return n;
+  };
+  auto read_record = [&reader](const std::string& name) {
+    return std::get<0>(reader.getRecord("data/" + name));
+  };
+  torch::jit::Unpickler unpickler(read, nullptr, nullptr, read_record, c10::nullopt);
+  unpickler.set_version(reader.version());
+  return unpickler.parse_ivalue();
+}
+
 ForwardInputs read_torch_save(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path + ": cannot open: " + std::strerror(errno));
-  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   c10::IValue value;
   try {
-    value = torch::jit::pickle_load(bytes);
+    if (starts_with(path, "PK", 2)) {
+      value = unpickle_zip(path);
+    } else {
+      std::ifstream in(path, std::ios::binary);
+      if (!in) throw Error(path + ": cannot open: " + std::strerror(errno));
+      std::vector<char> bytes((std::istreambuf_iterator<char>(in)),
+                              std::istreambuf_iterator<char>());
+      value = torch::jit::pickle_load(bytes);  // the legacy format: LibTorch says what it can
+    }
+  } catch (const Error&) {
+    throw;
   } catch (const std::exception& e) {
     const std::string why = describe_torch_error(e);
     if (why.find("_get_layout") != std::string::npos || why.find("sparse") != std::string::npos)
       throw Error(path +
                   ": holds sparse tensors, which LibTorch's reader cannot load; save "
                   "dense tensors (x.to_dense())");
-    // Python pickles a dict of exactly one entry with SETITEM, which LibTorch 1.13 cannot read
-    if (why.find("Unknown opcode for unpickling at 0x73") != std::string::npos)
-      throw Error(path + ": holds a dict with exactly one entry, which LibTorch " TORCH_VERSION
-                         "'s unpickler cannot read (pickle opcode SETITEM); use an .npz file, or "
-                         "pass the argument positionally in a tuple");
     throw Error(path + ": not a readable torch.save file: " + why);
   }
   ForwardInputs raw;
