@@ -71,6 +71,24 @@ MODELS = ["everything", "deep", "wide", "dict_model", "convnet", "transformer", 
           "mobilenet_v3_small", "squeezenet1_1", "efficientnet_b0"]
 
 
+CONFIG_YAML = """!fixture_models.ConvNetConfig
+target_type: !!python/name:fixture_models.ConvNet ''
+classes: 10
+__declared__:
+  fixture_models.ConvNetConfig:
+    target_type: Type[fixture_models.ConvNet]
+    classes: int
+"""
+
+
+def save_with_config(out: str) -> None:
+    """The example model with a config rendering inside (torch.jit.save's _extra_files)."""
+    torch.manual_seed(0)
+    scripted = torch.jit.script(fm.ConvNet().eval())
+    torch.jit.save(scripted, os.path.join(out, "with_config.pt"),
+                   _extra_files={"config.yaml": CONFIG_YAML})
+
+
 def write_bad_inputs(out: str) -> None:
     """Files that are not readable TorchScript archives, each for one error message."""
     torch.manual_seed(0)
@@ -185,6 +203,7 @@ def main() -> None:
         save_scripted(build(name), os.path.join(args.outdir, name + ".pt"))
     if "everything" in args.models.split(","):
         save_other_exports(args.outdir)
+        save_with_config(args.outdir)
         write_bad_inputs(args.outdir)
         write_input_files(args.outdir)
 

@@ -14,6 +14,7 @@
 
 #include "vin/diagnostics/capture_archive.h"
 #include "vin/diagnostics/error.h"
+#include "vin/diagnostics/inspect_config.h"
 #include "vin/diagnostics/inspect_model.h"
 #include "vin/diagnostics/output_format.h"
 #include "vin/diagnostics/printable.h"
@@ -86,6 +87,25 @@ void add_limit(CLI::App& sub, const std::string& flag, std::int64_t& value,
 
 std::vector<Command> commands(CommonOptions& common) {
   return {
+      {"inspect-config", "config",
+       "Describe a configuration tree from its YAML rendering (a .yaml file, or an archive's "
+       "config.yaml)",
+       "vin-inspect inspect-config net.pt --format table",
+       [&common](CLI::App& sub, std::function<void()>& action) {
+         auto config = std::make_shared<std::string>();
+         sub.add_option("CONFIG",
+                        *config, "YAML rendering (.yaml/.yml) or a TorchScript archive carrying "
+                                 "one as its config.yaml extra file")
+             ->required();
+         add_common_options(sub, common);
+         action = [&common, config] {
+           spdlog::debug("inspecting configuration {}", *config);
+           const vd::ModelStructureSpec spec = vd::inspect_config_file(*config);
+           std::ostringstream text;
+           vd::write_structure_spec(text, spec, vd::parse_output_format(common.format));
+           emit(common, text.str(), {*config});
+         };
+       }},
       {"inspect-model", "model",
        "Describe an archive's registered modules, parameters and buffers (no forward pass)",
        "vin-inspect inspect-model net.pt --format table",

@@ -144,6 +144,22 @@ ArchiveLayout probe_torchscript_archive(const std::string& path) {
   return ArchiveLayout{prefix, read_version(zip.get(), prefix, path)};
 }
 
+std::optional<std::string> read_archive_record(const std::string& path, const ArchiveLayout& layout,
+                                               const std::string& name, std::size_t max_bytes) {
+  ZipHandle zip = open_zip(path);
+  const std::string member = layout.record_prefix + name;
+  zip_stat_t st;
+  if (zip_stat(zip.get(), member.c_str(), 0, &st) != 0) return std::nullopt;
+  if (!(st.valid & ZIP_STAT_SIZE) || st.size > max_bytes)
+    throw Error(path + ": the record " + name + " is larger than " + std::to_string(max_bytes) +
+                " bytes");
+  std::unique_ptr<zip_file_t, ZipFileCloser> file(zip_fopen(zip.get(), member.c_str(), 0));
+  std::string text(st.size, '\0');
+  if (!file || zip_fread(file.get(), text.data(), st.size) != static_cast<zip_int64_t>(st.size))
+    throw Error(path + ": cannot read the record " + name + " (damaged archive)");
+  return text;
+}
+
 std::vector<std::string> zip_member_names(const std::string& path) {
   std::vector<std::string> names;
   int code = 0;

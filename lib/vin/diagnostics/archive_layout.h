@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,12 @@ struct ArchiveLayout {
 /// torch.save file or another zip), and reads its format version. Throws Error naming the file
 /// and the problem otherwise. Reads the zip directory and the small `version` record only.
 ArchiveLayout probe_torchscript_archive(const std::string& path);
+
+/// The archive's record `name` (relative to its top folder, e.g. "extra/config.yaml"), or
+/// nothing when it has none. Reads that one record only. Throws Error when the record is larger
+/// than `max_bytes` or cannot be read.
+std::optional<std::string> read_archive_record(const std::string& path, const ArchiveLayout& layout,
+                                               const std::string& name, std::size_t max_bytes);
 
 /// The member names of the zip archive at `path`; empty when it is not a readable zip archive.
 std::vector<std::string> zip_member_names(const std::string& path);

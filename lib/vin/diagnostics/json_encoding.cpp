@@ -149,6 +149,37 @@ Json to_json(const CaptureSummary& summary) {
   return j;
 }
 
+Json to_json(const ConfigValue& value) {
+  struct Visitor {
+    Json operator()(std::nullptr_t) const { return Json(nullptr); }
+    Json operator()(bool v) const { return Json(v); }
+    Json operator()(std::int64_t v) const { return Json(v); }
+    Json operator()(double v) const { return Json(v); }
+    Json operator()(const std::string& v) const { return Json(v); }
+    Json operator()(const TypeMarker& v) const { return Json::object({{"type_marker", v.type}}); }
+  };
+  return std::visit(Visitor{}, value);
+}
+
+Json to_json(const ConfigFieldSpec& field) {
+  Json j;
+  j["path"] = field.path();
+  j["declared_type"] = field.declared_type() ? Json(*field.declared_type()) : Json(nullptr);
+  j["configured_type"] = field.configured_type();
+  j["value"] = to_json(field.value());
+  return j;
+}
+
+Json to_json(const ModelStructureSpec& spec) {
+  Json j;
+  j["config_type"] = spec.config_type() ? Json(*spec.config_type()) : Json(nullptr);
+  j["target_type"] = spec.target_type() ? Json(*spec.target_type()) : Json(nullptr);
+  Json fields = Json::array();
+  for (const auto& f : spec.fields()) fields.push_back(to_json(f));
+  j["fields"] = std::move(fields);
+  return j;
+}
+
 Json with_record_key(const char* record_name, const Json& value) {
   Json j;
   j["record"] = record_name;

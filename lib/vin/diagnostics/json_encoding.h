@@ -7,6 +7,7 @@
 #include <string>
 
 #include "vin/diagnostics/capture_records.h"
+#include "vin/diagnostics/config_records.h"
 #include "vin/diagnostics/model_metadata.h"
 
 namespace vin::diagnostics {
@@ -28,6 +29,15 @@ Json to_json(const TensorSnapshot& snapshot);
 
 /// The CaptureSummary fields: snapshots, sampled_bytes, stopped_by.
 Json to_json(const CaptureSummary& summary);
+
+/// A field value: a JSON scalar, or {"type_marker": "qualified.Type"}.
+Json to_json(const ConfigValue& value);
+
+/// One ConfigFieldSpec as a JSON object, without the "record" key.
+Json to_json(const ConfigFieldSpec& field);
+
+/// ModelStructureSpec as the `json` document: config_type, target_type, and "fields".
+Json to_json(const ModelStructureSpec& spec);
 
 /// Python's repr() of a float ("0.1", "1e-05", "1e+16", "NaN", "Infinity").
 std::string python_float_text(double value);

@@ -41,6 +41,26 @@ void write_model_metadata(std::ostream& out, const ModelMetadata& model, OutputF
 
 namespace vin::diagnostics {
 
+void write_structure_spec(std::ostream& out, const ModelStructureSpec& spec, OutputFormat format) {
+  switch (format) {
+    case OutputFormat::jsonl: {
+      Json header;
+      header["config_type"] = spec.config_type() ? Json(*spec.config_type()) : Json(nullptr);
+      header["target_type"] = spec.target_type() ? Json(*spec.target_type()) : Json(nullptr);
+      out << dump_line(with_record_key("ModelStructureSpec", header)) << '\n';
+      for (const auto& f : spec.fields())
+        out << dump_line(with_record_key("ConfigFieldSpec", to_json(f))) << '\n';
+      return;
+    }
+    case OutputFormat::json:
+      out << dump_pretty(to_json(spec)) << '\n';
+      return;
+    case OutputFormat::table:
+      out << format_config_table(spec);
+      return;
+  }
+}
+
 void write_capture(std::ostream& out, const std::vector<TensorSnapshot>& snapshots,
                    const CaptureSummary& summary, OutputFormat format) {
   switch (format) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "vin/diagnostics/capture_records.h"
+#include "vin/diagnostics/config_records.h"
 #include "vin/diagnostics/model_metadata.h"
 
 namespace vin::diagnostics {
@@ -21,6 +22,10 @@ OutputFormat parse_output_format(std::string_view name);
 /// Writes inspect-model's records: ModelMetadata then one ModuleMetadata per module (jsonl), the
 /// ModelMetadata document (json), or the module tree with totals (table). Ends with a newline.
 void write_model_metadata(std::ostream& out, const ModelMetadata& model, OutputFormat format);
+
+/// Writes inspect-config's records: ModelStructureSpec then one ConfigFieldSpec per field
+/// (jsonl), the ModelStructureSpec document (json), or the field tree (table).
+void write_structure_spec(std::ostream& out, const ModelStructureSpec& spec, OutputFormat format);
 
 /// Writes capture's records: one TensorSnapshot line each then the CaptureSummary line (jsonl),
 /// {"snapshots": [...], "sampled_bytes", "stopped_by"} (json), or one row per snapshot with

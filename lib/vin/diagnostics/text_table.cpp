@@ -174,6 +174,41 @@ std::string first_values(const TensorSnapshot& s) {
 
 }  // namespace
 
+std::string format_config_table(const ModelStructureSpec& spec) {
+  TextTable table;
+  table.add_column("Field", TextTable::Align::left);
+  table.add_column("Declared", TextTable::Align::left);
+  table.add_column("Configured", TextTable::Align::left);
+  table.add_column("Value", TextTable::Align::left);
+  for (const auto& f : spec.fields()) {
+    const std::size_t depth = f.path().size() - 1;
+    std::string label = depth <= kMaxIndentDepth
+                            ? std::string(2 * depth, ' ')
+                            : std::string(2 * kMaxIndentDepth, ' ') + "[" + std::to_string(depth) + "] ";
+    // a model held in a sequence has no record of its own: show its index beside its fields
+    if (f.path().size() >= 2) {
+      const std::string& parent = f.path()[f.path().size() - 2];
+      if (!parent.empty() && parent.find_first_not_of("0123456789") == std::string::npos)
+        label += "[" + parent + "] ";
+    }
+    label += f.path().back();
+    std::string value;
+    if (const auto* marker = std::get_if<TypeMarker>(&f.value()))
+      value = "<" + marker->type + ">";
+    else if (const auto* text = std::get_if<std::string>(&f.value()))
+      value = dump_line(Json(*text));
+    else
+      value = dump_line(to_json(f.value()));
+    table.add_row({label, f.declared_type().value_or("-"), f.configured_type(), value});
+  }
+  std::string out = "Config: " + spec.config_type().value_or("(untagged)") +
+                    "   Target: " + spec.target_type().value_or("-") + '\n';
+  const std::string rule(table.width(), '=');
+  out += rule + '\n' + table.render() + '\n' + rule + '\n';
+  out += "Fields: " + with_thousands_separators(static_cast<std::int64_t>(spec.fields().size())) + '\n';
+  return out;
+}
+
 std::string format_capture_table(const std::vector<TensorSnapshot>& snapshots,
                                  const CaptureSummary& summary) {
   TextTable table;

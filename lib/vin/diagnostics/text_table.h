@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "vin/diagnostics/capture_records.h"
+#include "vin/diagnostics/config_records.h"
 #include "vin/diagnostics/model_metadata.h"
 
 namespace vin::diagnostics {
@@ -37,6 +38,10 @@ class TextTable {
 /// inspect-model for people: the module tree indented by depth with type, direct parameters,
 /// trainable parameters, buffers and mode, then the model totals.
 std::string format_model_table(const ModelMetadata& model);
+
+/// inspect-config for people: the field tree indented by depth with declared type, configured
+/// type and value.
+std::string format_config_table(const ModelStructureSpec& spec);
 
 /// capture for people: one row per snapshot (module path, call, direction, tensor path, shape,
 /// dtype, first values), then the summary.

@@ -1,0 +1,318 @@
+#include "vin/diagnostics/inspect_config.h"
+
+#include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/yaml.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <unordered_map>
+
+#include "vin/diagnostics/archive_layout.h"
+#include "vin/diagnostics/error.h"
+#include "vin/diagnostics/printable.h"
+
+namespace vin::diagnostics {
+namespace {
+
+constexpr const char* kYamlTagPrefix = "tag:yaml.org,2002:";
+constexpr const char* kDeclaredKey = "__declared__";
+constexpr const char* kTargetTypeKey = "target_type";
+constexpr const char* kPythonNameTag = "python/name:";
+// A rendering is small; these bound what a hostile document can make the walk do.
+constexpr std::size_t kMaxBytes = std::size_t{64} << 20;
+constexpr std::size_t kMaxFields = 200000;
+constexpr std::size_t kMaxPathDepth = 500;
+
+struct Resolved {
+  std::string type;
+  ConfigValue value;
+};
+
+// YAML 1.2 core schema, for untagged plain scalars.
+Resolved resolve_plain(const std::string& text) {
+  static const std::regex null_re("null|Null|NULL|~|");
+  static const std::regex true_re("true|True|TRUE");
+  static const std::regex false_re("false|False|FALSE");
+  static const std::regex dec_re("[-+]?[0-9]+");
+  static const std::regex oct_re("0o[0-7]+");
+  static const std::regex hex_re("0x[0-9a-fA-F]+");
+  static const std::regex float_re("[-+]?(\\.[0-9]+|[0-9]+(\\.[0-9]*)?)([eE][-+]?[0-9]+)?");
+  static const std::regex inf_re("[-+]?\\.(inf|Inf|INF)");
+  static const std::regex nan_re("\\.nan|\\.NaN|\\.NAN");
+  if (std::regex_match(text, null_re)) return {"builtins.NoneType", nullptr};
+  if (std::regex_match(text, true_re)) return {"builtins.bool", true};
+  if (std::regex_match(text, false_re)) return {"builtins.bool", false};
+  auto integer = [&](std::string_view digits, int base, bool negative) -> Resolved {
+    std::uint64_t magnitude = 0;
+    const auto [end, ec] =
+        std::from_chars(digits.data(), digits.data() + digits.size(), magnitude, base);
+    const std::uint64_t limit = negative ? std::uint64_t{1} << 63 : (std::uint64_t{1} << 63) - 1;
+    if (ec != std::errc() || end != digits.data() + digits.size() || magnitude > limit) {
+      // beyond 64 bits: the decimal digits, as a string
+      if (base == 10) {
+        std::string kept(digits);
+        kept.erase(0, std::min(kept.find_first_not_of('0'), kept.size() - 1));
+        return {"builtins.int", (negative ? "-" : "") + kept};
+      }
+      return {"builtins.int", text};
+    }
+    const std::int64_t value = negative ? static_cast<std::int64_t>(~magnitude + 1)
+                                        : static_cast<std::int64_t>(magnitude);
+    return {"builtins.int", value};
+  };
+  if (std::regex_match(text, dec_re)) {
+    const bool negative = text[0] == '-';
+    const std::size_t skip = (text[0] == '-' || text[0] == '+') ? 1 : 0;
+    return integer(std::string_view(text).substr(skip), 10, negative);
+  }
+  if (std::regex_match(text, oct_re)) return integer(std::string_view(text).substr(2), 8, false);
+  if (std::regex_match(text, hex_re)) return integer(std::string_view(text).substr(2), 16, false);
+  if (std::regex_match(text, float_re)) return {"builtins.float", std::strtod(text.c_str(), nullptr)};
+  if (std::regex_match(text, inf_re))
+    return {"builtins.float", text[0] == '-' ? -HUGE_VAL : HUGE_VAL};
+  if (std::regex_match(text, nan_re)) return {"builtins.float", std::nan("")};
+  return {"builtins.str", text};
+}
+
+bool is_yaml_tag(const std::string& tag) { return tag.rfind(kYamlTagPrefix, 0) == 0; }
+
+// The type a node's own tag names ("!pkg.Type" -> "pkg.Type"); nothing for untagged nodes and
+// YAML's own tags.
+std::optional<std::string> custom_tag(const YAML::Node& node) {
+  const std::string& tag = node.Tag();
+  if (tag.empty() || tag == "?" || tag == "!" || is_yaml_tag(tag)) return std::nullopt;
+  if (tag[0] == '!') return tag.substr(1);
+  return tag;
+}
+
+class ConfigWalker {
+ public:
+  explicit ConfigWalker(std::string source) : source_(std::move(source)) {}
+
+  ModelStructureSpec run(const YAML::Node& root) {
+    if (!root.IsMap()) fail(root, "the root of a configuration rendering must be a mapping");
+    const std::optional<std::string> root_type = custom_tag(root);
+    lenient_ = !root_type;
+    for (auto it = root.begin(); it != root.end(); ++it)
+      if (it->first.IsScalar() && it->first.Scalar() == kDeclaredKey) read_declared(it->second);
+    std::vector<std::string> path;
+    walk_model(root, root_type, path, /*is_root=*/true);
+    return ModelStructureSpec(root_type, root_target_type_, std::move(fields_));
+  }
+
+ private:
+  [[noreturn]] void fail(const YAML::Node& at, const std::string& why) const {
+    const YAML::Mark mark = at.Mark();
+    throw Error(source_ + ":" + std::to_string(mark.line + 1) + ":" +
+                std::to_string(mark.column + 1) + ": " + why);
+  }
+
+  void read_declared(const YAML::Node& node) {
+    has_declared_ = true;
+    if (node.IsNull()) return;
+    if (!node.IsMap()) fail(node, "__declared__ must map model types to their fields' annotations");
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      if (!it->first.IsScalar()) fail(it->first, "__declared__ keys must be model type names");
+      const std::string type = it->first.Scalar();
+      auto& fields = declared_[type];
+      if (it->second.IsNull()) continue;
+      if (!it->second.IsMap())
+        fail(it->second, "__declared__ entry '" + printable(type, 200) +
+                             "' must be a mapping of field names to annotation strings");
+      for (auto f = it->second.begin(); f != it->second.end(); ++f) {
+        if (!f->first.IsScalar() || !f->second.IsScalar())
+          fail(f->second.IsScalar() ? f->first : f->second,
+               "__declared__ entry '" + printable(type, 200) +
+                   "' must be a mapping of field names to annotation strings");
+        fields.emplace_back(f->first.Scalar(), f->second.Scalar());
+      }
+    }
+  }
+
+  bool is_model(const YAML::Node& mapping) const {
+    if (lenient_) return true;
+    const auto tag = custom_tag(mapping);
+    if (!tag) return false;
+    return has_declared_ ? declared_.count(*tag) > 0 : true;
+  }
+
+  void walk_model(const YAML::Node& mapping, const std::optional<std::string>& type,
+                  std::vector<std::string>& path, bool is_root) {
+    if (path.size() > kMaxPathDepth)
+      fail(mapping, "the configuration nests deeper than " + std::to_string(kMaxPathDepth) +
+                        " levels");
+    std::vector<std::string> done;
+    if (type) {
+      const auto it = declared_.find(*type);
+      if (it != declared_.end()) {
+        for (const auto& [name, annotation] : it->second) {
+          const std::optional<YAML::Node> value = find_key(mapping, name);
+          if (!value)
+            fail(mapping, "field '" + printable(name, 200) + "' of " + printable(*type, 200) +
+                              " is declared but has no value");
+          record_field(name, *value, annotation, path, is_root);
+          done.push_back(name);
+        }
+      }
+    }
+    for (auto it = mapping.begin(); it != mapping.end(); ++it) {
+      if (!it->first.IsScalar()) fail(it->first, "a field name must be a string");
+      const std::string& name = it->first.Scalar();
+      if (is_root && name == kDeclaredKey) continue;
+      if (std::find(done.begin(), done.end(), name) != done.end()) continue;
+      record_field(name, it->second, std::nullopt, path, is_root);
+    }
+  }
+
+  static std::optional<YAML::Node> find_key(const YAML::Node& mapping, const std::string& name) {
+    for (auto it = mapping.begin(); it != mapping.end(); ++it)
+      if (it->first.IsScalar() && it->first.Scalar() == name) return it->second;
+    return std::nullopt;
+  }
+
+  void add(const std::vector<std::string>& path, const std::optional<std::string>& declared,
+           std::string configured, ConfigValue value, const YAML::Node& at) {
+    if (fields_.size() >= kMaxFields)
+      fail(at, "more than " + std::to_string(kMaxFields) +
+                   " fields: too large to walk (a YAML alias bomb?)");
+    fields_.emplace_back(path, declared, std::move(configured), std::move(value));
+  }
+
+  // target_type holds a class: a qualified name as a plain string or as !!python/name:X ''.
+  std::optional<std::string> class_name(const YAML::Node& node) const {
+    if (!node.IsScalar()) return std::nullopt;
+    const std::string& tag = node.Tag();
+    const std::string python_name = std::string(kYamlTagPrefix) + kPythonNameTag;
+    if (tag.rfind(python_name, 0) == 0) return tag.substr(python_name.size());
+    if (tag == "!" || tag == std::string(kYamlTagPrefix) + "str") return node.Scalar();
+    if (tag == "?") {
+      const Resolved r = resolve_plain(node.Scalar());
+      if (r.type == "builtins.str") return node.Scalar();
+    }
+    return std::nullopt;
+  }
+
+  Resolved resolve_scalar(const YAML::Node& node) const {
+    const std::string& tag = node.Tag();
+    const std::string text = node.IsNull() ? "" : node.Scalar();
+    if (is_yaml_tag(tag)) {
+      const std::string kind = tag.substr(std::strlen(kYamlTagPrefix));
+      if (kind == "str") return {"builtins.str", text};
+      if (kind == "null") return {"builtins.NoneType", nullptr};
+      const Resolved r = resolve_plain(text);
+      const std::string wanted = kind == "int" ? "builtins.int"
+                                 : kind == "float" ? "builtins.float"
+                                 : kind == "bool" ? "builtins.bool" : "";
+      if (wanted.empty()) fail(node, "unsupported YAML tag !!" + printable(kind, 100));
+      if (r.type == wanted) return r;
+      if (wanted == "builtins.float" && r.type == "builtins.int" && std::holds_alternative<std::int64_t>(r.value))
+        return {wanted, static_cast<double>(std::get<std::int64_t>(r.value))};
+      fail(node, "'" + printable(text, 100) + "' is not a valid !!" + kind);
+    }
+    if (node.IsNull()) return {"builtins.NoneType", nullptr};
+    if (tag == "!") return {"builtins.str", text};  // quoted: always a string
+    return resolve_plain(text);
+  }
+
+  void record_field(const std::string& name, const YAML::Node& value,
+                    const std::optional<std::string>& declared, std::vector<std::string>& path,
+                    bool parent_is_root) {
+    path.push_back(name);
+    if (name == kTargetTypeKey && (value.IsScalar() || value.IsNull())) {
+      if (auto cls = class_name(value)) {
+        add(path, declared, "builtins.type", TypeMarker{*cls}, value);
+        if (parent_is_root) root_target_type_ = *cls;
+        path.pop_back();
+        return;
+      }
+    }
+    if (value.IsScalar() || value.IsNull()) {
+      const auto tag = custom_tag(value);
+      Resolved r = tag ? resolve_plain(value.IsNull() ? "" : value.Scalar()) : resolve_scalar(value);
+      if (tag) r.type = *tag;  // a tagged scalar is an enum member
+      add(path, declared, r.type, r.value, value);
+    } else if (value.IsMap()) {
+      const auto tag = custom_tag(value);
+      const std::string type = tag ? *tag : "builtins.dict";
+      add(path, declared, type, TypeMarker{type}, value);
+      if (is_model(value)) walk_model(value, tag, path, /*is_root=*/false);
+    } else if (value.IsSequence()) {
+      const auto tag = custom_tag(value);
+      const std::string type = tag ? *tag : "builtins.list";
+      add(path, declared, type, TypeMarker{type}, value);
+      std::size_t index = 0;
+      for (const auto& item : value) {
+        if (item.IsMap() && is_model(item)) {
+          path.push_back(std::to_string(index));
+          walk_model(item, custom_tag(item), path, /*is_root=*/false);
+          path.pop_back();
+        }
+        ++index;
+      }
+    }
+    path.pop_back();
+  }
+
+  std::string source_;
+  bool lenient_ = false;
+  bool has_declared_ = false;
+  std::unordered_map<std::string, std::vector<std::pair<std::string, std::string>>> declared_;
+  std::vector<ConfigFieldSpec> fields_;
+  std::optional<std::string> root_target_type_;
+};
+
+std::string read_text_file(const std::string& path) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (status.type() == std::filesystem::file_type::not_found) throw Error(path + ": no such file");
+  if (std::filesystem::is_directory(status)) throw Error(path + ": is a directory, not a configuration");
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) throw Error(path + ": cannot open: " + std::strerror(errno));
+  const auto size = static_cast<std::size_t>(in.tellg());
+  if (size > kMaxBytes)
+    throw Error(path + ": " + std::to_string(size) + " bytes is too large for a configuration");
+  in.seekg(0);
+  std::string text(size, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(size));
+  return text;
+}
+
+}  // namespace
+
+ModelStructureSpec inspect_config(const std::string& text, const std::string& source) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::DeepRecursion& e) {
+    throw Error(source + ":" + std::to_string(e.mark.line + 1) + ":" +
+                std::to_string(e.mark.column + 1) + ": the document nests too deeply to read");
+  } catch (const YAML::Exception& e) {
+    throw Error(source + ":" + std::to_string(e.mark.line + 1) + ":" +
+                std::to_string(e.mark.column + 1) + ": malformed YAML: " + e.msg);
+  }
+  return ConfigWalker(source).run(root);
+}
+
+ModelStructureSpec inspect_config_file(const std::string& path) {
+  std::ifstream probe(path, std::ios::binary);
+  char magic[2] = {};
+  if (probe) probe.read(magic, 2);
+  if (probe && magic[0] == 'P' && magic[1] == 'K') {
+    const ArchiveLayout layout = probe_torchscript_archive(path);
+    const auto text = read_archive_record(path, layout, "extra/config.yaml", kMaxBytes);
+    if (!text)
+      throw Error(path + ": the archive carries no config.yaml; save the rendering with "
+                         "torch.jit.save(m, path, _extra_files={\"config.yaml\": text})");
+    return inspect_config(*text, path + " (extra/config.yaml)");
+  }
+  return inspect_config(read_text_file(path), path);
+}
+
+}  // namespace vin::diagnostics
