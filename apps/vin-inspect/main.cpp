@@ -93,9 +93,9 @@ std::vector<Command> commands(CommonOptions& common) {
        "vin-inspect inspect-config net.pt --format table",
        [&common](CLI::App& sub, std::function<void()>& action) {
          auto config = std::make_shared<std::string>();
-         sub.add_option("CONFIG",
-                        *config, "YAML rendering (.yaml/.yml) or a TorchScript archive carrying "
-                                 "one as its config.yaml extra file")
+         sub.add_option("CONFIG", *config,
+                        "YAML rendering (.yaml/.yml) or a TorchScript archive carrying "
+                        "one as its config.yaml extra file")
              ->required();
          add_common_options(sub, common);
          action = [&common, config] {

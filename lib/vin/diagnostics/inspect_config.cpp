@@ -63,8 +63,8 @@ Resolved resolve_plain(const std::string& text) {
       }
       return {"builtins.int", text};
     }
-    const std::int64_t value = negative ? static_cast<std::int64_t>(~magnitude + 1)
-                                        : static_cast<std::int64_t>(magnitude);
+    const std::int64_t value =
+        negative ? static_cast<std::int64_t>(~magnitude + 1) : static_cast<std::int64_t>(magnitude);
     return {"builtins.int", value};
   };
   if (std::regex_match(text, dec_re)) {
@@ -74,11 +74,19 @@ Resolved resolve_plain(const std::string& text) {
   }
   if (std::regex_match(text, oct_re)) return integer(std::string_view(text).substr(2), 8, false);
   if (std::regex_match(text, hex_re)) return integer(std::string_view(text).substr(2), 16, false);
-  if (std::regex_match(text, float_re)) return {"builtins.float", std::strtod(text.c_str(), nullptr)};
+  if (std::regex_match(text, float_re))
+    return {"builtins.float", std::strtod(text.c_str(), nullptr)};
   if (std::regex_match(text, inf_re))
     return {"builtins.float", text[0] == '-' ? -HUGE_VAL : HUGE_VAL};
   if (std::regex_match(text, nan_re)) return {"builtins.float", std::nan("")};
   return {"builtins.str", text};
+}
+
+// "FILE:LINE:COLUMN: ", 1-based; an empty document has no position and reads as 1:1.
+std::string location(const std::string& source, const YAML::Mark& mark) {
+  const int line = mark.line < 0 ? 0 : mark.line;
+  const int column = mark.column < 0 ? 0 : mark.column;
+  return source + ":" + std::to_string(line + 1) + ":" + std::to_string(column + 1) + ": ";
 }
 
 bool is_yaml_tag(const std::string& tag) { return tag.rfind(kYamlTagPrefix, 0) == 0; }
@@ -109,9 +117,7 @@ class ConfigWalker {
 
  private:
   [[noreturn]] void fail(const YAML::Node& at, const std::string& why) const {
-    const YAML::Mark mark = at.Mark();
-    throw Error(source_ + ":" + std::to_string(mark.line + 1) + ":" +
-                std::to_string(mark.column + 1) + ": " + why);
+    throw Error(location(source_, at.Mark()) + why);
   }
 
   void read_declared(const YAML::Node& node) {
@@ -146,8 +152,8 @@ class ConfigWalker {
   void walk_model(const YAML::Node& mapping, const std::optional<std::string>& type,
                   std::vector<std::string>& path, bool is_root) {
     if (path.size() > kMaxPathDepth)
-      fail(mapping, "the configuration nests deeper than " + std::to_string(kMaxPathDepth) +
-                        " levels");
+      fail(mapping,
+           "the configuration nests deeper than " + std::to_string(kMaxPathDepth) + " levels");
     std::vector<std::string> done;
     if (type) {
       const auto it = declared_.find(*type);
@@ -207,12 +213,14 @@ class ConfigWalker {
       if (kind == "str") return {"builtins.str", text};
       if (kind == "null") return {"builtins.NoneType", nullptr};
       const Resolved r = resolve_plain(text);
-      const std::string wanted = kind == "int" ? "builtins.int"
+      const std::string wanted = kind == "int"     ? "builtins.int"
                                  : kind == "float" ? "builtins.float"
-                                 : kind == "bool" ? "builtins.bool" : "";
+                                 : kind == "bool"  ? "builtins.bool"
+                                                   : "";
       if (wanted.empty()) fail(node, "unsupported YAML tag !!" + printable(kind, 100));
       if (r.type == wanted) return r;
-      if (wanted == "builtins.float" && r.type == "builtins.int" && std::holds_alternative<std::int64_t>(r.value))
+      if (wanted == "builtins.float" && r.type == "builtins.int" &&
+          std::holds_alternative<std::int64_t>(r.value))
         return {wanted, static_cast<double>(std::get<std::int64_t>(r.value))};
       fail(node, "'" + printable(text, 100) + "' is not a valid !!" + kind);
     }
@@ -235,7 +243,8 @@ class ConfigWalker {
     }
     if (value.IsScalar() || value.IsNull()) {
       const auto tag = custom_tag(value);
-      Resolved r = tag ? resolve_plain(value.IsNull() ? "" : value.Scalar()) : resolve_scalar(value);
+      Resolved r =
+          tag ? resolve_plain(value.IsNull() ? "" : value.Scalar()) : resolve_scalar(value);
       if (tag) r.type = *tag;  // a tagged scalar is an enum member
       add(path, declared, r.type, r.value, value);
     } else if (value.IsMap()) {
@@ -272,7 +281,8 @@ std::string read_text_file(const std::string& path) {
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);
   if (status.type() == std::filesystem::file_type::not_found) throw Error(path + ": no such file");
-  if (std::filesystem::is_directory(status)) throw Error(path + ": is a directory, not a configuration");
+  if (std::filesystem::is_directory(status))
+    throw Error(path + ": is a directory, not a configuration");
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) throw Error(path + ": cannot open: " + std::strerror(errno));
   const auto size = static_cast<std::size_t>(in.tellg());
@@ -291,11 +301,9 @@ ModelStructureSpec inspect_config(const std::string& text, const std::string& so
   try {
     root = YAML::Load(text);
   } catch (const YAML::DeepRecursion& e) {
-    throw Error(source + ":" + std::to_string(e.mark.line + 1) + ":" +
-                std::to_string(e.mark.column + 1) + ": the document nests too deeply to read");
+    throw Error(location(source, e.mark) + "the document nests too deeply to read");
   } catch (const YAML::Exception& e) {
-    throw Error(source + ":" + std::to_string(e.mark.line + 1) + ":" +
-                std::to_string(e.mark.column + 1) + ": malformed YAML: " + e.msg);
+    throw Error(location(source, e.mark) + "malformed YAML: " + e.msg);
   }
   return ConfigWalker(source).run(root);
 }
@@ -308,8 +316,9 @@ ModelStructureSpec inspect_config_file(const std::string& path) {
     const ArchiveLayout layout = probe_torchscript_archive(path);
     const auto text = read_archive_record(path, layout, "extra/config.yaml", kMaxBytes);
     if (!text)
-      throw Error(path + ": the archive carries no config.yaml; save the rendering with "
-                         "torch.jit.save(m, path, _extra_files={\"config.yaml\": text})");
+      throw Error(path +
+                  ": the archive carries no config.yaml; save the rendering with "
+                  "torch.jit.save(m, path, _extra_files={\"config.yaml\": text})");
     return inspect_config(*text, path + " (extra/config.yaml)");
   }
   return inspect_config(read_text_file(path), path);

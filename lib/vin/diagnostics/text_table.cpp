@@ -182,9 +182,9 @@ std::string format_config_table(const ModelStructureSpec& spec) {
   table.add_column("Value", TextTable::Align::left);
   for (const auto& f : spec.fields()) {
     const std::size_t depth = f.path().size() - 1;
-    std::string label = depth <= kMaxIndentDepth
-                            ? std::string(2 * depth, ' ')
-                            : std::string(2 * kMaxIndentDepth, ' ') + "[" + std::to_string(depth) + "] ";
+    std::string label = depth <= kMaxIndentDepth ? std::string(2 * depth, ' ')
+                                                 : std::string(2 * kMaxIndentDepth, ' ') + "[" +
+                                                       std::to_string(depth) + "] ";
     // a model held in a sequence has no record of its own: show its index beside its fields
     if (f.path().size() >= 2) {
       const std::string& parent = f.path()[f.path().size() - 2];
@@ -205,7 +205,8 @@ std::string format_config_table(const ModelStructureSpec& spec) {
                     "   Target: " + spec.target_type().value_or("-") + '\n';
   const std::string rule(table.width(), '=');
   out += rule + '\n' + table.render() + '\n' + rule + '\n';
-  out += "Fields: " + with_thousands_separators(static_cast<std::int64_t>(spec.fields().size())) + '\n';
+  out += "Fields: " + with_thousands_separators(static_cast<std::int64_t>(spec.fields().size())) +
+         '\n';
   return out;
 }
 
