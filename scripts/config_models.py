@@ -300,8 +300,12 @@ class ExtrasConfig(BaseModel):
 
 
 def build_extras() -> ExtrasConfig:
-    return ExtrasConfig(declared=2, child=HeadSpec(classes=2), zeta=3, alpha="1",
-                        nested={"k": [1, 2]}, **{"with space": None})
+    config = ExtrasConfig(declared=2, child=HeadSpec(classes=2))
+    # set one by one: Pydantic 1.x orders extras given to the constructor by a set (hash order)
+    for name, value in (("zeta", 3), ("alpha", "1"), ("nested", {"k": [1, 2]}),
+                        ("with space", None)):
+        setattr(config, name, value)
+    return config
 
 
 class MinimalConfig(BaseModel):

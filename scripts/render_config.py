@@ -291,7 +291,10 @@ def _float_text(value: float) -> str:
         return ".nan"
     if math.isinf(value):
         return ".inf" if value > 0 else "-.inf"
-    return repr(value)  # shortest round-trip form, always a core-schema float ('1e+16', '0.1')
+    text = repr(value)  # shortest round-trip form: '0.1', '100.0', '1e+22', '5e-324'
+    if "." not in text:  # '1e+22' is a YAML 1.2 float; '1.0e+22' is one for YAML 1.1 readers too
+        text = text.replace("e", ".0e", 1)
+    return text
 
 
 def _builtin_scalar_text(value) -> str:
