@@ -13,7 +13,7 @@ import enum
 from typing import Any, Dict, List, Literal, Optional, Tuple, Type, Union
 
 import pydantic
-from pydantic import BaseModel
+from pydantic import AnyUrl, BaseModel
 
 PYDANTIC_2 = int(pydantic.VERSION.split(".")[0]) >= 2
 if PYDANTIC_2:
@@ -179,6 +179,7 @@ class KitchenSinkConfig(BaseModel):
     empty: Empty = Empty()
     nothing: Optional[Empty] = None
     ordered: Dict[str, int] = collections.OrderedDict([("z", 1), ("a", 2)])
+    homepage: Optional[AnyUrl] = None  # 1.x: a str subclass, so a tagged scalar
 
 
 def build_kitchen_sink() -> KitchenSinkConfig:
@@ -197,6 +198,7 @@ def build_kitchen_sink() -> KitchenSinkConfig:
         choice="b",
         origin=Point(1, 2.5, "p"),
         opaque=Opaque(42),
+        homepage="https://example.org/vin?x=1",
     )
 
 
@@ -205,7 +207,6 @@ def build_vit() -> KitchenSinkConfig:
     return KitchenSinkConfig(
         encoder=ViTEncoderConfig(patch=16, heads=4),
         heads=[],
-        mode=Mode.one,
         level=Level.low,
         momentum=None,
     )
@@ -333,6 +334,24 @@ def build_quoted_enum() -> QuotedEnumConfig:
     return QuotedEnumConfig()
 
 
+def build_local_class():
+    """Classes defined in a function: `<locals>` in their qualified names, which a YAML tag
+    holds %-escaped (`!config_models.build_local_class.%3Clocals%3E.LocalConfig`)."""
+
+    class LocalNet:
+        pass
+
+    class LocalLeaf(BaseModel):
+        x: int = 1
+
+    class LocalConfig(BaseModel):
+        target_type: Type[LocalNet] = LocalNet
+        leaf: LocalLeaf = LocalLeaf()
+        leaves: List[LocalLeaf] = [LocalLeaf(x=2)]
+
+    return LocalConfig()
+
+
 BUILDERS = {
     "example": build_example,
     "kitchen_sink": build_kitchen_sink,
@@ -342,4 +361,5 @@ BUILDERS = {
     "extras": build_extras,
     "minimal": build_minimal,
     "quoted_enum": build_quoted_enum,
+    "local_class": build_local_class,
 }

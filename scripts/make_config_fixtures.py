@@ -225,7 +225,8 @@ DEPTH = 10000
 # name -> (file contents (str or bytes), stderr regex); every one expects exit status 1
 BAD = {
     # an unclosed flow sequence on line 3, at the end of the file: reported on line 3 or 4
-    "malformed_unclosed.yaml": ("!hand.M\na: 1\nb: [1, 2\n", r"malformed_unclosed\.yaml:[34]:\d+: "),
+    "malformed_unclosed.yaml": ("!hand.M\na: 1\nb: [1, 2\n",
+                                r"malformed_unclosed\.yaml:[34]:\d+: "),
     "malformed_mismatch.yaml": ("!hand.M\na: 1\nb: [1, 2}\nc: 3\n",
                                 r"malformed_mismatch\.yaml:3:\d+: "),
     "malformed_indent.yaml": ("!hand.M\na:\n  b: 1\n c: 2\n", r"malformed_indent\.yaml:4:\d+: "),
@@ -255,7 +256,7 @@ BAD = {
     # beyond the brief's list; each is bad YAML 1.2 (unique keys, UTF-8, one document)
     "duplicate_key.yaml": ("!hand.M\na: 1\na: 2\n", r"duplicate_key\.yaml:3:\d+: "),
     "invalid_utf8.yaml": (b"!hand.M\na: \xff\xfe\n", r"invalid_utf8\.yaml:2:\d+: "),
-    "two_documents.yaml": ("!hand.M\na: 1\n---\n!hand.M\na: 2\n", r"two_documents\.yaml:3:\d+: "),
+    "two_documents.yaml": ("!hand.M\na: 1\n---\n!hand.M\na: 2\n", r"two_documents\.yaml:4:\d+: a rendering is one YAML document"),
 }
 
 

@@ -80,7 +80,7 @@ _model_bases: typing.Optional[tuple] = None
 
 
 def _bases() -> tuple:
-    """The BaseModel classes of the installed Pydantic (2.x also ships the 1.x API as pydantic.v1)."""
+    """The installed Pydantic's BaseModel classes (2.x also ships the 1.x API as pydantic.v1)."""
     global _model_bases
     if _model_bases is None:
         found = []
@@ -101,8 +101,12 @@ def is_model(value) -> bool:
 
 
 def _v2_fields(cls) -> typing.Optional[dict]:
-    fields = getattr(cls, "model_fields", None)  # 2.x: name -> FieldInfo, declaration order
-    return fields if isinstance(fields, dict) else None
+    """A 2.x model class's fields (name -> FieldInfo, declaration order); None for 1.x ones."""
+    for attribute in ("model_fields", "__pydantic_fields__"):
+        fields = getattr(cls, attribute, None)
+        if isinstance(fields, dict):
+            return fields
+    return None
 
 
 def model_annotations(cls) -> typing.List[typing.Tuple[str, object]]:
@@ -162,6 +166,7 @@ _GENERIC_NAMES = {
 }
 _UNION_TYPES = (typing.Union,) + ((types.UnionType,) if hasattr(types, "UnionType") else ())
 _NONE_TYPE = type(None)
+_ANNOTATED = getattr(typing, "Annotated", None)  # 3.9+
 
 
 def _literal_text(value) -> str:
@@ -189,7 +194,7 @@ def annotation_text(tp) -> str:
         return "[" + ", ".join(annotation_text(a) for a in tp) + "]"
     origin = typing.get_origin(tp)
     args = typing.get_args(tp)
-    if origin is typing.Annotated:
+    if origin is not None and origin is _ANNOTATED:
         return annotation_text(args[0])
     if origin in _UNION_TYPES:
         rest = [a for a in args if a is not _NONE_TYPE]
@@ -255,7 +260,7 @@ _PLAIN_START = re.compile(r"[A-Za-z_/]")
 def _plain_ok(text: str) -> bool:
     if not text or not _PLAIN_START.match(text) or text.lower() in _NOT_A_STRING:
         return False
-    if text != text.strip() or ": " in text or " #" in text or text.endswith(":"):
+    if text != text.strip() or ":" in text or " #" in text:
         return False
     return all(" " <= c <= "~" for c in text)
 
@@ -443,17 +448,11 @@ class _Renderer:
         return _with_tag(qualified_name(cls), ("{}", None))
 
     def key(self, key) -> Node:
-        head, body = self.value(key)
-        if body is None and "\n" not in head:
-            return (head, None)
-        return (head, body)
+        return self.value(key)  # a collection (or a long string) becomes an explicit `? key`
 
     def root(self, config) -> str:
         if not is_model(config):
             raise TypeError(f"render() takes a Pydantic model instance, not {type(config)!r}")
-        names = [name for name, _, _ in model_items(config)]
-        if DECLARED_KEY in names:
-            raise ValueError(f"the configuration has a field named {DECLARED_KEY}")
         self.active.append(id(config))
         head, body = self.model(config, walked=True)
         lines = [f"!{_tag(qualified_name(type(config)))}"]
@@ -510,7 +509,15 @@ def main(argv=None) -> int:
     parser.add_argument("--target-style", choices=("name", "string"), default="name",
                         help="target_type as !!python/name:pkg.Cls '' (name) or a plain string")
     args = parser.parse_args(argv)
-    text = render(load_factory(args.factory)(), target_style=args.target_style)
+    try:
+        factory = load_factory(args.factory)
+    except (ValueError, ImportError, AttributeError) as exc:
+        parser.error(str(exc))
+    try:
+        text = render(factory(), target_style=args.target_style)
+    except (TypeError, ValueError) as exc:
+        print(f"render_config.py: error: {exc}", file=sys.stderr)
+        return 1
     sys.stdout.buffer.write(text.encode("utf-8"))
     return 0
 

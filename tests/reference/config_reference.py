@@ -3,7 +3,9 @@
 `vin-inspect inspect-config` must print for the YAML rendering (scripts/render_config.py) of the
 same configuration.
 
-usage: config_reference.py [MODULE:FACTORY]   prints the jsonl records of FACTORY()'s config
+usage: config_reference.py MODULE:FACTORY   prints the jsonl records of FACTORY()'s config
+
+MODULE is a module name (imported with the current directory first on sys.path) or a .py file.
 
 `records(config)` returns the record dicts, in order: one ModelStructureSpec (`config_type`,
 `target_type`), then one ConfigFieldSpec per field (`path`, `declared_type`, `configured_type`,
@@ -133,7 +135,12 @@ def main(argv=None) -> int:
     if len(argv) != 1 or argv[0].startswith("-"):
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2
-    sys.stdout.write(jsonl(load_factory(argv[0])()))
+    try:
+        factory = load_factory(argv[0])
+    except (ValueError, ImportError, AttributeError) as exc:
+        print(f"config_reference.py: error: {exc}", file=sys.stderr)
+        return 2
+    sys.stdout.write(jsonl(factory()))
     return 0
 
 

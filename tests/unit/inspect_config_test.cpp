@@ -154,6 +154,24 @@ i: !other.Mapping {x: 1}
             R"(i=~|other.Mapping|{"type_marker": "other.Mapping"})", "i.x=~|builtins.int|1"});
 }
 
+TEST_CASE("quoted tagged scalars stay strings; tags are %-decoded; long hex is decimal") {
+  const auto spec = inspect_config(R"(!pkg.f.%3Clocals%3E.Cfg
+a: !pkg.Level "1"
+b: !pkg.Level 1
+c: 0xFFFFFFFFFFFFFFFF
+d: 0o7777777777777777777777
+target_type: !!python/name:pkg.f.%3Clocals%3E.Net ''
+)",
+                                   "c.yaml");
+  CHECK(spec.config_type() == "pkg.f.<locals>.Cfg");
+  CHECK(spec.target_type() == "pkg.f.<locals>.Net");
+  CHECK(fields(spec) ==
+        std::vector<std::string>{
+            R"(a=~|pkg.Level|"1")", "b=~|pkg.Level|1", R"(c=~|builtins.int|"18446744073709551615")",
+            R"(d=~|builtins.int|"73786976294838206463")",
+            R"(target_type=~|builtins.type|{"type_marker": "pkg.f.<locals>.Net"})"});
+}
+
 TEST_CASE("with __declared__, only declared types are models; others are values") {
   const auto spec = inspect_config(R"(!m.Root
 a: !m.Child {x: 1}
@@ -210,6 +228,10 @@ TEST_CASE("errors name the file, line and column") {
   CHECK(config_error("!m.C\na: 1\n__declared__: 5\n") ==
         "c.yaml:3:15: __declared__ must map model types to their fields' annotations");
   CHECK(config_error("!m.C\na: !!int x\n") == "c.yaml:2:4: 'x' is not a valid !!int");
+  CHECK(config_error("!m.C\na: 1\nb: 2\na: 3\n") == "c.yaml:4:1: duplicate key 'a'");
+  CHECK(config_error("!m.C\na: 1\nb: \xff\n") == "c.yaml:3:4: not UTF-8 text (byte 0xff)");
+  CHECK(config_error("!m.C\na: 1\n---\n!m.C\na: 2\n") ==
+        "c.yaml:4:1: a rendering is one YAML document; this file holds 2");
 }
 
 TEST_CASE("hostile documents are refused quickly") {

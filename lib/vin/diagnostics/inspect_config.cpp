@@ -3,9 +3,12 @@
 #include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -13,6 +16,7 @@
 #include <regex>
 #include <sstream>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "vin/diagnostics/archive_layout.h"
 #include "vin/diagnostics/error.h"
@@ -34,6 +38,29 @@ struct Resolved {
   std::string type;
   ConfigValue value;
 };
+
+// Decimal digits of a non-negative integer written in base 8 or 16, however long.
+std::string to_decimal(std::string_view digits, int base) {
+  std::vector<int> decimal{0};  // little-endian decimal digits
+  for (char c : digits) {
+    int carry = std::isdigit(static_cast<unsigned char>(c))
+                    ? c - '0'
+                    : std::tolower(static_cast<unsigned char>(c)) - 'a' + 10;
+    for (int& d : decimal) {
+      const int v = d * base + carry;
+      d = v % 10;
+      carry = v / 10;
+    }
+    while (carry) {
+      decimal.push_back(carry % 10);
+      carry /= 10;
+    }
+  }
+  std::string out;
+  for (auto it = decimal.rbegin(); it != decimal.rend(); ++it)
+    out.push_back(static_cast<char>('0' + *it));
+  return out;
+}
 
 // YAML 1.2 core schema, for untagged plain scalars.
 Resolved resolve_plain(const std::string& text) {
@@ -61,7 +88,7 @@ Resolved resolve_plain(const std::string& text) {
         kept.erase(0, std::min(kept.find_first_not_of('0'), kept.size() - 1));
         return {"builtins.int", (negative ? "-" : "") + kept};
       }
-      return {"builtins.int", text};
+      return {"builtins.int", to_decimal(digits, base)};
     }
     const std::int64_t value =
         negative ? static_cast<std::int64_t>(~magnitude + 1) : static_cast<std::int64_t>(magnitude);
@@ -91,18 +118,35 @@ std::string location(const std::string& source, const YAML::Mark& mark) {
 
 bool is_yaml_tag(const std::string& tag) { return tag.rfind(kYamlTagPrefix, 0) == 0; }
 
+// YAML tags are URIs: characters such as '<' and '>' (in `f.<locals>.Cfg`) arrive %-escaped.
+std::string percent_decode(const std::string& text) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '%' && i + 2 < text.size() + 0 &&
+        std::isxdigit(static_cast<unsigned char>(text[i + 1])) &&
+        std::isxdigit(static_cast<unsigned char>(text[i + 2]))) {
+      out.push_back(static_cast<char>(std::stoi(text.substr(i + 1, 2), nullptr, 16)));
+      i += 2;
+    } else {
+      out.push_back(text[i]);
+    }
+  }
+  return out;
+}
+
 // The type a node's own tag names ("!pkg.Type" -> "pkg.Type"); nothing for untagged nodes and
 // YAML's own tags.
 std::optional<std::string> custom_tag(const YAML::Node& node) {
   const std::string& tag = node.Tag();
   if (tag.empty() || tag == "?" || tag == "!" || is_yaml_tag(tag)) return std::nullopt;
-  if (tag[0] == '!') return tag.substr(1);
-  return tag;
+  if (tag[0] == '!') return percent_decode(tag.substr(1));
+  return percent_decode(tag);
 }
 
 class ConfigWalker {
  public:
-  explicit ConfigWalker(std::string source) : source_(std::move(source)) {}
+  ConfigWalker(std::string source, const std::string& text)
+      : source_(std::move(source)), text_(text) {}
 
   ModelStructureSpec run(const YAML::Node& root) {
     if (!root.IsMap()) fail(root, "the root of a configuration rendering must be a mapping");
@@ -168,9 +212,12 @@ class ConfigWalker {
         }
       }
     }
+    std::unordered_set<std::string> seen;
     for (auto it = mapping.begin(); it != mapping.end(); ++it) {
       if (!it->first.IsScalar()) fail(it->first, "a field name must be a string");
       const std::string& name = it->first.Scalar();
+      if (!seen.insert(name).second)
+        fail(it->first, "duplicate key '" + printable(name, 200) + "'");
       if (is_root && name == kDeclaredKey) continue;
       if (std::find(done.begin(), done.end(), name) != done.end()) continue;
       record_field(name, it->second, std::nullopt, path, is_root);
@@ -196,7 +243,7 @@ class ConfigWalker {
     if (!node.IsScalar()) return std::nullopt;
     const std::string& tag = node.Tag();
     const std::string python_name = std::string(kYamlTagPrefix) + kPythonNameTag;
-    if (tag.rfind(python_name, 0) == 0) return tag.substr(python_name.size());
+    if (tag.rfind(python_name, 0) == 0) return percent_decode(tag.substr(python_name.size()));
     if (tag == "!" || tag == std::string(kYamlTagPrefix) + "str") return node.Scalar();
     if (tag == "?") {
       const Resolved r = resolve_plain(node.Scalar());
@@ -243,9 +290,12 @@ class ConfigWalker {
     }
     if (value.IsScalar() || value.IsNull()) {
       const auto tag = custom_tag(value);
-      Resolved r =
-          tag ? resolve_plain(value.IsNull() ? "" : value.Scalar()) : resolve_scalar(value);
-      if (tag) r.type = *tag;  // a tagged scalar is an enum member
+      Resolved r = resolve_scalar(value);
+      if (tag) {  // a tagged scalar is an enum member, its value resolved like an untagged one
+        const std::string scalar = value.IsNull() ? "" : value.Scalar();
+        r = quoted_after_tag(value) ? Resolved{"", scalar} : resolve_plain(scalar);
+        r.type = *tag;
+      }
       add(path, declared, r.type, r.value, value);
     } else if (value.IsMap()) {
       const auto tag = custom_tag(value);
@@ -269,7 +319,17 @@ class ConfigWalker {
     path.pop_back();
   }
 
+  // yaml-cpp forgets whether a tagged scalar was quoted; the text after the tag tells
+  bool quoted_after_tag(const YAML::Node& node) const {
+    std::size_t pos = static_cast<std::size_t>(std::max(0, node.Mark().pos));
+    if (pos >= text_.size() || text_[pos] != '!') return false;
+    while (pos < text_.size() && !std::isspace(static_cast<unsigned char>(text_[pos]))) ++pos;
+    while (pos < text_.size() && (text_[pos] == ' ' || text_[pos] == '\t')) ++pos;
+    return pos < text_.size() && (text_[pos] == '"' || text_[pos] == '\'');
+  }
+
   std::string source_;
+  const std::string& text_;
   bool lenient_ = false;
   bool has_declared_ = false;
   std::unordered_map<std::string, std::vector<std::pair<std::string, std::string>>> declared_;
@@ -297,15 +357,31 @@ std::string read_text_file(const std::string& path) {
 }  // namespace
 
 ModelStructureSpec inspect_config(const std::string& text, const std::string& source) {
+  // YAML text is UTF-8: point at the first byte that is not
+  if (const std::size_t bad = first_invalid_utf8(text); bad != std::string::npos) {
+    const std::size_t line_start = bad == 0 ? std::string::npos : text.rfind('\n', bad - 1);
+    const std::size_t begin = line_start == std::string::npos ? 0 : line_start + 1;
+    const auto line =
+        1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(bad), '\n');
+    char byte[8];
+    std::snprintf(byte, sizeof byte, "0x%02x", static_cast<unsigned char>(text[bad]));
+    throw Error(source + ":" + std::to_string(line) + ":" + std::to_string(bad - begin + 1) +
+                ": not UTF-8 text (byte " + byte + ")");
+  }
   YAML::Node root;
   try {
-    root = YAML::Load(text);
+    const std::vector<YAML::Node> documents = YAML::LoadAll(text);
+    if (documents.size() > 1)
+      throw Error(location(source, documents[1].Mark()) +
+                  "a rendering is one YAML document; this file holds " +
+                  std::to_string(documents.size()));
+    if (!documents.empty()) root = documents.front();
   } catch (const YAML::DeepRecursion& e) {
     throw Error(location(source, e.mark) + "the document nests too deeply to read");
   } catch (const YAML::Exception& e) {
     throw Error(location(source, e.mark) + "malformed YAML: " + e.msg);
   }
-  return ConfigWalker(source).run(root);
+  return ConfigWalker(source, text).run(root);
 }
 
 ModelStructureSpec inspect_config_file(const std::string& path) {

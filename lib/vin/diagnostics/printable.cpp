@@ -31,6 +31,19 @@ std::size_t utf8_sequence_length(std::string_view text, std::size_t i) {
 
 }  // namespace
 
+std::size_t first_invalid_utf8(std::string_view text) {
+  for (std::size_t i = 0; i < text.size();) {
+    if (static_cast<unsigned char>(text[i]) < 0x80) {
+      ++i;
+      continue;
+    }
+    const std::size_t n = utf8_sequence_length(text, i);
+    if (n == 0) return i;
+    i += n;
+  }
+  return std::string_view::npos;
+}
+
 std::string printable(std::string_view text, std::size_t max_bytes) {
   static const char* hex = "0123456789abcdef";
   std::string out;

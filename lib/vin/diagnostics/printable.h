@@ -13,4 +13,7 @@ namespace vin::diagnostics {
 /// "...". Never splits a UTF-8 sequence or an escape.
 std::string printable(std::string_view text, std::size_t max_bytes = 400);
 
+/// The offset of the first byte of `text` that is not part of valid UTF-8, or npos.
+std::size_t first_invalid_utf8(std::string_view text);
+
 }  // namespace vin::diagnostics
