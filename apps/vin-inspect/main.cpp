@@ -18,6 +18,7 @@
 #include "vin/diagnostics/inspect_model.h"
 #include "vin/diagnostics/output_format.h"
 #include "vin/diagnostics/printable.h"
+#include "vin/diagnostics/record_sources.h"
 #include "vin/diagnostics/suggest.h"
 
 namespace vd = vin::diagnostics;
@@ -39,7 +40,8 @@ struct Command {
   const char* alias;  // or nullptr
   const char* summary;
   const char* example;
-  std::function<void(CLI::App&, std::function<void()>&)> define;  // adds options, sets the action
+  // adds the options and sets the action, which returns the exit status
+  std::function<void(CLI::App&, std::function<int()>&)> define;
 };
 
 // Writes `text` to stdout or to the -o file; refuses to overwrite an input of the command.
@@ -91,7 +93,7 @@ std::vector<Command> commands(CommonOptions& common) {
        "Describe a configuration tree from its YAML rendering (a .yaml file, or an archive's "
        "config.yaml)",
        "vin-inspect inspect-config net.pt --format table",
-       [&common](CLI::App& sub, std::function<void()>& action) {
+       [&common](CLI::App& sub, std::function<int()>& action) {
          auto config = std::make_shared<std::string>();
          sub.add_option("CONFIG", *config,
                         "YAML rendering (.yaml/.yml) or a TorchScript archive carrying "
@@ -104,12 +106,13 @@ std::vector<Command> commands(CommonOptions& common) {
            std::ostringstream text;
            vd::write_structure_spec(text, spec, vd::parse_output_format(common.format));
            emit(common, text.str(), {*config});
+           return 0;
          };
        }},
       {"inspect-model", "model",
        "Describe an archive's registered modules, parameters and buffers (no forward pass)",
        "vin-inspect inspect-model net.pt --format table",
-       [&common](CLI::App& sub, std::function<void()>& action) {
+       [&common](CLI::App& sub, std::function<int()>& action) {
          auto archive = std::make_shared<std::string>();
          sub.add_option("ARCHIVE", *archive, "TorchScript archive written by torch.jit.save")
              ->required();
@@ -122,12 +125,13 @@ std::vector<Command> commands(CommonOptions& common) {
            std::ostringstream text;
            vd::write_model_metadata(text, model, vd::parse_output_format(common.format));
            emit(common, text.str(), {*archive});
+           return 0;
          };
        }},
       {"capture", nullptr,
        "Run the forward on inputs and record bounded samples of what enters and leaves each module",
        "vin-inspect capture net.pt --inputs batch.npz --module blocks.0 --format table",
-       [&common](CLI::App& sub, std::function<void()>& action) {
+       [&common](CLI::App& sub, std::function<int()>& action) {
          auto request = std::make_shared<vd::CaptureRequest>();
          auto modules = std::make_shared<std::vector<std::string>>();
          auto limits = std::make_shared<std::array<std::int64_t, 5>>(
@@ -169,6 +173,42 @@ std::vector<Command> commands(CommonOptions& common) {
            inputs.push_back(request->archive);
            emit(common, text.str(), inputs);
            if (result.error) throw vd::Error(*result.error);
+           return 0;
+         };
+       }},
+      {"diff", nullptr,
+       "Compare two models or two configurations: archives, YAML renderings or saved jsonl "
+       "records",
+       "vin-inspect diff yesterday.jsonl net.pt --ignore training",
+       [&common](CLI::App& sub, std::function<int()>& action) {
+         auto old_path = std::make_shared<std::string>();
+         auto new_path = std::make_shared<std::string>();
+         auto ignore = std::make_shared<std::vector<std::string>>();
+         sub.add_option("OLD", *old_path,
+                        "Archive, YAML rendering, or jsonl written by inspect-model/inspect-config")
+             ->required();
+         sub.add_option("NEW", *new_path, "The same kind of file to compare with")->required();
+         sub.add_option("--ignore", *ignore,
+                        "A record field not to compare, e.g. training (repeatable)")
+             ->type_name("FIELD");
+         add_common_options(sub, common);
+         action = [&common, old_path, new_path, ignore] {
+           vd::RecordSet old_set, new_set;
+           try {
+             old_set = vd::load_record_set(*old_path);
+             new_set = vd::load_record_set(*new_path);
+           } catch (const vd::UsageError&) {
+             throw;
+           } catch (const vd::Error& e) {
+             // like diff(1): trouble reading the inputs is status 2
+             std::cerr << kProgram << ": error: " << vd::printable(e.what(), 2000) << "\n";
+             return 2;
+           }
+           const auto changes = vd::diff_records(old_set, new_set, *ignore);
+           std::ostringstream text;
+           vd::write_diff(text, old_set, new_set, changes, vd::parse_output_format(common.format));
+           emit(common, text.str(), {*old_path, *new_path});
+           return changes.empty() ? 0 : 1;
          };
        }},
   };
@@ -178,7 +218,8 @@ std::string help_footer(const std::vector<Command>& cmds) {
   std::string text = "Examples:\n";
   for (const auto& c : cmds) text += std::string("  ") + c.example + "\n";
   text +=
-      "\nExit status: 0 success, 1 bad or unreadable input, 2 usage error.\n"
+      "\nExit status: 0 success, 1 bad or unreadable input, 2 usage error; diff: 0 identical,\n"
+      "1 different, 2 usage error or unreadable input.\n"
       "See vin-inspect(1) for the record formats.";
   return text;
 }
@@ -237,8 +278,7 @@ int main(int argc, char** argv) {
   app.fallthrough();
   app.footer(help_footer(cmds));
 
-  std::function<void()> action;
-  std::vector<std::function<void()>> actions(cmds.size());
+  std::vector<std::function<int()>> actions(cmds.size());
   for (std::size_t i = 0; i < cmds.size(); ++i) {
     CLI::App* sub = app.add_subcommand(cmds[i].name, cmds[i].summary);
     if (cmds[i].alias) sub->alias(cmds[i].alias);
@@ -257,7 +297,7 @@ int main(int argc, char** argv) {
   configure_logging(log_level);
   try {
     for (std::size_t i = 0; i < cmds.size(); ++i)
-      if (app.got_subcommand(cmds[i].name)) actions[i]();
+      if (app.got_subcommand(cmds[i].name)) return actions[i]();
   } catch (const vd::UsageError& e) {
     return usage_error(e.what());
   } catch (const vd::Error& e) {

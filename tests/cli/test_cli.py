@@ -441,6 +441,96 @@ def capture_output_onto_an_inputs_file_is_refused():
         assert sha256(inputs) == before
 
 
+# --- diff -----------------------------------------------------------------------------------
+
+@test
+def diff_of_an_archive_with_itself_or_its_saved_records_is_identical():
+    with tempfile.TemporaryDirectory() as tmp:
+        sides = [fixture(n + ".pt") for n in ("everything", "convnet", "dict_model", "transformer",
+                                              "quantized", "frozen")]
+        sides += [os.path.join(ARGS.source, "configs", n) for n in ("net.yaml", "training.yaml",
+                                                                    "plain.yaml")]
+        for side in sides:
+            saved = os.path.join(tmp, os.path.basename(side) + ".jsonl")
+            sub = "inspect-model" if side.endswith(".pt") else "inspect-config"
+            assert run(sub, side, "-o", saved).returncode == 0
+            for other in (side, saved):
+                p = run("diff", side, other)
+                assert p.returncode == 0, f"{side} vs {other}: exit {p.returncode} {p.stdout[:300]} {p.stderr}"
+                summary = json.loads(p.stdout)
+                assert summary["record"] == "DiffSummary" and summary["identical"] is True, summary
+            p = run("diff", saved, side, "--format", "table")
+            assert p.returncode == 0 and p.stdout.endswith("identical: 0 added, 0 removed, 0 changed\n"), p.stdout
+
+
+@test
+def diff_reports_added_removed_and_changed_records():
+    p = run("diff", fixture("convnet.pt"), fixture("everything.pt"))
+    assert p.returncode == 1, p.stderr
+    lines = [json.loads(l) for l in p.stdout.splitlines()]
+    changes, summary = lines[:-1], lines[-1]
+    assert all(list(c) == ["record", "kind", "subject", "path", "field", "old", "new"] for c in changes)
+    assert {"record": "Change", "kind": "changed", "subject": "model", "path": None,
+            "field": "model_type", "old": "fixture_models.ConvNet",
+            "new": "fixture_models.Everything"} in changes
+    removed = [c["path"] for c in changes if c["kind"] == "removed"]
+    added = [c["path"] for c in changes if c["kind"] == "added"]
+    assert "classifier" in removed and "encoder.conv" in added, (removed, added)
+    assert summary["added"] == len(added) and summary["removed"] == len(removed), summary
+    assert summary["identical"] is False
+    table = run("diff", fixture("convnet.pt"), fixture("everything.pt"), "--format", "table").stdout
+    assert "~ model: model_type \"fixture_models.ConvNet\" -> \"fixture_models.Everything\"" in table, table[:400]
+    assert "- module classifier (torch.nn.modules.linear.Linear, 650 parameters)" in table
+    assert "+ module encoder.conv (torch.nn.modules.conv.Conv1d, 28 parameters)" in table
+
+
+@test
+def diff_ignore_and_the_ci_example_from_the_readme():
+    with tempfile.TemporaryDirectory() as tmp:
+        # a model whose training flags differ, nothing else: archive vs a copy of its records
+        saved = os.path.join(tmp, "baseline.jsonl")
+        run("model", fixture("everything.pt"), "-o", saved)
+        with open(saved) as f:
+            text = f.read().replace('"training": true', '"training": false')
+        with open(saved, "w") as f:
+            f.write(text)
+        p = run("diff", saved, fixture("everything.pt"))
+        assert p.returncode == 1 and all('"field": "training"' in l for l in p.stdout.splitlines()[:-1])
+        p = run("diff", saved, fixture("everything.pt"), "--ignore", "training")
+        assert p.returncode == 0, p.stdout
+        # the README's CI step: fail when the parameter count changes
+        step = ('vin-inspect diff "$BASE" "$NEW" --ignore training > diff.jsonl; '
+                'if grep -q \'"field": "total_parameters"\' diff.jsonl; then '
+                'echo "parameter count changed"; exit 1; fi')
+        env = dict(os.environ, PATH=os.path.dirname(ARGS.binary) + ":" + os.environ["PATH"])
+        same = subprocess.run(["bash", "-c", step], cwd=tmp, capture_output=True, text=True,
+                              env=dict(env, BASE=saved, NEW=fixture("everything.pt")))
+        assert same.returncode == 0, same.stdout + same.stderr
+        changed = subprocess.run(["bash", "-c", step], cwd=tmp, capture_output=True, text=True,
+                                 env=dict(env, BASE=saved, NEW=fixture("convnet.pt")))
+        assert changed.returncode == 1 and "parameter count changed" in changed.stdout
+
+
+@test
+def diff_errors_exit_2():
+    with tempfile.TemporaryDirectory() as tmp:
+        bad = os.path.join(tmp, "bad.jsonl")
+        with open(bad, "w") as f:
+            f.write('{"record": "TensorSnapshot"}\n')
+        cases = [
+            ((os.path.join(ARGS.source, "configs", "net.yaml"), fixture("convnet.pt")),
+             r"cannot compare config records \(.*net\.yaml\) with model records"),
+            ((fixture("convnet.pt"), fixture("missing.pt")), r"missing\.pt: no such file"),
+            ((fixture("convnet.pt"), fixture("state_dict.pt")), r"a torch\.save file"),
+            ((bad, fixture("convnet.pt")), r"bad\.jsonl:1: starts with a TensorSnapshot record"),
+            ((fixture("convnet.pt"),), r"NEW is required"),
+        ]
+        for args, pattern in cases:
+            p = run("diff", *args)
+            assert p.returncode == 2, f"{args}: exit {p.returncode}"
+            assert p.stdout == "" and re.search(pattern, p.stderr), f"{args}: {p.stderr!r}"
+
+
 # --- version, help, logging, docs ------------------------------------------------------------
 
 @test
@@ -477,7 +567,7 @@ def readme_and_man_page_cover_every_subcommand_and_option():
     for name, alias in commands:
         for doc, label in ((readme, "README.md"), (man, "man page")):
             assert name in doc and (alias or name) in doc, f"{label} does not mention {name} / {alias}"
-    for option in ("--format", "--output", "--log-level", "--version", "--help", "--inputs",
+    for option in ("--format", "--output", "--log-level", "--version", "--help", "--inputs", "--ignore",
                    "--module", "--max-tensors", "--max-samples-per-tensor", "--max-bytes",
                    "--max-traversal-nodes", "--max-container-depth", "--device", "--eval"):
         assert option in man, f"man page does not mention {option}"
@@ -526,6 +616,8 @@ def main():
     parser.add_argument("--source", required=True)
     ARGS = parser.parse_args()
     ARGS.binary = os.path.abspath(ARGS.binary)
+    ARGS.fixtures = os.path.abspath(ARGS.fixtures)
+    ARGS.source = os.path.abspath(ARGS.source)
     passed = failed = 0
     for fn in TESTS:
         try:
