@@ -167,3 +167,24 @@ class TinyTransformer(nn.Module):
         y = self.encoder(x + self.pos)
         out, _ = self.lstm(y)
         return out
+
+
+class LogOfShift(nn.Module):
+    """log(x - 10): NaN for every input below 10."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.log(x - 10.0)
+
+
+class NanNet(nn.Module):
+    """A model whose third module (in call order) produces NaN: lin, act, bad, head."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+        self.act = nn.ReLU()
+        self.bad = LogOfShift()
+        self.head = nn.Linear(3, 2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.bad(self.act(self.lin(x))))

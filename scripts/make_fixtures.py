@@ -54,6 +54,8 @@ def build(name: str) -> torch.nn.Module:
         return fm.ConvNet().eval()
     if name == "transformer":
         return fm.TinyTransformer()
+    if name == "nan_net":
+        return fm.NanNet().eval()
     import torchvision  # only the torchvision fixtures need it
 
     if name == "resnet18":
@@ -67,7 +69,7 @@ def build(name: str) -> torch.nn.Module:
     raise KeyError(name)
 
 
-MODELS = ["everything", "deep", "wide", "dict_model", "convnet", "transformer", "resnet18",
+MODELS = ["everything", "deep", "wide", "dict_model", "convnet", "transformer", "nan_net", "resnet18",
           "mobilenet_v3_small", "squeezenet1_1", "efficientnet_b0"]
 
 
@@ -143,6 +145,12 @@ def write_input_files(out: str) -> None:
     np.savez(os.path.join(d, "everything_unknown_name.npz"), x, tokens, colour=tokens)
     np.savez(os.path.join(d, "everything_missing.npz"), x)
     np.savez(os.path.join(d, "everything_gap.npz"), arr_0=x, arr_2=tokens)
+    # capture --stats: non-finite and zero elements in x, checked against numpy
+    x_stats = x.copy()
+    x_stats[0, 0, :4] = [np.nan, np.inf, -np.inf, 0.0]
+    x_stats[1, 1, 4] = np.nan
+    np.savez(os.path.join(d, "everything_stats.npz"), x_stats, tokens * 0 + np.array([[0, 2, 9]]))
+    np.savez(os.path.join(d, "nan_net.npz"), np.array([[1.0, -2.0, 3.0], [0.5, 0.25, -1.0]], np.float32))
     # token 99 is outside the embedding's 10 rows: the forward raises inside `embed`
     np.savez(os.path.join(d, "everything_bad_tokens.npz"), x, tokens=tokens * 0 + 99)
     tx, tt = torch.from_numpy(x), torch.from_numpy(tokens)

@@ -158,6 +158,8 @@ std::vector<Command> commands(CommonOptions& common) {
                         "Where the archive is loaded and inputs placed (default cpu; cuda, cuda:N)")
              ->type_name("DEVICE");
          sub.add_flag("--eval", request->eval, "Switch every module to eval mode first");
+         sub.add_flag("--stats", request->stats,
+                      "Add statistics over each whole tensor and report the first non-finite one");
          add_common_options(sub, common);
          action = [&common, request, modules, limits] {
            if (!modules->empty()) request->module_paths = *modules;

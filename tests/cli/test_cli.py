@@ -7,6 +7,7 @@ usage: test_cli.py --binary PATH --fixtures DIR --source REPO_ROOT
 import argparse
 import hashlib
 import json
+import math
 import os
 import re
 import shutil
@@ -439,6 +440,51 @@ def capture_output_onto_an_inputs_file_is_refused():
         p = run("capture", fixture("everything.pt"), "--inputs", inputs, "-o", inputs)
         assert_clean_error(p, 2, "is an input file; refusing to overwrite it")
         assert sha256(inputs) == before
+
+
+@test
+def capture_stats_name_the_first_nonfinite_module():
+    p = run("capture", fixture("nan_net.pt"), "--inputs", fixture("inputs/nan_net.npz"), "--stats")
+    assert p.returncode == 0, p.stderr
+    lines = [json.loads(l) for l in p.stdout.splitlines()]
+    summary = lines[-1]
+    assert summary["first_nonfinite"] == {"module_path": "bad", "call_index": 0,
+                                          "direction": "output", "tensor_path": ["output"]}, summary
+    order = [(l["module_path"], l["direction"]) for l in lines[:-1]]
+    assert order[:7] == [("<root>", "input"), ("lin", "input"), ("lin", "output"), ("act", "input"),
+                         ("act", "output"), ("bad", "input"), ("bad", "output")], order
+    bad_out = lines[6]
+    assert bad_out["stats"]["nan_count"] == 6 and bad_out["stats"]["min"] is None, bad_out["stats"]
+    assert bad_out["values"][0] == "NaN"
+    table = run("capture", fixture("nan_net.pt"), "--inputs", fixture("inputs/nan_net.npz"), "--stats",
+                "--format", "table").stdout
+    assert "First non-finite: bad call 0 output output" in table, table[-300:]
+    assert re.search(r"^bad +0 +output .*NON-FINITE \(6 NaN, 0 inf\)", table, re.M), table
+    # without --stats the records are exactly the contract's
+    plain = run("capture", fixture("nan_net.pt"), "--inputs", fixture("inputs/nan_net.npz"))
+    assert all("stats" not in json.loads(l) and "first_nonfinite" not in json.loads(l)
+               for l in plain.stdout.splitlines())
+
+
+@test
+def capture_stats_agree_with_numpy():
+    import numpy as np
+    arrays = np.load(fixture("inputs/everything_stats.npz"))
+    x, tokens = arrays["arr_0"].astype(np.float64), arrays["arr_1"]
+    p = capture("--stats", "--module", "<root>", inputs=("inputs/everything_stats.npz",))
+    lines = [json.loads(l) for l in p.stdout.splitlines()]
+    fx, ft = lines[0]["stats"], lines[1]["stats"]
+    finite = x[np.isfinite(x)]
+    expected = {"min": finite.min(), "max": finite.max(), "mean": finite.mean(),
+                "std": finite.std(ddof=1), "abs_max": np.abs(finite).max()}
+    for key, value in expected.items():
+        assert math.isclose(fx[key], float(value), rel_tol=1e-12, abs_tol=1e-12), (key, fx[key], value)
+    assert (fx["nan_count"], fx["inf_count"], fx["zero_count"]) == (
+        int(np.isnan(x).sum()), int(np.isinf(x).sum()), int((x == 0).sum())), fx
+    assert ft == {"min": int(tokens.min()), "max": int(tokens.max()), "mean": float(tokens.mean()),
+                  "zero_count": int((tokens == 0).sum())}, ft
+    assert lines[-1]["first_nonfinite"] == {"module_path": "<root>", "call_index": 0,
+                                            "direction": "input", "tensor_path": ["args", "0"]}
 
 
 # --- diff -----------------------------------------------------------------------------------

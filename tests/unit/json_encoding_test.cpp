@@ -123,7 +123,8 @@ TEST_CASE("TensorSnapshot and CaptureSummary records") {
   CHECK(s == s);
   CHECK(s != q);
   CHECK(
-      dump_line(with_record_key("CaptureSummary", to_json(CaptureSummary{5, 40, "max_bytes"}))) ==
+      dump_line(with_record_key(
+          "CaptureSummary", to_json(CaptureSummary{5, 40, "max_bytes", false, std::nullopt}))) ==
       R"({"record": "CaptureSummary", "snapshots": 5, "sampled_bytes": 40, "stopped_by": "max_bytes"})");
   CHECK(dump_line(to_json(CaptureSummary{})) ==
         R"({"snapshots": 0, "sampled_bytes": 0, "stopped_by": null})");

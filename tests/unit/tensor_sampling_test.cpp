@@ -106,3 +106,53 @@ TEST_CASE("Python's dtype names") {
   CHECK(python_dtype_name(at::kQUInt8) == "torch.quint8");
   CHECK(python_dtype_name(at::kQInt32) == "torch.qint32");
 }
+
+namespace {
+
+StatValue stat(const TensorStats& s, const std::string& name) {
+  for (const auto& [n, v] : s.entries)
+    if (n == name) return v;
+  throw std::runtime_error("no stat " + name);
+}
+
+}  // namespace
+
+TEST_CASE("tensor statistics per dtype kind, over finite elements") {
+  const auto inf = std::numeric_limits<float>::infinity();
+  const TensorStats f = tensor_stats(at::tensor({1.0f, -3.0f, 0.0f, std::nanf(""), inf, 2.0f}));
+  std::vector<std::string> names;
+  for (const auto& e : f.entries) names.push_back(e.first);
+  CHECK(names == std::vector<std::string>{"min", "max", "mean", "std", "abs_max", "nan_count",
+                                          "inf_count", "zero_count"});
+  CHECK(std::get<double>(stat(f, "min")) == -3.0);
+  CHECK(std::get<double>(stat(f, "max")) == 2.0);
+  CHECK(std::get<double>(stat(f, "mean")) == 0.0);
+  CHECK(std::get<double>(stat(f, "std")) == doctest::Approx(std::sqrt(14.0 / 3.0)));
+  CHECK(std::get<double>(stat(f, "abs_max")) == 3.0);
+  CHECK(std::get<std::int64_t>(stat(f, "nan_count")) == 1);
+  CHECK(std::get<std::int64_t>(stat(f, "inf_count")) == 1);
+  CHECK(std::get<std::int64_t>(stat(f, "zero_count")) == 1);
+  CHECK(f.nonfinite);
+
+  const TensorStats all_nan = tensor_stats(at::full({3}, std::nan(""), at::kFloat));
+  CHECK(std::holds_alternative<std::nullptr_t>(stat(all_nan, "min")));
+  CHECK(std::holds_alternative<std::nullptr_t>(stat(all_nan, "std")));
+  const TensorStats one = tensor_stats(at::tensor({5.0}));
+  CHECK(std::isnan(std::get<double>(stat(one, "std"))));  // unbiased std of one element
+  CHECK(!one.nonfinite);
+
+  const TensorStats ints = tensor_stats(at::tensor({3, 0, -7}));
+  CHECK(ints.entries.size() == 4);
+  CHECK(std::get<std::int64_t>(stat(ints, "min")) == -7);
+  CHECK(std::get<double>(stat(ints, "mean")) == doctest::Approx(-4.0 / 3.0));
+  CHECK(std::get<std::int64_t>(stat(ints, "zero_count")) == 1);
+  CHECK(
+      std::holds_alternative<std::nullptr_t>(stat(tensor_stats(at::zeros({0}, at::kLong)), "min")));
+
+  const TensorStats flags = tensor_stats(at::tensor({1, 0, 1}).to(at::kBool));
+  CHECK(flags.entries.size() == 1);
+  CHECK(std::get<std::int64_t>(stat(flags, "true_count")) == 2);
+
+  CHECK(tensor_stats(at::ones({2}, at::kComplexFloat)).entries.empty());
+  CHECK(tensor_stats(at::ones({2}).to_sparse()).entries.empty());
+}

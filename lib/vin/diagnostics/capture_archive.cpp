@@ -20,6 +20,7 @@ CaptureResult capture_archive(const CaptureRequest& request) {
 
   at::NoGradGuard no_grad;
   ModelCapture capture = capture_model(model, request.module_paths, request.limits);
+  capture.enable_stats(request.stats);
   CaptureResult result;
   {
     auto scope = capture.enter();

@@ -18,6 +18,7 @@ struct CaptureRequest {
   CaptureLimits limits;
   std::string device = "cpu";  ///< map location of the archive and of the inputs
   bool eval = false;           ///< switch every module to eval mode first
+  bool stats = false;          ///< compute TensorStats per snapshot (capture --stats)
 };
 
 /// What was captured. `error` is set when a forward raised: the records before it are kept.

@@ -55,6 +55,17 @@ using SampleValue = std::variant<std::int64_t, double, bool>;
 /// Which side of an invocation a snapshot observed.
 enum class Direction { input, output };
 
+/// A statistic: an integer count or value, a float (non-finite ones print as strings), or null.
+using StatValue = std::variant<std::nullptr_t, std::int64_t, double>;
+
+/// `capture --stats`: statistics over a whole tensor, in a fixed order per dtype kind (floating:
+/// min, max, mean, std, abs_max, nan_count, inf_count, zero_count; integer: min, max, mean,
+/// zero_count; bool: true_count). No entries for a metadata-only tensor.
+struct TensorStats {
+  std::vector<std::pair<std::string, StatValue>> entries;
+  bool nonfinite = false;  ///< the tensor holds a NaN or an infinity
+};
+
 /// Complete source metadata plus a detached, bounded value sample of one tensor.
 class TensorSnapshot {
  public:
@@ -62,7 +73,8 @@ class TensorSnapshot {
                  std::vector<std::string> tensor_path, std::vector<std::int64_t> shape,
                  std::string dtype, std::string device, std::int64_t numel,
                  std::int64_t sampled_bytes, std::vector<SampleValue> values,
-                 std::optional<std::string> sample_omission_reason)
+                 std::optional<std::string> sample_omission_reason,
+                 std::optional<TensorStats> stats = std::nullopt)
       : module_path_(std::move(module_path)),
         call_index_(call_index),
         direction_(direction),
@@ -73,7 +85,8 @@ class TensorSnapshot {
         numel_(numel),
         sampled_bytes_(sampled_bytes),
         values_(std::move(values)),
-        sample_omission_reason_(std::move(sample_omission_reason)) {}
+        sample_omission_reason_(std::move(sample_omission_reason)),
+        stats_(std::move(stats)) {}
 
   /// Registered module path, "<root>" for the model root.
   const std::string& module_path() const { return module_path_; }
@@ -101,6 +114,9 @@ class TensorSnapshot {
     return sample_omission_reason_;
   }
 
+  /// Statistics over the whole tensor when captured with stats (not a seed field).
+  const std::optional<TensorStats>& stats() const { return stats_; }
+
   friend bool operator==(const TensorSnapshot& a, const TensorSnapshot& b);
   friend bool operator!=(const TensorSnapshot& a, const TensorSnapshot& b) { return !(a == b); }
 
@@ -116,6 +132,15 @@ class TensorSnapshot {
   std::int64_t sampled_bytes_;
   std::vector<SampleValue> values_;
   std::optional<std::string> sample_omission_reason_;
+  std::optional<TensorStats> stats_;
+};
+
+/// Where the first non-finite tensor was seen (capture --stats).
+struct SnapshotLocation {
+  std::string module_path;
+  std::int64_t call_index = 0;
+  Direction direction = Direction::input;
+  std::vector<std::string> tensor_path;
 };
 
 /// The closing record of `vin-inspect capture`.
@@ -123,6 +148,8 @@ struct CaptureSummary {
   std::int64_t snapshots = 0;             ///< number of snapshots
   std::int64_t sampled_bytes = 0;         ///< their sampled bytes in total
   std::optional<std::string> stopped_by;  ///< "max_tensors", "max_bytes", or empty
+  bool with_stats = false;                ///< captured with stats: first_nonfinite is reported
+  std::optional<SnapshotLocation> first_nonfinite;  ///< the first snapshot holding NaN or inf
 };
 
 /// "input" or "output".

@@ -138,6 +138,16 @@ Json to_json(const TensorSnapshot& s) {
   j["values"] = std::move(values);
   j["sample_omission_reason"] =
       s.sample_omission_reason() ? Json(*s.sample_omission_reason()) : Json(nullptr);
+  if (s.stats()) {
+    if (s.stats()->entries.empty()) {
+      j["stats"] = nullptr;
+    } else {
+      Json stats;
+      for (const auto& [name, value] : s.stats()->entries)
+        stats[name] = std::visit([](auto v) { return Json(v); }, value);
+      j["stats"] = std::move(stats);
+    }
+  }
   return j;
 }
 
@@ -146,6 +156,16 @@ Json to_json(const CaptureSummary& summary) {
   j["snapshots"] = summary.snapshots;
   j["sampled_bytes"] = summary.sampled_bytes;
   j["stopped_by"] = summary.stopped_by ? Json(*summary.stopped_by) : Json(nullptr);
+  if (summary.with_stats) {
+    if (const auto& at = summary.first_nonfinite) {
+      j["first_nonfinite"] = Json::object({{"module_path", at->module_path},
+                                           {"call_index", at->call_index},
+                                           {"direction", to_string(at->direction)},
+                                           {"tensor_path", at->tensor_path}});
+    } else {
+      j["first_nonfinite"] = nullptr;
+    }
+  }
   return j;
 }
 

@@ -45,6 +45,8 @@ struct ModelCapture::State {
   std::vector<TensorSnapshot> snapshots;
   std::int64_t sampled_bytes = 0;
   std::optional<std::string> stopped_by;
+  bool with_stats = false;
+  std::optional<SnapshotLocation> first_nonfinite;
   std::unordered_map<std::string, std::int64_t> next_call_index;
   std::unordered_map<std::string, std::vector<std::int64_t>> pending_calls;
 
@@ -335,10 +337,17 @@ void ModelCapture::State::record(Walk& walk, const at::Tensor& tensor) {
   if (!reason)
     sample =
         sample_tensor(tensor, limits.max_samples_per_tensor(), limits.max_bytes() - sampled_bytes);
+  std::optional<TensorStats> stats;
+  if (with_stats) {
+    stats = tensor_stats(tensor);
+    if (stats->nonfinite && !first_nonfinite)
+      first_nonfinite =
+          SnapshotLocation{*walk.module_path, walk.call_index, walk.direction, walk.path};
+  }
   snapshots.emplace_back(*walk.module_path, walk.call_index, walk.direction, walk.path,
                          tensor.sizes().vec(), python_dtype_name(tensor.scalar_type()),
                          tensor.device().str(), tensor.numel(), sample.sampled_bytes,
-                         std::move(sample.values), reason);
+                         std::move(sample.values), reason, std::move(stats));
   sampled_bytes += sample.sampled_bytes;
   if (static_cast<std::int64_t>(snapshots.size()) >= limits.max_tensors())
     stopped_by = "max_tensors";
@@ -381,6 +390,11 @@ ModelCapture::Scope ModelCapture::enter() {
   s.selected = std::move(selected);
   s.active = true;
   return Scope(this);
+}
+
+void ModelCapture::enable_stats(bool on) {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  state_->with_stats = on;
 }
 
 void ModelCapture::close() {
@@ -435,8 +449,14 @@ std::optional<std::string> ModelCapture::stopped_by() const { return state_->sto
 const CaptureLimits& ModelCapture::limits() const { return state_->limits; }
 
 CaptureSummary ModelCapture::summary() const {
-  return CaptureSummary{static_cast<std::int64_t>(state_->snapshots.size()), state_->sampled_bytes,
-                        state_->stopped_by};
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  CaptureSummary summary;
+  summary.snapshots = static_cast<std::int64_t>(state_->snapshots.size());
+  summary.sampled_bytes = state_->sampled_bytes;
+  summary.stopped_by = state_->stopped_by;
+  summary.with_stats = state_->with_stats;
+  summary.first_nonfinite = state_->first_nonfinite;
+  return summary;
 }
 
 ModelCapture capture_model(const torch::jit::Module& model,

@@ -62,6 +62,10 @@ class ModelCapture {
   /// model does not have (naming the closest ones), or when the capture is already active.
   Scope enter();
 
+  /// Also computes TensorStats for every snapshot from now on (capture --stats; not in the
+  /// seed), and reports the first snapshot whose tensor holds a NaN or an infinity.
+  void enable_stats(bool on = true);
+
   /// Deactivates recording and forgets invocations still pending; safe to call repeatedly.
   void close();
 

@@ -76,6 +76,7 @@ void write_capture(std::ostream& out, const std::vector<TensorSnapshot>& snapsho
       doc["snapshots"] = std::move(list);
       doc["sampled_bytes"] = summary.sampled_bytes;
       doc["stopped_by"] = summary.stopped_by ? Json(*summary.stopped_by) : Json(nullptr);
+      if (summary.with_stats) doc["first_nonfinite"] = to_json(summary)["first_nonfinite"];
       out << dump_pretty(doc) << '\n';
       return;
     }

@@ -3,6 +3,8 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 namespace vin::diagnostics {
 namespace {
@@ -119,6 +121,63 @@ TensorSample sample_tensor(const at::Tensor& tensor, std::int64_t max_samples,
   }
   sample.sampled_bytes = count * element_size;
   return sample;
+}
+
+TensorStats tensor_stats(const at::Tensor& source) {
+  TensorStats stats;
+  if (!source.defined() || sample_omission_reason(source)) return stats;
+  const at::Tensor t = source.detach();
+  const auto count = [](const at::Tensor& mask) { return mask.sum().item<std::int64_t>(); };
+  auto& e = stats.entries;
+  if (t.scalar_type() == at::kBool) {
+    e.emplace_back("true_count", count(t));
+    return stats;
+  }
+  if (!at::isFloatingType(t.scalar_type())) {
+    const bool empty = t.numel() == 0;
+    e.emplace_back("min", empty ? StatValue(nullptr) : StatValue(t.min().item<std::int64_t>()));
+    e.emplace_back("max", empty ? StatValue(nullptr) : StatValue(t.max().item<std::int64_t>()));
+    e.emplace_back("mean", empty ? StatValue(nullptr)
+                                 : StatValue(t.sum(at::kDouble).item<double>() /
+                                             static_cast<double>(t.numel())));
+    e.emplace_back("zero_count", count(t == 0));
+    return stats;
+  }
+  const at::Tensor finite = at::isfinite(t);
+  const std::int64_t n = count(finite);
+  const std::int64_t nan_count = count(at::isnan(t));
+  const std::int64_t inf_count = count(at::isinf(t));
+  const std::int64_t zero_count = count(t == 0);
+  stats.nonfinite = nan_count + inf_count > 0;
+  StatValue min = nullptr, max = nullptr, mean = nullptr, std_dev = nullptr, abs_max = nullptr;
+  if (n > 0) {
+    // statistics over the finite elements: masked by where(), accumulated in double
+    const auto inf = std::numeric_limits<double>::infinity();
+    const at::Tensor values = t.to(at::kDouble);
+    const at::Tensor zeroed = at::where(finite, values, at::zeros({}, values.options()));
+    const double lo =
+        at::where(finite, values, at::full({}, inf, values.options())).min().item<double>();
+    const double hi =
+        at::where(finite, values, at::full({}, -inf, values.options())).max().item<double>();
+    const double m = zeroed.sum().item<double>() / static_cast<double>(n);
+    const double squares = at::where(finite, (values - m).pow(2), at::zeros({}, values.options()))
+                               .sum()
+                               .item<double>();
+    min = lo;
+    max = hi;
+    mean = m;
+    std_dev = n > 1 ? std::sqrt(squares / static_cast<double>(n - 1)) : std::nan("");
+    abs_max = std::max(std::abs(lo), std::abs(hi));
+  }
+  e = {{"min", min},
+       {"max", max},
+       {"mean", mean},
+       {"std", std_dev},
+       {"abs_max", abs_max},
+       {"nan_count", nan_count},
+       {"inf_count", inf_count},
+       {"zero_count", zero_count}};
+  return stats;
 }
 
 }  // namespace vin::diagnostics

@@ -31,4 +31,9 @@ struct TensorSample {
 TensorSample sample_tensor(const at::Tensor& tensor, std::int64_t max_samples,
                            std::int64_t remaining_bytes);
 
+/// Statistics over the whole tensor, computed on its own device (capture --stats): see
+/// TensorStats. Floating statistics cover the finite elements and are null when there are none;
+/// std is the unbiased one, as torch.std's default. Nothing for metadata-only tensors.
+TensorStats tensor_stats(const at::Tensor& tensor);
+
 }  // namespace vin::diagnostics

@@ -172,6 +172,25 @@ std::string first_values(const TensorSnapshot& s) {
   return text;
 }
 
+// min/max/mean for people, and a loud mark on tensors that hold NaN or infinity.
+std::string stats_text(const TensorSnapshot& s) {
+  if (!s.stats() || s.stats()->entries.empty()) return "";
+  std::string text;
+  std::int64_t nan = 0, inf = 0;
+  for (const auto& [name, value] : s.stats()->entries) {
+    if (name == "nan_count") nan = std::get<std::int64_t>(value);
+    if (name == "inf_count") inf = std::get<std::int64_t>(value);
+    if (name != "min" && name != "max" && name != "mean" && name != "true_count") continue;
+    std::string v = "null";
+    if (const auto* i = std::get_if<std::int64_t>(&value)) v = std::to_string(*i);
+    if (const auto* d = std::get_if<double>(&value)) v = value_text(SampleValue(*d));
+    text += (text.empty() ? "" : " ") + name + "=" + v;
+  }
+  if (nan || inf)
+    text = "NON-FINITE (" + std::to_string(nan) + " NaN, " + std::to_string(inf) + " inf) " + text;
+  return text;
+}
+
 }  // namespace
 
 std::string format_config_table(const ModelStructureSpec& spec) {
@@ -220,21 +239,37 @@ std::string format_capture_table(const std::vector<TensorSnapshot>& snapshots,
   table.add_column("Shape", TextTable::Align::left);
   table.add_column("Dtype", TextTable::Align::left);
   table.add_column("First values", TextTable::Align::left);
+  const bool with_stats = summary.with_stats;
+  if (with_stats) table.add_column("Stats", TextTable::Align::left);
   for (const auto& s : snapshots) {
     std::vector<std::string> dims;
     for (auto d : s.shape()) dims.push_back(std::to_string(d));
     std::string dtype = s.dtype();
     if (dtype.rfind("torch.", 0) == 0) dtype = dtype.substr(6);
     if (s.device() != "cpu") dtype += " " + s.device();
-    table.add_row({s.module_path(), std::to_string(s.call_index()), to_string(s.direction()),
-                   join(s.tensor_path(), "."), "[" + join(dims, ", ") + "]", dtype,
-                   first_values(s)});
+    std::vector<std::string> row{s.module_path(),
+                                 std::to_string(s.call_index()),
+                                 to_string(s.direction()),
+                                 join(s.tensor_path(), "."),
+                                 "[" + join(dims, ", ") + "]",
+                                 dtype,
+                                 first_values(s)};
+    if (with_stats) row.push_back(stats_text(s));
+    table.add_row(std::move(row));
   }
   std::string out = table.render() + '\n';
   out += std::string(table.width(), '=') + '\n';
   out += "Snapshots: " + with_thousands_separators(summary.snapshots) +
          "   Sampled bytes: " + with_thousands_separators(summary.sampled_bytes) +
          "   Stopped by: " + (summary.stopped_by ? *summary.stopped_by : "-") + '\n';
+  if (with_stats) {
+    out += "First non-finite: ";
+    if (const auto& at = summary.first_nonfinite)
+      out += at->module_path + " call " + std::to_string(at->call_index) + " " +
+             to_string(at->direction) + " " + join(at->tensor_path, ".") + '\n';
+    else
+      out += "none\n";
+  }
   return out;
 }
 
