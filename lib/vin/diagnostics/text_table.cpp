@@ -32,11 +32,15 @@ std::size_t depth_of(const std::string& path) {
   return static_cast<std::size_t>(std::count(path.begin(), path.end(), '.')) + 1;
 }
 
+// Two spaces a level; past kMaxIndentDepth the depth is written out instead.
+std::string indentation(std::size_t depth) {
+  if (depth <= kMaxIndentDepth) return std::string(2 * depth, ' ');
+  return std::string(2 * kMaxIndentDepth, ' ') + "[" + std::to_string(depth) + "] ";
+}
+
 std::string tree_label(const std::string& path) {
   const std::size_t depth = depth_of(path);
-  const std::string name = depth == 0 ? path : path.substr(path.rfind('.') + 1);
-  if (depth <= kMaxIndentDepth) return std::string(2 * depth, ' ') + name;
-  return std::string(2 * kMaxIndentDepth, ' ') + "[" + std::to_string(depth) + "] " + name;
+  return indentation(depth) + (depth == 0 ? path : path.substr(path.rfind('.') + 1));
 }
 
 }  // namespace
@@ -200,10 +204,7 @@ std::string format_config_table(const ModelStructureSpec& spec) {
   table.add_column("Configured", TextTable::Align::left);
   table.add_column("Value", TextTable::Align::left);
   for (const auto& f : spec.fields()) {
-    const std::size_t depth = f.path().size() - 1;
-    std::string label = depth <= kMaxIndentDepth ? std::string(2 * depth, ' ')
-                                                 : std::string(2 * kMaxIndentDepth, ' ') + "[" +
-                                                       std::to_string(depth) + "] ";
+    std::string label = indentation(f.path().size() - 1);
     // a model held in a sequence has no record of its own: show its index beside its fields
     if (f.path().size() >= 2) {
       const std::string& parent = f.path()[f.path().size() - 2];
