@@ -31,7 +31,7 @@ constexpr const char* kTargetTypeKey = "target_type";
 constexpr const char* kPythonNameTag = "python/name:";
 // A rendering is small; these bound what a hostile document can make the walk do.
 constexpr std::size_t kMaxBytes = std::size_t{64} << 20;
-constexpr std::size_t kMaxFields = 200000;
+constexpr std::size_t kMaxFields = 100000;
 constexpr std::size_t kMaxPathDepth = 500;
 
 struct Resolved {
