@@ -160,6 +160,13 @@ std::optional<std::string> read_archive_record(const std::string& path, const Ar
   return text;
 }
 
+bool file_starts_with(const std::string& path, std::string_view magic) {
+  std::ifstream in(path, std::ios::binary);
+  std::string head(magic.size(), '\0');
+  in.read(head.data(), static_cast<std::streamsize>(magic.size()));
+  return static_cast<std::size_t>(in.gcount()) == magic.size() && head == magic;
+}
+
 std::vector<std::string> zip_member_names(const std::string& path) {
   std::vector<std::string> names;
   int code = 0;

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace vin::diagnostics {
@@ -25,6 +26,9 @@ ArchiveLayout probe_torchscript_archive(const std::string& path);
 /// than `max_bytes` or cannot be read.
 std::optional<std::string> read_archive_record(const std::string& path, const ArchiveLayout& layout,
                                                const std::string& name, std::size_t max_bytes);
+
+/// Whether the file at `path` begins with the bytes `magic` (false when it cannot be read).
+bool file_starts_with(const std::string& path, std::string_view magic);
 
 /// The member names of the zip archive at `path`; empty when it is not a readable zip archive.
 std::vector<std::string> zip_member_names(const std::string& path);

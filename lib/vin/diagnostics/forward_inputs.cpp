@@ -116,8 +116,6 @@ ForwardInputs read_npz(const std::string& path) {
 
 // --- torch.save -----------------------------------------------------------------------------
 
-bool starts_with(const std::string& path, const char* magic, std::size_t n);
-
 // torch.save's zip format read as torch::pickle_load reads it, except that data.pkl first goes
 // through rewrite_single_item_opcodes (LibTorch 1.13 cannot unpickle SETITEM and APPEND, which
 // Python writes for a dict of one entry and a list of one item).
@@ -144,7 +142,7 @@ c10::IValue unpickle_zip(const std::string& path) {
 ForwardInputs read_torch_save(const std::string& path) {
   c10::IValue value;
   try {
-    if (starts_with(path, "PK", 2)) {
+    if (file_starts_with(path, "PK")) {
       value = unpickle_zip(path);
     } else {
       std::ifstream in(path, std::ios::binary);
@@ -361,13 +359,6 @@ ForwardInputs bind_to_schema(const ForwardInputs& raw, const torch::jit::Module&
   return bound;
 }
 
-bool starts_with(const std::string& path, const char* magic, std::size_t n) {
-  std::ifstream in(path, std::ios::binary);
-  std::string head(n, '\0');
-  in.read(head.data(), static_cast<std::streamsize>(n));
-  return static_cast<std::size_t>(in.gcount()) == n && head.compare(0, n, magic, n) == 0;
-}
-
 }  // namespace
 
 std::string describe_forward(const torch::jit::Module& model) {
@@ -390,9 +381,9 @@ ForwardInputs read_forward_inputs(const std::string& path, const torch::jit::Mod
   if (std::filesystem::is_directory(path, ec))
     throw Error(path + ": is a directory, not an inputs file");
   ForwardInputs raw;
-  if (starts_with(path, "\x93NUMPY", 6)) {
+  if (file_starts_with(path, "\x93NUMPY")) {
     raw.args.push_back(to_tensor(read_npy_file(path)));
-  } else if (starts_with(path, "PK", 2)) {
+  } else if (file_starts_with(path, "PK")) {
     const auto members = zip_member_names(path);
     const bool torch_save = std::any_of(members.begin(), members.end(), [](const std::string& m) {
       return m.size() >= 9 && m.compare(m.size() - 9, 9, "/data.pkl") == 0;

@@ -385,10 +385,7 @@ ModelStructureSpec inspect_config(const std::string& text, const std::string& so
 }
 
 ModelStructureSpec inspect_config_file(const std::string& path) {
-  std::ifstream probe(path, std::ios::binary);
-  char magic[2] = {};
-  if (probe) probe.read(magic, 2);
-  if (probe && magic[0] == 'P' && magic[1] == 'K') {
+  if (file_starts_with(path, "PK")) {
     const ArchiveLayout layout = probe_torchscript_archive(path);
     const auto text = read_archive_record(path, layout, "extra/config.yaml", kMaxBytes);
     if (!text)
