@@ -256,7 +256,7 @@ BAD = {
     # beyond the brief's list; each is bad YAML 1.2 (unique keys, UTF-8, one document)
     "duplicate_key.yaml": ("!hand.M\na: 1\na: 2\n", r"duplicate_key\.yaml:3:\d+: "),
     "invalid_utf8.yaml": (b"!hand.M\na: \xff\xfe\n", r"invalid_utf8\.yaml:2:\d+: "),
-    "two_documents.yaml": ("!hand.M\na: 1\n---\n!hand.M\na: 2\n", r"two_documents\.yaml:4:\d+: a rendering is one YAML document"),
+    "two_documents.yaml": ("!hand.M\na: 1\n---\n!hand.M\na: 2\n", r"two_documents\.yaml:3:1: a rendering is one YAML document"),
 }
 
 

@@ -164,6 +164,8 @@ def main():
     write("yaml", "declared_entry_list.yaml", "!m.C\na: 1\n__declared__:\n  m.C: [a]\n")
     write("yaml", "bad_int_tag.yaml", "!m.C\na: !!int twelve\n")
     write("yaml", "nul_bytes.yaml", b"!m.C\na: 1\x00\x00\n")
+    # a stray flow token: yaml-cpp 0.7's LoadAll looped on it for ever (found by yaml_fuzzer)
+    write("yaml", "stray_comma.yaml", ",- 1epoch\ns- 2\n")
 
     # --- record files (diff) ------------------------------------------------------------------
     write("records", "empty.jsonl", "")

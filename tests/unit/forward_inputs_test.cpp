@@ -1,5 +1,7 @@
 #include <torch/script.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "fixtures.h"
@@ -140,6 +142,35 @@ TEST_CASE("inputs that do not fit forward print its schema") {
   CHECK(input_error("everything_positional.npz", model_taking("x: Tensor")) ==
         fixture("inputs/everything_positional.npz") +
             ": 2 positional arguments given, 1 accepted; the model takes forward(x: Tensor)");
+}
+
+TEST_CASE("bytes that are not a zip never reach LibTorch's zip reader (torch_save_fuzzer)") {
+  const auto model = model_taking("x: Tensor");
+  const auto dir = std::filesystem::temp_directory_path();
+  const auto write = [&](const std::string& name, const std::string& bytes) {
+    const std::string path = (dir / name).string();
+    std::ofstream(path, std::ios::binary) << bytes;
+    return path;
+  };
+  const auto error = [&](const std::string& path) {
+    try {
+      read_forward_inputs(path, model, kCpu);
+    } catch (const Error& e) {
+      std::filesystem::remove(path);
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const std::string legacy = write("vin_legacy_inputs.pt", std::string("\x80\x02K\x01.", 5));
+  CHECK(error(legacy) == legacy +
+                             ": a torch.save file in the legacy format (before PyTorch 1.6), "
+                             "which LibTorch cannot read; save it again with torch.save from "
+                             "PyTorch 1.6 or newer");
+  // a zip64 locator after a prefix: LibTorch's in-memory reader followed its offset out of bounds
+  const std::string prefixed =
+      write("vin_prefixed_inputs.pt", "junk PK\x06\x07" + std::string(16, '\xff'));
+  CHECK(error(prefixed) ==
+        prefixed + ": not an inputs file: expected .npz, .npy or torch.save (zip) data");
 }
 
 TEST_CASE("unreadable inputs files") {

@@ -231,7 +231,15 @@ TEST_CASE("errors name the file, line and column") {
   CHECK(config_error("!m.C\na: 1\nb: 2\na: 3\n") == "c.yaml:4:1: duplicate key 'a'");
   CHECK(config_error("!m.C\na: 1\nb: \xff\n") == "c.yaml:3:4: not UTF-8 text (byte 0xff)");
   CHECK(config_error("!m.C\na: 1\n---\n!m.C\na: 2\n") ==
-        "c.yaml:4:1: a rendering is one YAML document; this file holds 2");
+        "c.yaml:3:1: a rendering is one YAML document; this file holds 2");
+}
+
+TEST_CASE("a stray flow token is refused, not looped on (yaml_fuzzer finding)") {
+  // yaml-cpp 0.7's LoadAll loops for ever on these (jbeder/yaml-cpp#1040)
+  CHECK(config_error(",") == "c.yaml:1:1: malformed YAML: unexpected ','");
+  CHECK(config_error(", a") == "c.yaml:1:1: malformed YAML: unexpected ','");
+  CHECK(config_error(",- 1epoch\ns- 2\n") == "c.yaml:1:1: malformed YAML: unexpected ','");
+  CHECK(config_error("a: 1\n,\n").find("c.yaml:") == 0);
 }
 
 TEST_CASE("hostile documents are refused quickly") {

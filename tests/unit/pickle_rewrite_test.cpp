@@ -4,6 +4,7 @@
 
 #include "vin/diagnostics/pickle_rewrite.h"
 
+using vin::diagnostics::pickle_size_problem;
 using vin::diagnostics::rewrite_single_item_opcodes;
 
 namespace {
@@ -46,4 +47,28 @@ TEST_CASE("pickles with nothing to rewrite, or with unknown opcodes, are left al
   CHECK(!rewrite_single_item_opcodes(BYTES("s.")));                 // SETITEM on an empty stack
   CHECK(!rewrite_single_item_opcodes(BYTES("X\xff\xff\xff\x7f")));  // a length past the end
   CHECK(!rewrite_single_item_opcodes(""));
+}
+
+TEST_CASE("sizes LibTorch's unpickler would trust are checked first (torch_save_fuzzer)") {
+  // a well-formed pickle: {'a': 1} as protocol 2
+  const std::string fine = BYTES(
+      "\x80\x02}q\x00X\x01\x00\x00\x00"
+      "aq\x01K\x01s.");
+  CHECK_FALSE(pickle_size_problem(fine).has_value());
+  // LONG_BINPUT 1,668,546,927: LibTorch would size its memo table for that many entries
+  const std::string memo = BYTES("\x80\x02]r\x6f\x01\x74\x63.");
+  CHECK(pickle_size_problem(memo) ==
+        std::optional<std::string>("memo index 1668546927 at byte 3 is larger than a pickle of "
+                                   "9 bytes can use"));
+  // BINUNICODE claiming 4 GiB with 1 byte behind it
+  const std::string text(
+      "\x80\x02X\xff\xff\xff\xff"
+      "a.",
+      9);
+  CHECK(pickle_size_problem(text) ==
+        std::optional<std::string>("a length of 4294967295 bytes at byte 2 runs past the end "
+                                   "of the pickle"));
+  // truncated or unknown: left to LibTorch, which refuses those without allocating
+  CHECK_FALSE(pickle_size_problem(std::string("\x80\x02X\xff", 4)).has_value());
+  CHECK_FALSE(pickle_size_problem(std::string("\x80\x02\xfe", 3)).has_value());
 }

@@ -10,7 +10,6 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iterator>
 #include <sstream>
 
@@ -124,6 +123,8 @@ c10::IValue unpickle_zip(const std::string& path) {
   auto [data, size] = reader.getRecord("data.pkl");
   std::string pickle(static_cast<const char*>(data.get()), size);
   if (auto rewritten = rewrite_single_item_opcodes(pickle)) pickle = std::move(*rewritten);
+  if (auto problem = pickle_size_problem(pickle))
+    throw Error(path + ": not a readable torch.save file: data.pkl: " + *problem);
   std::size_t pos = 0;
   auto read = [&pickle, &pos](char* buffer, std::size_t len) {
     const std::size_t n = std::min(len, pickle.size() - pos);
@@ -140,17 +141,19 @@ c10::IValue unpickle_zip(const std::string& path) {
 }
 
 ForwardInputs read_torch_save(const std::string& path) {
+  // LibTorch reads torch.save's zip format only. Other bytes never reach it: its in-memory zip
+  // reader (torch::jit::pickle_load) trusts zip64 offsets found anywhere in them and reads out
+  // of bounds (found by torch_save_fuzzer; tests/fuzz/regressions/torch_save).
+  if (!file_starts_with(path, "PK")) {
+    if (file_starts_with(path, "\x80"))
+      throw Error(path +
+                  ": a torch.save file in the legacy format (before PyTorch 1.6), which "
+                  "LibTorch cannot read; save it again with torch.save from PyTorch 1.6 or newer");
+    throw Error(path + ": not an inputs file: expected .npz, .npy or torch.save (zip) data");
+  }
   c10::IValue value;
   try {
-    if (file_starts_with(path, "PK")) {
-      value = unpickle_zip(path);
-    } else {
-      std::ifstream in(path, std::ios::binary);
-      if (!in) throw Error(path + ": cannot open: " + std::strerror(errno));
-      std::vector<char> bytes((std::istreambuf_iterator<char>(in)),
-                              std::istreambuf_iterator<char>());
-      value = torch::jit::pickle_load(bytes);  // the legacy format: LibTorch says what it can
-    }
+    value = unpickle_zip(path);
   } catch (const Error&) {
     throw;
   } catch (const std::exception& e) {
@@ -390,7 +393,7 @@ ForwardInputs read_forward_inputs(const std::string& path, const torch::jit::Mod
     });
     raw = torch_save ? read_torch_save(path) : read_npz(path);
   } else {
-    raw = read_torch_save(path);  // the legacy (pre-zip) torch.save format, or an error
+    raw = read_torch_save(path);  // says what the file is, if not readable
   }
   ForwardInputs bound = bind_to_schema(raw, model, path);
   for (auto& a : bound.args) a = to_device(a, device);

@@ -1,6 +1,7 @@
 #include "vin/diagnostics/inspect_config.h"
 
 #include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -354,6 +355,42 @@ std::string read_text_file(const std::string& path) {
   return text;
 }
 
+// Where each document of the stream starts, from the parser's events (no nodes are built).
+// YAML::LoadAll is not used: yaml-cpp 0.7 loops for ever, allocating, when a document starts
+// with a token the parser cannot place (a ',' outside a flow collection): it reports an empty
+// document and leaves the token where it was (jbeder/yaml-cpp#1040, found by yaml_fuzzer). A
+// document that starts where the one before it started is that case, and is refused.
+std::vector<YAML::Mark> document_starts(const std::string& text, const std::string& source) {
+  struct StartRecorder : YAML::EventHandler {
+    std::vector<YAML::Mark> starts;
+    void OnDocumentStart(const YAML::Mark& mark) override { starts.push_back(mark); }
+    void OnDocumentEnd() override {}
+    void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+    void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+    void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  const std::string&) override {}
+    void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                         YAML::EmitterStyle::value) override {}
+    void OnSequenceEnd() override {}
+    void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                    YAML::EmitterStyle::value) override {}
+    void OnMapEnd() override {}
+  };
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  StartRecorder recorder;
+  while (parser.HandleNextDocument(recorder)) {
+    const auto& starts = recorder.starts;
+    if (starts.size() >= 2 && starts.back().pos == starts[starts.size() - 2].pos) {
+      const YAML::Mark& stuck = starts.back();
+      const auto at = static_cast<std::size_t>(stuck.pos);
+      throw Error(location(source, stuck) + "malformed YAML: unexpected '" +
+                  printable(at < text.size() ? text.substr(at, 1) : std::string()) + "'");
+    }
+  }
+  return recorder.starts;
+}
+
 }  // namespace
 
 ModelStructureSpec inspect_config(const std::string& text, const std::string& source) {
@@ -370,12 +407,12 @@ ModelStructureSpec inspect_config(const std::string& text, const std::string& so
   }
   YAML::Node root;
   try {
-    const std::vector<YAML::Node> documents = YAML::LoadAll(text);
-    if (documents.size() > 1)
-      throw Error(location(source, documents[1].Mark()) +
+    const std::vector<YAML::Mark> starts = document_starts(text, source);
+    if (starts.size() > 1)
+      throw Error(location(source, starts[1]) +
                   "a rendering is one YAML document; this file holds " +
-                  std::to_string(documents.size()));
-    if (!documents.empty()) root = documents.front();
+                  std::to_string(starts.size()));
+    root = YAML::Load(text);
   } catch (const YAML::DeepRecursion& e) {
     throw Error(location(source, e.mark) + "the document nests too deeply to read");
   } catch (const YAML::Exception& e) {

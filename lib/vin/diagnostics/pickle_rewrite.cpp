@@ -222,4 +222,118 @@ std::optional<std::string> rewrite_single_item_opcodes(std::string_view p) {
   return out;
 }
 
+std::optional<std::string> pickle_size_problem(std::string_view p) {
+  std::size_t pos = 0;
+  // the argument of the opcode at `at`: `bytes` wide, little-endian
+  auto argument = [&](std::size_t bytes) -> std::optional<std::uint64_t> {
+    if (pos + bytes > p.size()) return std::nullopt;
+    std::uint64_t v = 0;
+    for (std::size_t i = 0; i < bytes; ++i)
+      v |= static_cast<std::uint64_t>(static_cast<unsigned char>(p[pos + i])) << (8 * i);
+    pos += bytes;
+    return v;
+  };
+  while (pos < p.size()) {
+    const std::size_t at = pos;
+    const unsigned char op = static_cast<unsigned char>(p[pos++]);
+    std::size_t fixed = 0;    // a fixed-width argument
+    std::size_t counted = 0;  // a length prefix of this width, then that many bytes
+    bool memo_index = false;
+    switch (op) {
+      case '.':
+        return std::nullopt;  // STOP
+      case 0x80:
+      case 'K':
+      case 'h':  // PROTO, BININT1, BINGET
+        fixed = 1;
+        break;
+      case 'M':  // BININT2
+        fixed = 2;
+        break;
+      case 'J':
+      case 'j':  // BININT, LONG_BINGET
+        fixed = 4;
+        break;
+      case 'G':
+      case 0x95:  // BINFLOAT, FRAME
+        fixed = 8;
+        break;
+      case 'q':  // BINPUT
+        fixed = 1;
+        memo_index = true;
+        break;
+      case 'r':  // LONG_BINPUT
+        fixed = 4;
+        memo_index = true;
+        break;
+      case 0x8a:
+      case 0x8c:
+      case 'U':
+      case 'C':  // LONG1, SHORT_BINUNICODE/STRING/BYTES
+        counted = 1;
+        break;
+      case 0x8b:
+      case 'X':
+      case 'T':
+      case 'B':  // LONG4, BINUNICODE, BINSTRING, BINBYTES
+        counted = 4;
+        break;
+      case 0x8d:
+      case 0x8e:  // BINUNICODE8, BINBYTES8
+        counted = 8;
+        break;
+      case 'c':  // GLOBAL: module and name, each ended by a newline
+        for (int line = 0; line < 2; ++line) {
+          const std::size_t nl = p.find('\n', pos);
+          if (nl == std::string_view::npos) return std::nullopt;  // truncated: LibTorch says so
+          pos = nl + 1;
+        }
+        continue;
+      case '(':
+      case 'N':
+      case 0x88:
+      case 0x89:
+      case ')':
+      case ']':
+      case '}':
+      case 0x94:
+      case 't':
+      case 'l':
+      case 'd':
+      case 0x85:
+      case 0x86:
+      case 0x87:
+      case 'R':
+      case 0x81:
+      case 'Q':
+      case 'b':
+      case 'u':
+      case 'e':
+      case 's':
+      case 'a':
+      case '0':
+      case '1':
+      case '2':
+      case 0x8f:
+      case 0x90:
+      case 0x91:
+      case 0x92:
+      case 0x93:
+        continue;  // no argument
+      default:
+        return std::nullopt;  // an opcode LibTorch does not know either
+    }
+    const auto value = argument(fixed + counted);  // one of the two is zero
+    if (!value) return std::nullopt;  // truncated: LibTorch reports that without allocating
+    if (memo_index && *value > p.size())
+      return "memo index " + std::to_string(*value) + " at byte " + std::to_string(at) +
+             " is larger than a pickle of " + std::to_string(p.size()) + " bytes can use";
+    if (counted && *value > p.size() - pos)
+      return "a length of " + std::to_string(*value) + " bytes at byte " + std::to_string(at) +
+             " runs past the end of the pickle";
+    if (counted) pos += static_cast<std::size_t>(*value);
+  }
+  return std::nullopt;
+}
+
 }  // namespace vin::diagnostics

@@ -1,6 +1,7 @@
-// A rewrite of Python pickles that LibTorch 1.13's unpickler can then read: it lacks the
-// single-item opcodes SETITEM and APPEND, which Python's pickler uses for a dict of one entry and
-// a list of one item. Each becomes MARK ... SETITEMS / APPENDS, which mean the same.
+// Getting Python pickles past LibTorch 1.13's unpickler: a rewrite it can then read (it lacks
+// the single-item opcodes SETITEM and APPEND, which Python's pickler uses for a dict of one entry
+// and a list of one item; each becomes MARK ... SETITEMS / APPENDS, which mean the same), and a
+// check of the sizes it would trust.
 #pragma once
 
 #include <optional>
@@ -12,5 +13,13 @@ namespace vin::diagnostics {
 /// The rewritten pickle, or nothing when there is nothing to rewrite or the stream holds an
 /// opcode this scanner does not know (protocols 0-3 are understood; framed protocol 4+ is not).
 std::optional<std::string> rewrite_single_item_opcodes(std::string_view pickle);
+
+/// Why `pickle` must not reach LibTorch's unpickler, or nothing. LibTorch 1.13 sizes its memo
+/// table from a BINPUT/LONG_BINPUT index and its buffers from a length prefix before checking
+/// either against the data, so one changed byte can make it allocate tens of gigabytes (found by
+/// torch_save_fuzzer). Refused: a memo index larger than the pickle (a pickler numbers its memo
+/// entries from 0, one per PUT), and a length prefix longer than the bytes that follow it. The
+/// scan stops at STOP or at an opcode it does not know (LibTorch refuses those itself).
+std::optional<std::string> pickle_size_problem(std::string_view pickle);
 
 }  // namespace vin::diagnostics

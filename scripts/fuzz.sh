@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (preset fuzz: clang 14, ASan + UBSan, tests/fuzz) and runs each
+# for SECONDS (default 60), two at a time, seeded from the test fixtures (scripts/fuzz_seeds.py).
+# A crash, leak, timeout or out-of-memory in any target fails the run; its input is left under
+# build/fuzz/findings/<target>/ and belongs, once fixed, in tests/fuzz/regressions/<target>/,
+# which the ordinary test suite replays.
+#
+# usage: scripts/fuzz.sh [SECONDS] [TARGET...]     e.g. scripts/fuzz.sh 600 yaml npz
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+seconds=${1:-60}
+shift || true
+targets=("$@")
+if ((${#targets[@]} == 0)); then
+  targets=(npy npz yaml archive_config records archive_model torch_save)
+fi
+
+bash scripts/setup.sh
+cmake --preset fuzz >/dev/null
+cmake --build --preset fuzz
+/usr/bin/python3 scripts/fuzz_seeds.py build/fuzz build/fuzz/seeds
+
+export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1"
+export LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp:print_suppressions=0"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+export TMPDIR="$PWD/build/fuzz/tmp"  # the targets' scratch files
+mkdir -p "$TMPDIR"
+
+run_one() {
+  local name=$1 seconds=$2
+  local corpus=build/fuzz/corpus/$name findings=build/fuzz/findings/$name
+  mkdir -p "$corpus" "$findings"
+  local max_len=65536
+  [[ $name == archive_* ]] && max_len=$((256 * 1024))
+  # the first folder is the working corpus (grows); seeds and regressions are read only
+  if build/fuzz/tests/fuzz/${name}_fuzzer -max_total_time="$seconds" -max_len=$max_len \
+    -timeout=30 -rss_limit_mb=4096 -malloc_limit_mb=2048 -print_final_stats=1 \
+    -artifact_prefix="$findings/" "$corpus" build/fuzz/seeds/"$name" \
+    tests/fuzz/regressions/"$name" >build/fuzz/"$name".log 2>&1; then
+    echo "fuzz: $name: $(grep -m1 -o 'stat::number_of_executed_units: *[0-9]*' build/fuzz/"$name".log | grep -o '[0-9]*$') runs in ${seconds} s, no finding"
+  else
+    echo "fuzz: $name: FINDING (build/fuzz/$name.log, inputs under $findings/)"
+    grep -m3 -E "ERROR|SUMMARY|terminate|uncaught" build/fuzz/"$name".log || tail -5 build/fuzz/"$name".log
+    return 1
+  fi
+}
+export -f run_one
+
+mkdir -p tests/fuzz/regressions
+printf '%s\n' "${targets[@]}" | xargs -P 2 -I{} bash -c "run_one {} $seconds"

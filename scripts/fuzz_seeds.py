@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""Builds the seed corpus of each fuzz target (tests/fuzz) from the test fixtures.
+
+usage: fuzz_seeds.py BUILD_DIR OUT_DIR
+
+BUILD_DIR is a build tree whose fixtures are generated (target vin_fixtures); OUT_DIR/<target>/
+gets copies of the files that reader takes, small ones only (mutating a 40 MB archive teaches a
+fuzzer nothing a 100 kB one does not), plus the matching hostile corpus. The .npy target also gets
+every member of the fixture .npz files, extracted. Deterministic; the fixtures are not touched.
+"""
+import shutil
+import sys
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MAX_SEED_BYTES = 256 * 1024
+
+
+def small_files(folder: Path, patterns):
+    for pattern in patterns:
+        for path in sorted(folder.glob(pattern)):
+            if path.is_file() and path.stat().st_size <= MAX_SEED_BYTES:
+                yield path
+
+
+def main() -> int:
+    build, out = Path(sys.argv[1]), Path(sys.argv[2])
+    fixtures, capture, config = build / "fixtures", build / "capture_fixtures", build / "config_fixtures"
+    hostile = ROOT / "tests" / "hostile"
+    sources = {
+        "npy": [(fixtures / "inputs", ["*.npy"]), (capture, ["*.npy"]), (hostile / "inputs", ["*.npy"])],
+        "npz": [(fixtures / "inputs", ["*.npz"]), (capture, ["*.npz"]), (hostile / "inputs", ["*.npz"])],
+        "torch_save": [(fixtures / "inputs", ["*.pt"]), (capture, ["*.pt"]),
+                       (hostile / "inputs", ["*.pt"])],
+        "yaml": [(ROOT / "configs", ["*.yaml"]), (config, ["*.yaml"]), (hostile / "yaml", ["*"])],
+        "archive_config": [(fixtures, ["*.pt", "*.zip"]), (hostile / "archive", ["*"])],
+        "archive_model": [(fixtures, ["*.pt", "*.zip"]), (hostile / "archive", ["*"])],
+        "records": [(ROOT / "tests" / "cli" / "golden", ["*.jsonl"]), (config, ["*.jsonl"]),
+                    (hostile / "records", ["*"])],
+    }
+    for target, places in sources.items():
+        dest = out / target
+        shutil.rmtree(dest, ignore_errors=True)
+        dest.mkdir(parents=True)
+        count = 0
+        for folder, patterns in places:
+            for path in small_files(folder, patterns):
+                shutil.copyfile(path, dest / f"{folder.name}-{path.name}")
+                count += 1
+        if target == "npy":
+            for npz in small_files(fixtures / "inputs", ["*.npz"]):
+                try:
+                    with zipfile.ZipFile(npz) as z:
+                        for member in z.namelist():
+                            (dest / f"{npz.stem}-{Path(member).name}").write_bytes(z.read(member))
+                            count += 1
+                except (zipfile.BadZipFile, OSError, ValueError):
+                    pass  # the deliberately broken fixtures
+        if count == 0:
+            print(f"fuzz_seeds: no seeds for {target} under {build}", file=sys.stderr)
+            return 1
+        print(f"fuzz_seeds: {target}: {count} seeds")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
