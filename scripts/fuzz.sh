@@ -19,7 +19,17 @@ fi
 bash scripts/setup.sh
 cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz
-/usr/bin/python3 scripts/fuzz_seeds.py build/fuzz build/fuzz/seeds
+# seeds come from the fixtures of a build tree that has them (the CI build, when test.sh ran
+# first), else from fixtures generated in the fuzz tree
+fixtures_from=""
+for tree in build/ci build/release build/debug build/fuzz; do
+  if [[ -f $tree/fixtures/.generated ]]; then fixtures_from=$tree; break; fi
+done
+if [[ -z $fixtures_from ]]; then
+  cmake --build build/fuzz --target vin_fixtures
+  fixtures_from=build/fuzz
+fi
+/usr/bin/python3 scripts/fuzz_seeds.py "$fixtures_from" build/fuzz/seeds
 
 export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1"
 export LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp:print_suppressions=0"

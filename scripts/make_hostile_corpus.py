@@ -33,12 +33,26 @@ def write(folder, name, data):
         f.write(data if isinstance(data, bytes) else data.encode())
 
 
-def zip_bytes(members, names_bytes=False):
+def zip_bytes(members):
+    """A stored zip of (name, data) members with fixed timestamps, so the corpus is reproducible."""
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as z:
         for name, data in members:
-            z.writestr(name, data)
+            z.writestr(zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0)), data)
     return buf.getvalue()
+
+
+def with_bad_memo_index(pickled):
+    """The pickle with EMPTY_LIST, LONG_BINPUT 0x7fffffff, POP after its PROTO: harmless to
+    Python, but LibTorch 1.13's unpickler would size its memo table for 2^31 entries (32 GiB)."""
+    assert pickled[:1] == b"\x80"
+    return pickled[:2] + b"]r\xff\xff\xff\x7f0" + pickled[2:]
+
+
+def replace_members(archive, transform):
+    """`archive` with each member's bytes passed through transform(name, data)."""
+    z = zipfile.ZipFile(io.BytesIO(archive))
+    return zip_bytes([(n, transform(n, z.read(n))) for n in z.namelist()])
 
 
 def npy_bytes(header, data=b""):
@@ -84,6 +98,11 @@ def main():
         [(n, b"99999999999999999999999\n" if n.endswith("/version") else z.read(n)) for n in names]))
     write("archive", "non_utf8_names.pt", zip_bytes([("\udcff\udcfe/data.pkl".encode("utf-8", "surrogateescape").decode("latin-1"), b"x")]))
     write("archive", "nested_zip.pt", zip_bytes([("inner.zip", archive)]))
+    # sizes LibTorch's unpickler trusts (found by torch_save_fuzzer): refused before it loads
+    write("archive", "memo_index_huge.pt", replace_members(
+        archive, lambda n, d: with_bad_memo_index(d) if n.endswith("/data.pkl") else d))
+    write("archive", "debug_pkl_length_huge.pt", replace_members(
+        archive, lambda n, d: d[:2] + b"X\xff\xff\xff\xff" + d[2:] if n.endswith(".debug_pkl") else d))
     torch.save({"w": torch.ones(2)}, os.path.join(ROOT, "archive", "state_dict.pt"))
 
     # --- inputs (capture --inputs, against a model taking one tensor) ------------------------
@@ -129,6 +148,12 @@ def main():
     members = [(n, pickle.dumps(Evil(), protocol=2) if n.endswith("data.pkl") else ez.read(n))
                for n in ez.namelist()]
     write("inputs", "pickle_zip_os_system.pt", zip_bytes(members))
+    saved = io.BytesIO()
+    torch.save({"x": torch.ones(2)}, saved)
+    write("inputs", "pickle_memo_index_huge.pt", replace_members(
+        saved.getvalue(), lambda n, d: with_bad_memo_index(d) if n.endswith("/data.pkl") else d))
+    write("inputs", "pickle_length_huge.pt", replace_members(
+        saved.getvalue(), lambda n, d: d[:2] + b"X\xff\xff\xff\xff" + d[2:] if n.endswith("/data.pkl") else d))
     sparse = io.BytesIO()
     torch.save(torch.ones(3).to_sparse(), sparse)
     write("inputs", "pickle_sparse.pt", sparse.getvalue())

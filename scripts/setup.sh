@@ -8,6 +8,8 @@ PACKAGES=(
   g++ cmake ninja-build ccache pkg-config
   # libraries (the stack)
   libtorch-dev libcli11-dev libyaml-cpp-dev nlohmann-json3-dev libspdlog-dev doctest-dev libzip-dev
+  # the libFuzzer targets (scripts/fuzz.sh): clang and its sanitizer and fuzzer runtimes
+  clang-14 libclang-rt-14-dev
   # fixture generation and reference checks
   python3 python3-torch python3-numpy python3-pydantic python3-torchvision
   # man page rendering check

@@ -11,11 +11,17 @@
 #include <vector>
 
 #include "vin/diagnostics/error.h"
+#include "vin/diagnostics/pickle_rewrite.h"
+#include "vin/diagnostics/printable.h"
 
 namespace vin::diagnostics {
 namespace {
 
 namespace fs = std::filesystem;
+
+bool ends_with(std::string_view text, std::string_view suffix) {
+  return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
+}
 
 struct ZipCloser {
   void operator()(zip_t* z) const { zip_discard(z); }
@@ -158,6 +164,33 @@ std::optional<std::string> read_archive_record(const std::string& path, const Ar
   if (!file || zip_fread(file.get(), text.data(), st.size) != static_cast<zip_int64_t>(st.size))
     throw Error(path + ": cannot read the record " + name + " (damaged archive)");
   return text;
+}
+
+void check_archive_pickles(const std::string& path, const ArchiveLayout& layout) {
+  constexpr zip_uint64_t kMaxPickleBytes = zip_uint64_t{1} << 30;
+  ZipHandle zip = open_zip(path);
+  const zip_int64_t n = zip_get_num_entries(zip.get(), 0);
+  for (zip_int64_t i = 0; i < n; ++i) {
+    zip_stat_t st;
+    if (zip_stat_index(zip.get(), static_cast<zip_uint64_t>(i), 0, &st) != 0 ||
+        !(st.valid & ZIP_STAT_NAME) || !(st.valid & ZIP_STAT_SIZE))
+      continue;
+    const std::string_view name(st.name);
+    const bool pickle = name.substr(0, layout.record_prefix.size()) == layout.record_prefix &&
+                        (ends_with(name, ".pkl") || ends_with(name, ".debug_pkl"));
+    if (!pickle) continue;
+    const std::string record(name.substr(layout.record_prefix.size()));
+    if (st.size > kMaxPickleBytes)
+      throw Error(path + ": the record " + printable(record) + " is larger than " +
+                  std::to_string(kMaxPickleBytes) + " bytes");
+    std::unique_ptr<zip_file_t, ZipFileCloser> file(
+        zip_fopen_index(zip.get(), static_cast<zip_uint64_t>(i), 0));
+    std::string bytes(st.size, '\0');
+    if (!file || zip_fread(file.get(), bytes.data(), st.size) != static_cast<zip_int64_t>(st.size))
+      throw Error(path + ": cannot read the record " + printable(record) + " (damaged archive)");
+    if (const auto problem = pickle_size_problem(bytes))
+      throw Error(path + ": the record " + printable(record) + " is damaged: " + *problem);
+  }
 }
 
 bool file_starts_with(const std::string& path, std::string_view magic) {

@@ -27,6 +27,11 @@ ArchiveLayout probe_torchscript_archive(const std::string& path);
 std::optional<std::string> read_archive_record(const std::string& path, const ArchiveLayout& layout,
                                                const std::string& name, std::size_t max_bytes);
 
+/// Refuses (Error naming the file and record) an archive whose pickles (data.pkl, constants.pkl,
+/// code/**.debug_pkl) hold memo indices or lengths that LibTorch's unpickler would trust
+/// (pickle_size_problem); call before torch::jit::load. Reads those records only.
+void check_archive_pickles(const std::string& path, const ArchiveLayout& layout);
+
 /// Whether the file at `path` begins with the bytes `magic` (false when it cannot be read).
 bool file_starts_with(const std::string& path, std::string_view magic);
 
