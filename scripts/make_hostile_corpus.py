@@ -101,6 +101,13 @@ def main():
     # sizes LibTorch's unpickler trusts (found by torch_save_fuzzer): refused before it loads
     write("archive", "memo_index_huge.pt", replace_members(
         archive, lambda n, d: with_bad_memo_index(d) if n.endswith("/data.pkl") else d))
+    # LibTorch checks no CRC: a changed byte in code/ once sent its type parser into endless
+    # recursion (found by archive_model_fuzzer); every code/ and pickle record's CRC is checked
+    code_flip = bytearray(replace_members(archive, lambda n, d: d))  # stored, so findable
+    at = code_flip.find(b"class Block(Module)")
+    assert at > 0
+    code_flip[at + 6] ^= 0x01
+    write("archive", "code_crc_mismatch.pt", bytes(code_flip))
     write("archive", "debug_pkl_length_huge.pt", replace_members(
         archive, lambda n, d: d[:2] + b"X\xff\xff\xff\xff" + d[2:] if n.endswith(".debug_pkl") else d))
     torch.save({"w": torch.ones(2)}, os.path.join(ROOT, "archive", "state_dict.pt"))

@@ -161,13 +161,18 @@ std::optional<std::string> read_archive_record(const std::string& path, const Ar
                 " bytes");
   std::unique_ptr<zip_file_t, ZipFileCloser> file(zip_fopen(zip.get(), member.c_str(), 0));
   std::string text(st.size, '\0');
-  if (!file || zip_fread(file.get(), text.data(), st.size) != static_cast<zip_int64_t>(st.size))
-    throw Error(path + ": cannot read the record " + name + " (damaged archive)");
+  char past_end = 0;  // reaching the end makes libzip compare the CRC
+  if (!file || zip_fread(file.get(), text.data(), st.size) != static_cast<zip_int64_t>(st.size) ||
+      zip_fread(file.get(), &past_end, 1) != 0)
+    throw Error(path + ": cannot read the record " + name +
+                " (damaged archive: its data does not match its checksum)");
   return text;
 }
 
-void check_archive_pickles(const std::string& path, const ArchiveLayout& layout) {
-  constexpr zip_uint64_t kMaxPickleBytes = zip_uint64_t{1} << 30;
+std::vector<std::pair<std::string, std::string>> read_archive_records(
+    const std::string& path, const ArchiveLayout& layout,
+    const std::function<bool(std::string_view)>& wanted, std::size_t max_bytes) {
+  std::vector<std::pair<std::string, std::string>> records;
   ZipHandle zip = open_zip(path);
   const zip_int64_t n = zip_get_num_entries(zip.get(), 0);
   for (zip_int64_t i = 0; i < n; ++i) {
@@ -176,21 +181,43 @@ void check_archive_pickles(const std::string& path, const ArchiveLayout& layout)
         !(st.valid & ZIP_STAT_NAME) || !(st.valid & ZIP_STAT_SIZE))
       continue;
     const std::string_view name(st.name);
-    const bool pickle = name.substr(0, layout.record_prefix.size()) == layout.record_prefix &&
-                        (ends_with(name, ".pkl") || ends_with(name, ".debug_pkl"));
-    if (!pickle) continue;
-    const std::string record(name.substr(layout.record_prefix.size()));
-    if (st.size > kMaxPickleBytes)
+    if (name.substr(0, layout.record_prefix.size()) != layout.record_prefix) continue;
+    std::string record(name.substr(layout.record_prefix.size()));
+    if (!wanted(record)) continue;
+    if (st.size > max_bytes)
       throw Error(path + ": the record " + printable(record) + " is larger than " +
-                  std::to_string(kMaxPickleBytes) + " bytes");
+                  std::to_string(max_bytes) + " bytes");
     std::unique_ptr<zip_file_t, ZipFileCloser> file(
         zip_fopen_index(zip.get(), static_cast<zip_uint64_t>(i), 0));
     std::string bytes(st.size, '\0');
-    if (!file || zip_fread(file.get(), bytes.data(), st.size) != static_cast<zip_int64_t>(st.size))
-      throw Error(path + ": cannot read the record " + printable(record) + " (damaged archive)");
-    if (const auto problem = pickle_size_problem(bytes))
-      throw Error(path + ": the record " + printable(record) + " is damaged: " + *problem);
+    // libzip compares the CRC only when a read reaches the end: the one-byte read past the
+    // record does that (LibTorch's zip reader never checks CRCs)
+    char past_end = 0;
+    if (!file ||
+        zip_fread(file.get(), bytes.data(), st.size) != static_cast<zip_int64_t>(st.size) ||
+        zip_fread(file.get(), &past_end, 1) != 0)
+      throw Error(path + ": cannot read the record " + printable(record) +
+                  " (damaged archive: its data does not match its checksum)");
+    records.emplace_back(std::move(record), std::move(bytes));
   }
+  return records;
+}
+
+void check_archive_records(const std::string& path, const ArchiveLayout& layout) {
+  constexpr std::size_t kMaxRecordBytes = std::size_t{1} << 30;
+  const auto is_pickle = [](std::string_view name) {
+    return ends_with(name, ".pkl") || ends_with(name, ".debug_pkl");
+  };
+  const auto records = read_archive_records(
+      path, layout,
+      [&](std::string_view name) {
+        return is_pickle(name) || (name.substr(0, 5) == "code/" && ends_with(name, ".py"));
+      },
+      kMaxRecordBytes);
+  for (const auto& [record, bytes] : records)
+    if (is_pickle(record))
+      if (const auto problem = pickle_size_problem(bytes))
+        throw Error(path + ": the record " + printable(record) + " is damaged: " + *problem);
 }
 
 bool file_starts_with(const std::string& path, std::string_view magic) {

@@ -3,9 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace vin::diagnostics {
@@ -27,10 +29,19 @@ ArchiveLayout probe_torchscript_archive(const std::string& path);
 std::optional<std::string> read_archive_record(const std::string& path, const ArchiveLayout& layout,
                                                const std::string& name, std::size_t max_bytes);
 
-/// Refuses (Error naming the file and record) an archive whose pickles (data.pkl, constants.pkl,
-/// code/**.debug_pkl) hold memo indices or lengths that LibTorch's unpickler would trust
-/// (pickle_size_problem); call before torch::jit::load. Reads those records only.
-void check_archive_pickles(const std::string& path, const ArchiveLayout& layout);
+/// The archive's records whose names (relative to its top folder) `wanted` accepts, in the zip
+/// directory's order, as (name, bytes). Reads those records only. Throws Error when one is
+/// larger than `max_bytes` or cannot be read (a damaged archive).
+std::vector<std::pair<std::string, std::string>> read_archive_records(
+    const std::string& path, const ArchiveLayout& layout,
+    const std::function<bool(std::string_view)>& wanted, std::size_t max_bytes);
+
+/// Refuses (Error naming the file and record) an archive that LibTorch would read blindly: a
+/// pickle (data.pkl, constants.pkl, code/**.debug_pkl) or code/ source whose bytes do not match
+/// their zip checksum (LibTorch checks none), or a pickle with memo indices or lengths that
+/// LibTorch's unpickler would trust (pickle_size_problem). Call before torch::jit::load. Reads
+/// those records only, never data/.
+void check_archive_records(const std::string& path, const ArchiveLayout& layout);
 
 /// Whether the file at `path` begins with the bytes `magic` (false when it cannot be read).
 bool file_starts_with(const std::string& path, std::string_view magic);

@@ -57,7 +57,7 @@ torch::jit::Module load_torchscript_archive(const std::string& path, const std::
                 std::to_string(caffe2::serialize::kMaxSupportedFileFormatVersion) +
                 "); it was written by a newer PyTorch");
   }
-  check_archive_pickles(path, layout);
+  check_archive_records(path, layout);
   const c10::Device map_location = resolve_device(device);
   try {
     return torch::jit::load(path, map_location);

@@ -1,0 +1,343 @@
+#include "vin/diagnostics/pickle_reader.h"
+
+#include <cstring>
+
+namespace vin::diagnostics {
+namespace {
+
+using Kind = PickleValue::Kind;
+
+PickleRef make(Kind kind) {
+  auto v = std::make_shared<PickleValue>();
+  v->kind = kind;
+  return v;
+}
+
+// Sizes of a tensor from _rebuild_tensor_v2's `size` argument: a tuple of non-negative ints.
+std::int64_t numel_of(const PickleRef& size) {
+  if (!size || size->kind != Kind::tuple) throw UnsupportedPickle("tensor size is not a tuple");
+  std::int64_t n = 1;
+  for (const auto& d : size->items) {
+    if (d->kind != Kind::integer || d->integer < 0)
+      throw UnsupportedPickle("tensor size is not a tuple of non-negative ints");
+    if (d->integer != 0 && n > INT64_MAX / d->integer)
+      throw UnsupportedPickle("tensor size overflows");
+    n *= d->integer;
+  }
+  return n;
+}
+
+// What REDUCE makes of `callable(*args)` for the callables TorchScript writes.
+PickleRef reduce(const PickleRef& callable, const PickleRef& args) {
+  if (callable->kind != Kind::global || args->kind != Kind::tuple) return make(Kind::opaque);
+  const std::string& name = callable->text;
+  const auto& a = args->items;
+  if (name == "torch._utils._rebuild_tensor_v2" || name == "torch._utils._rebuild_qtensor") {
+    // (storage, storage_offset, size, stride, [quantizer params,] requires_grad, hooks, ...)
+    const std::size_t grad_at = name == "torch._utils._rebuild_tensor_v2" ? 4 : 5;
+    if (a.size() <= grad_at || a[grad_at]->kind != Kind::boolean)
+      throw UnsupportedPickle(name + " with unexpected arguments");
+    auto t = make(Kind::tensor);
+    t->numel = numel_of(a[2]);
+    t->requires_grad = a[grad_at]->boolean;
+    return t;
+  }
+  if (name == "collections.OrderedDict") return make(Kind::dict);
+  // typed containers: the value is the first argument
+  if (name.rfind("torch.jit._pickle.", 0) == 0 && !a.empty()) return a[0];
+  return make(Kind::opaque);
+}
+
+class Machine {
+ public:
+  explicit Machine(std::string_view p) : p_(p) {}
+
+  PickleRef run() {
+    while (pos_ < p_.size()) {
+      const unsigned char op = static_cast<unsigned char>(p_[pos_++]);
+      switch (op) {
+        case 0x80:
+          take(1);
+          break;   // PROTO
+        case '.':  // STOP
+          if (stack_.size() != 1 || !stack_.back()) throw UnsupportedPickle("bad STOP");
+          return stack_.back();
+        case '(':
+          marks_.push_back(stack_.size());
+          break;  // MARK
+        case 'N':
+          push(make(Kind::none));
+          break;
+        case 0x88:
+        case 0x89: {  // NEWTRUE, NEWFALSE
+          auto v = make(Kind::boolean);
+          v->boolean = op == 0x88;
+          push(v);
+          break;
+        }
+        case 'K':
+          push_int(static_cast<std::int64_t>(unsigned_le(1)));
+          break;  // BININT1
+        case 'M':
+          push_int(static_cast<std::int64_t>(unsigned_le(2)));
+          break;  // BININT2
+        case 'J':
+          push_int(static_cast<std::int32_t>(unsigned_le(4)));
+          break;  // BININT
+        case 0x8a:
+          push_int(long1());
+          break;     // LONG1
+        case 'G': {  // BINFLOAT
+          const std::string_view b = take(8);
+          std::uint64_t bits = 0;
+          for (unsigned char c : b) bits = (bits << 8) | c;  // big-endian
+          auto v = make(Kind::floating);
+          std::memcpy(&v->floating, &bits, sizeof bits);
+          push(v);
+          break;
+        }
+        case 'X':
+          push_text(Kind::string, unsigned_le(4));
+          break;  // BINUNICODE
+        case 0x8c:
+          push_text(Kind::string, unsigned_le(1));
+          break;  // SHORT_BINUNICODE
+        case 'T':
+          push_text(Kind::string, unsigned_le(4));
+          break;  // BINSTRING
+        case 'U':
+          push_text(Kind::string, unsigned_le(1));
+          break;  // SHORT_BINSTRING
+        case 'B':
+          push_text(Kind::bytes, unsigned_le(4));
+          break;  // BINBYTES
+        case 'C':
+          push_text(Kind::bytes, unsigned_le(1));
+          break;  // SHORT_BINBYTES
+        case ')':
+          push(make(Kind::tuple));
+          break;  // EMPTY_TUPLE
+        case ']':
+          push(make(Kind::list));
+          break;  // EMPTY_LIST
+        case '}':
+          push(make(Kind::dict));
+          break;     // EMPTY_DICT
+        case 't': {  // TUPLE
+          auto v = make(Kind::tuple);
+          v->items = pop_to_mark();
+          push(v);
+          break;
+        }
+        case 0x85:
+        case 0x86:
+        case 0x87: {  // TUPLE1..3
+          auto v = make(Kind::tuple);
+          const std::size_t n = op - 0x84u;
+          need_stack(n);
+          v->items.assign(stack_.end() - static_cast<std::ptrdiff_t>(n), stack_.end());
+          stack_.resize(stack_.size() - n);
+          push(v);
+          break;
+        }
+        case 'l': {  // LIST
+          auto v = make(Kind::list);
+          v->items = pop_to_mark();
+          push(v);
+          break;
+        }
+        case 'd': {  // DICT
+          auto v = make(Kind::dict);
+          v->items = pop_to_mark();
+          if (v->items.size() % 2) throw UnsupportedPickle("DICT with an odd count");
+          push(v);
+          break;
+        }
+        case 'e': {  // APPENDS
+          auto items = pop_to_mark();
+          auto list = top(Kind::list);
+          list->items.insert(list->items.end(), items.begin(), items.end());
+          break;
+        }
+        case 'a': {  // APPEND
+          auto item = pop();
+          top(Kind::list)->items.push_back(item);
+          break;
+        }
+        case 'u': {  // SETITEMS
+          auto items = pop_to_mark();
+          if (items.size() % 2) throw UnsupportedPickle("SETITEMS with an odd count");
+          auto dict = top(Kind::dict);
+          dict->items.insert(dict->items.end(), items.begin(), items.end());
+          break;
+        }
+        case 's': {  // SETITEM
+          auto value = pop();
+          auto key = pop();
+          auto dict = top(Kind::dict);
+          dict->items.push_back(key);
+          dict->items.push_back(value);
+          break;
+        }
+        case 'q':
+          memo_put(unsigned_le(1));
+          break;  // BINPUT
+        case 'r':
+          memo_put(unsigned_le(4));
+          break;  // LONG_BINPUT
+        case 0x94:
+          memo_put(memo_.size());
+          break;  // MEMOIZE
+        case 'h':
+          push(memo_get(unsigned_le(1)));
+          break;  // BINGET
+        case 'j':
+          push(memo_get(unsigned_le(4)));
+          break;     // LONG_BINGET
+        case 'c': {  // GLOBAL
+          const std::string module = line();
+          const std::string name = line();
+          auto v = make(Kind::global);
+          v->text = module + "." + name;
+          push(v);
+          break;
+        }
+        case 0x81: {  // NEWOBJ: cls, args
+          pop();      // the arguments: TorchScript writes an empty tuple
+          auto cls = pop();
+          if (cls->kind != Kind::global) throw UnsupportedPickle("NEWOBJ of a non-global");
+          auto v = make(Kind::object);
+          v->text = cls->text;
+          push(v);
+          break;
+        }
+        case 'R': {  // REDUCE: callable, args
+          auto args = pop();
+          auto callable = pop();
+          push(reduce(callable, args));
+          break;
+        }
+        case 'b': {  // BUILD: object, state
+          auto state = pop();
+          auto object = top(Kind::object);
+          if (object->state) throw UnsupportedPickle("BUILD twice on one object");
+          object->state = state;
+          break;
+        }
+        case 'Q':
+          pop();
+          push(make(Kind::opaque));
+          break;  // BINPERSID: a storage
+        case '0':
+          pop();
+          break;  // POP
+        case '1':
+          pop_to_mark();
+          break;  // POP_MARK
+        case '2':
+          push(top_any());
+          break;  // DUP
+        default:
+          throw UnsupportedPickle("opcode " + std::to_string(op) + " not understood");
+      }
+    }
+    throw UnsupportedPickle("no STOP");
+  }
+
+ private:
+  std::string_view take(std::size_t n) {
+    if (n > p_.size() - pos_) throw UnsupportedPickle("truncated");
+    const std::string_view out = p_.substr(pos_, n);
+    pos_ += n;
+    return out;
+  }
+  std::uint64_t unsigned_le(std::size_t n) {
+    const std::string_view b = take(n);
+    std::uint64_t v = 0;
+    for (std::size_t i = 0; i < n; ++i)
+      v |= std::uint64_t{static_cast<unsigned char>(b[i])} << (8 * i);
+    return v;
+  }
+  std::int64_t long1() {
+    const std::size_t n = static_cast<std::size_t>(unsigned_le(1));
+    if (n > 8) throw UnsupportedPickle("LONG1 wider than 64 bits");
+    const std::string_view b = take(n);
+    std::uint64_t v = 0;
+    for (std::size_t i = 0; i < n; ++i)
+      v |= std::uint64_t{static_cast<unsigned char>(b[i])} << (8 * i);
+    if (n > 0 && n < 8 && (static_cast<unsigned char>(b[n - 1]) & 0x80))
+      v |= ~std::uint64_t{0} << (8 * n);  // sign-extend
+    return static_cast<std::int64_t>(v);
+  }
+  std::string line() {
+    const std::size_t nl = p_.find('\n', pos_);
+    if (nl == std::string_view::npos) throw UnsupportedPickle("truncated GLOBAL");
+    std::string out(p_.substr(pos_, nl - pos_));
+    pos_ = nl + 1;
+    return out;
+  }
+  void push(PickleRef v) { stack_.push_back(std::move(v)); }
+  void push_int(std::int64_t i) {
+    auto v = make(Kind::integer);
+    v->integer = i;
+    push(v);
+  }
+  void push_text(Kind kind, std::uint64_t n) {
+    if (n > p_.size() - pos_) throw UnsupportedPickle("truncated");
+    auto v = make(kind);
+    v->text = std::string(take(static_cast<std::size_t>(n)));
+    push(v);
+  }
+  void need_stack(std::size_t n) {
+    const std::size_t floor = marks_.empty() ? 0 : marks_.back();
+    if (stack_.size() < floor + n) throw UnsupportedPickle("stack underflow");
+  }
+  PickleRef pop() {
+    need_stack(1);
+    PickleRef v = std::move(stack_.back());
+    stack_.pop_back();
+    return v;
+  }
+  const PickleRef& top_any() {
+    need_stack(1);
+    return stack_.back();
+  }
+  const PickleRef& top(Kind kind) {
+    const PickleRef& v = top_any();
+    if (v->kind != kind) throw UnsupportedPickle("unexpected value kind");
+    return v;
+  }
+  std::vector<PickleRef> pop_to_mark() {
+    if (marks_.empty()) throw UnsupportedPickle("no MARK");
+    const std::size_t at = marks_.back();
+    marks_.pop_back();
+    std::vector<PickleRef> items(
+        std::make_move_iterator(stack_.begin() + static_cast<std::ptrdiff_t>(at)),
+        std::make_move_iterator(stack_.end()));
+    stack_.resize(at);
+    return items;
+  }
+  void memo_put(std::uint64_t index) {
+    // a pickler numbers memo entries from 0; an index beyond the stream's length is damage
+    if (index > p_.size()) throw UnsupportedPickle("memo index out of range");
+    if (index >= memo_.size()) memo_.resize(static_cast<std::size_t>(index) + 1);
+    memo_[static_cast<std::size_t>(index)] = top_any();
+  }
+  const PickleRef& memo_get(std::uint64_t index) {
+    if (index >= memo_.size() || !memo_[static_cast<std::size_t>(index)])
+      throw UnsupportedPickle("memo entry missing");
+    return memo_[static_cast<std::size_t>(index)];
+  }
+
+  std::string_view p_;
+  std::size_t pos_ = 0;
+  std::vector<PickleRef> stack_;
+  std::vector<std::size_t> marks_;
+  std::vector<PickleRef> memo_;
+};
+
+}  // namespace
+
+PickleRef read_pickle(std::string_view pickle) { return Machine(pickle).run(); }
+
+}  // namespace vin::diagnostics

@@ -1,0 +1,58 @@
+// A reader for the subset of Python's pickle protocol 2 that TorchScript's pickler writes in an
+// archive's data.pkl, without LibTorch: objects of TorchScript classes with their state, the
+// containers and scalars in that state, and tensors as what they describe (element count,
+// requires_grad), never their data. Memo references keep identity: a tensor or object written
+// once and referenced twice is one PickleValue.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace vin::diagnostics {
+
+struct PickleValue;
+using PickleRef = std::shared_ptr<PickleValue>;
+
+/// One value built by the reader.
+struct PickleValue {
+  enum class Kind {
+    none,
+    boolean,
+    integer,
+    floating,
+    string,
+    bytes,
+    tuple,
+    list,
+    dict,
+    global,  ///< a GLOBAL reference: `text` is "module.name"
+    object,  ///< an instance of a TorchScript class: `text` is its qualified name
+    tensor,  ///< from torch._utils._rebuild_tensor_v2 or _rebuild_qtensor
+    opaque,  ///< anything else (a storage, a call this reader does not model)
+  };
+  Kind kind = Kind::none;
+  bool boolean = false;
+  std::int64_t integer = 0;
+  double floating = 0;
+  std::string text;              ///< string, bytes, global or object class name
+  std::vector<PickleRef> items;  ///< tuple and list items; dict keys and values, alternating
+  PickleRef state;               ///< an object's BUILD state (null when it had none)
+  std::int64_t numel = 0;        ///< tensor: elements, the product of its sizes
+  bool requires_grad = false;    ///< tensor
+};
+
+/// Thrown for streams outside the subset (an unknown opcode, a malformed or truncated stream,
+/// a size out of range): the caller falls back to LibTorch, which reads or refuses it.
+class UnsupportedPickle : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Runs the pickle and returns the value its STOP leaves on the stack.
+PickleRef read_pickle(std::string_view pickle);
+
+}  // namespace vin::diagnostics
