@@ -13,7 +13,7 @@ seconds=${1:-60}
 shift || true
 targets=("$@")
 if ((${#targets[@]} == 0)); then
-  targets=(npy npz yaml archive_config records archive_model torch_save)
+  targets=(npy npz yaml archive_config records pickle archive_structure archive_model torch_save)
 fi
 
 bash scripts/setup.sh

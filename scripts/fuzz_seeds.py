@@ -36,6 +36,8 @@ def main() -> int:
         "yaml": [(ROOT / "configs", ["*.yaml"]), (config, ["*.yaml"]), (hostile / "yaml", ["*"])],
         "archive_config": [(fixtures, ["*.pt", "*.zip"]), (hostile / "archive", ["*"])],
         "archive_model": [(fixtures, ["*.pt", "*.zip"]), (hostile / "archive", ["*"])],
+        "archive_structure": [(fixtures, ["*.pt", "*.zip"]), (hostile / "archive", ["*"])],
+        "pickle": [],  # the data.pkl of each small fixture archive, extracted below
         "records": [(ROOT / "tests" / "cli" / "golden", ["*.jsonl"]), (config, ["*.jsonl"]),
                     (hostile / "records", ["*"])],
     }
@@ -55,6 +57,17 @@ def main() -> int:
                         for member in z.namelist():
                             (dest / f"{npz.stem}-{Path(member).name}").write_bytes(z.read(member))
                             count += 1
+                except (zipfile.BadZipFile, OSError, ValueError):
+                    pass  # the deliberately broken fixtures
+        if target == "pickle":
+            for archive in small_files(fixtures, ["*.pt"]):
+                try:
+                    with zipfile.ZipFile(archive) as z:
+                        for member in z.namelist():
+                            if member.endswith(".pkl"):
+                                name = f"{archive.stem}-{member.replace('/', '-')}"
+                                (dest / name).write_bytes(z.read(member))
+                                count += 1
                 except (zipfile.BadZipFile, OSError, ValueError):
                     pass  # the deliberately broken fixtures
         if count == 0:

@@ -15,11 +15,12 @@
 #include "vin/diagnostics/capture_archive.h"
 #include "vin/diagnostics/error.h"
 #include "vin/diagnostics/inspect_config.h"
-#include "vin/diagnostics/inspect_model.h"
+#include "vin/diagnostics/model_source.h"
 #include "vin/diagnostics/output_format.h"
 #include "vin/diagnostics/printable.h"
 #include "vin/diagnostics/record_sources.h"
 #include "vin/diagnostics/suggest.h"
+#include "vin/diagnostics/torch_plugin.h"
 
 namespace vd = vin::diagnostics;
 namespace fs = std::filesystem;
@@ -27,6 +28,26 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kProgram = "vin-inspect";
+
+// The LibTorch plugin, loaded on first use: $VIN_INSPECT_PLUGIN, else beside this binary (the
+// build tree), else where `cmake --install` puts it relative to this binary.
+const vd::TorchPlugin& torch_plugin() {
+  std::vector<std::string> candidates;
+  if (const char* forced = std::getenv("VIN_INSPECT_PLUGIN"); forced && *forced)
+    candidates.emplace_back(forced);
+  std::error_code ec;
+  const fs::path exe_dir = fs::read_symlink("/proc/self/exe", ec).parent_path();
+  candidates.push_back((exe_dir / vd::kTorchPluginFile).string());
+  candidates.push_back((exe_dir / VIN_PLUGIN_RELATIVE_DIR / vd::kTorchPluginFile).string());
+  spdlog::debug("loading LibTorch (the plugin)");
+  return vd::load_torch_plugin(candidates);
+}
+
+// inspect-model's records for an archive the structure reader does not understand: LibTorch's.
+vd::ModelMetadata inspect_with_libtorch(const std::string& path, const std::string& why) {
+  spdlog::debug("{}: {}; reading it with LibTorch instead", path, why);
+  return torch_plugin().inspect_model_archive(path);
+}
 
 // Options every subcommand shares.
 struct CommonOptions {
@@ -119,7 +140,7 @@ std::vector<Command> commands(CommonOptions& common) {
          add_common_options(sub, common);
          action = [&common, archive] {
            spdlog::debug("inspecting {}", *archive);
-           const vd::ModelMetadata model = vd::inspect_model_archive(*archive);
+           const vd::ModelMetadata model = vd::inspect_archive(*archive, inspect_with_libtorch);
            spdlog::debug("{} modules, {} parameters", model.modules().size(),
                          model.total_parameters());
            std::ostringstream text;
@@ -167,7 +188,7 @@ std::vector<Command> commands(CommonOptions& common) {
            request->limits = vd::CaptureLimits(l[0], l[1], l[2], l[3], l[4]);
            spdlog::debug("capturing {} on {} input file(s)", request->archive,
                          request->inputs.size());
-           const vd::CaptureResult result = vd::capture_archive(*request);
+           const vd::CaptureResult result = torch_plugin().capture_archive(*request);
            std::ostringstream text;
            vd::write_capture(text, result.snapshots, result.summary,
                              vd::parse_output_format(common.format));
@@ -197,8 +218,8 @@ std::vector<Command> commands(CommonOptions& common) {
          action = [&common, old_path, new_path, ignore] {
            vd::RecordSet old_set, new_set;
            try {
-             old_set = vd::load_record_set(*old_path);
-             new_set = vd::load_record_set(*new_path);
+             old_set = vd::load_record_set(*old_path, inspect_with_libtorch);
+             new_set = vd::load_record_set(*new_path, inspect_with_libtorch);
            } catch (const vd::UsageError&) {
              throw;
            } catch (const vd::Error& e) {

@@ -28,9 +28,16 @@ def limits():
         resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
 
 
+# archives damaged only in records that inspect-model does not read (it reads the zip directory,
+# data.pkl and code/ headers): it may describe them; capture, which must load them, refuses them
+STRUCTURE_READABLE = {"debug_pkl_length_huge.pt"}
+
+
 def commands(folder, path, fixtures):
     model = os.path.join(fixtures, "convnet.pt")
     if folder == "archive":
+        if os.path.basename(path) in STRUCTURE_READABLE:
+            return [(["capture", path, "--inputs", path], 1)]
         return [(["inspect-model", path], 1), (["inspect-config", path], 1),
                 (["capture", path, "--inputs", path], 1), (["diff", path, path], 2)]
     if folder == "inputs":

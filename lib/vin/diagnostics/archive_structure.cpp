@@ -11,7 +11,7 @@ namespace vin::diagnostics {
 namespace {
 
 constexpr std::size_t kMaxRecordBytes = std::size_t{1} << 30;
-constexpr std::size_t kMaxDepth = 10000;  // deeper module trees go to LibTorch
+constexpr std::size_t kMaxDepth = 2000;  // deeper module trees go to LibTorch
 
 using Kind = PickleValue::Kind;
 
@@ -77,14 +77,14 @@ class StructureWalker {
   explicit StructureWalker(const std::unordered_map<std::string, ClassHeader>& classes)
       : classes_(classes) {}
 
-  ModelMetadata run(const PickleRef& root) {
+  ModelMetadata run(PickleRef root) {
     if (!module_header(root)) throw UnsupportedPickle("the root is not a module object");
     visit(root, "", 0);
     return ModelMetadata(python_type_name(root->text), total_, trainable_, std::move(modules_));
   }
 
  private:
-  const ClassHeader* module_header(const PickleRef& value) const {
+  const ClassHeader* module_header(PickleRef value) const {
     if (value->kind != Kind::object) return nullptr;
     const auto it = classes_.find(value->text);
     if (it == classes_.end()) {
@@ -95,11 +95,11 @@ class StructureWalker {
     return it->second.is_module ? &it->second : nullptr;
   }
 
-  void visit(const PickleRef& module, const std::string& path, std::size_t depth) {
-    if (!seen_modules_.insert(module.get()).second) return;
+  void visit(PickleRef module, const std::string& path, std::size_t depth) {
+    if (!seen_modules_.insert(module).second) return;
     if (depth > kMaxDepth) throw UnsupportedPickle("module tree too deep");
     const ClassHeader& header = *module_header(module);
-    const PickleRef& state = module->state;
+    const PickleRef state = module->state;
     if (!state || state->kind != Kind::dict)
       throw UnsupportedPickle(module->text + " has a state that is not a dict (__setstate__)");
     const auto& items = state->items;
@@ -107,8 +107,8 @@ class StructureWalker {
     bool training = false;
     std::vector<std::pair<std::string, PickleRef>> children;
     for (std::size_t i = 0; i + 1 < items.size(); i += 2) {
-      const PickleRef& key = items[i];
-      const PickleRef& value = items[i + 1];
+      const PickleRef key = items[i];
+      PickleRef value = items[i + 1];
       if (key->kind != Kind::string) throw UnsupportedPickle("a module attribute without a name");
       const std::string& name = key->text;
       const bool is_parameter = header.parameters.count(name) > 0;
@@ -123,7 +123,7 @@ class StructureWalker {
         }
         direct += value->numel;
         if (value->requires_grad) direct_trainable += value->numel;
-        if (seen_parameters_.insert(value.get()).second) {
+        if (seen_parameters_.insert(value).second) {
           total_ += value->numel;
           if (value->requires_grad) trainable_ += value->numel;
         }
@@ -168,7 +168,8 @@ std::optional<ModelMetadata> read_model_structure(const std::string& path, std::
         read_class_headers(name, bytes, classes);
     }
     if (!data) throw UnsupportedPickle("no data.pkl");
-    return StructureWalker(classes).run(read_pickle(*data));
+    const PickleDocument document = read_pickle(*data);
+    return StructureWalker(classes).run(document.root);
   } catch (const UnsupportedPickle& e) {
     if (why_not) *why_not = e.what();
     return std::nullopt;

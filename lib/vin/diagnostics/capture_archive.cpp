@@ -1,5 +1,7 @@
 #include "vin/diagnostics/capture_archive.h"
 
+#include <torch/csrc/jit/runtime/graph_executor.h>
+
 #include <torch/csrc/autograd/grad_mode.h>
 
 #include "vin/diagnostics/error.h"
@@ -19,6 +21,10 @@ CaptureResult capture_archive(const CaptureRequest& request) {
     inputs.push_back(read_forward_inputs(path, model, device));
 
   at::NoGradGuard no_grad;
+  // One forward per file: TorchScript's profiling executor would spend most of the first call
+  // profiling and optimising the graph (seconds on deep or wide models) for calls that never
+  // come. The records are the same either way; the executor's setting is restored on return.
+  torch::jit::GraphOptimizerEnabledGuard no_graph_optimisation(false);
   ModelCapture capture = capture_model(model, request.module_paths, request.limits);
   capture.enable_stats(request.stats);
   CaptureResult result;

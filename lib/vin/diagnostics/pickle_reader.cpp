@@ -7,14 +7,8 @@ namespace {
 
 using Kind = PickleValue::Kind;
 
-PickleRef make(Kind kind) {
-  auto v = std::make_shared<PickleValue>();
-  v->kind = kind;
-  return v;
-}
-
 // Sizes of a tensor from _rebuild_tensor_v2's `size` argument: a tuple of non-negative ints.
-std::int64_t numel_of(const PickleRef& size) {
+std::int64_t numel_of(PickleRef size) {
   if (!size || size->kind != Kind::tuple) throw UnsupportedPickle("tensor size is not a tuple");
   std::int64_t n = 1;
   for (const auto& d : size->items) {
@@ -27,32 +21,22 @@ std::int64_t numel_of(const PickleRef& size) {
   return n;
 }
 
+class Machine;
+
 // What REDUCE makes of `callable(*args)` for the callables TorchScript writes.
-PickleRef reduce(const PickleRef& callable, const PickleRef& args) {
-  if (callable->kind != Kind::global || args->kind != Kind::tuple) return make(Kind::opaque);
-  const std::string& name = callable->text;
-  const auto& a = args->items;
-  if (name == "torch._utils._rebuild_tensor_v2" || name == "torch._utils._rebuild_qtensor") {
-    // (storage, storage_offset, size, stride, [quantizer params,] requires_grad, hooks, ...)
-    const std::size_t grad_at = name == "torch._utils._rebuild_tensor_v2" ? 4 : 5;
-    if (a.size() <= grad_at || a[grad_at]->kind != Kind::boolean)
-      throw UnsupportedPickle(name + " with unexpected arguments");
-    auto t = make(Kind::tensor);
-    t->numel = numel_of(a[2]);
-    t->requires_grad = a[grad_at]->boolean;
-    return t;
-  }
-  if (name == "collections.OrderedDict") return make(Kind::dict);
-  // typed containers: the value is the first argument
-  if (name.rfind("torch.jit._pickle.", 0) == 0 && !a.empty()) return a[0];
-  return make(Kind::opaque);
-}
+PickleRef reduce(Machine& m, PickleRef callable, PickleRef args);
 
 class Machine {
  public:
   explicit Machine(std::string_view p) : p_(p) {}
 
-  PickleRef run() {
+  PickleValue* make(Kind kind) {
+    doc_.values.push_back(std::make_unique<PickleValue>());
+    doc_.values.back()->kind = kind;
+    return doc_.values.back().get();
+  }
+
+  PickleDocument run() && {
     while (pos_ < p_.size()) {
       const unsigned char op = static_cast<unsigned char>(p_[pos_++]);
       switch (op) {
@@ -61,7 +45,8 @@ class Machine {
           break;   // PROTO
         case '.':  // STOP
           if (stack_.size() != 1 || !stack_.back()) throw UnsupportedPickle("bad STOP");
-          return stack_.back();
+          doc_.root = stack_.back();
+          return std::move(doc_);
         case '(':
           marks_.push_back(stack_.size());
           break;  // MARK
@@ -214,7 +199,7 @@ class Machine {
         case 'R': {  // REDUCE: callable, args
           auto args = pop();
           auto callable = pop();
-          push(reduce(callable, args));
+          push(reduce(*this, callable, args));
           break;
         }
         case 'b': {  // BUILD: object, state
@@ -298,14 +283,14 @@ class Machine {
     stack_.pop_back();
     return v;
   }
-  const PickleRef& top_any() {
+  PickleRef top_any() {
     need_stack(1);
     return stack_.back();
   }
-  const PickleRef& top(Kind kind) {
-    const PickleRef& v = top_any();
+  PickleValue* top(Kind kind) {
+    const PickleRef v = top_any();
     if (v->kind != kind) throw UnsupportedPickle("unexpected value kind");
-    return v;
+    return const_cast<PickleValue*>(v);  // every value is this machine's own
   }
   std::vector<PickleRef> pop_to_mark() {
     if (marks_.empty()) throw UnsupportedPickle("no MARK");
@@ -323,7 +308,7 @@ class Machine {
     if (index >= memo_.size()) memo_.resize(static_cast<std::size_t>(index) + 1);
     memo_[static_cast<std::size_t>(index)] = top_any();
   }
-  const PickleRef& memo_get(std::uint64_t index) {
+  PickleRef memo_get(std::uint64_t index) {
     if (index >= memo_.size() || !memo_[static_cast<std::size_t>(index)])
       throw UnsupportedPickle("memo entry missing");
     return memo_[static_cast<std::size_t>(index)];
@@ -334,10 +319,31 @@ class Machine {
   std::vector<PickleRef> stack_;
   std::vector<std::size_t> marks_;
   std::vector<PickleRef> memo_;
+  PickleDocument doc_;
 };
+
+PickleRef reduce(Machine& m, PickleRef callable, PickleRef args) {
+  if (callable->kind != Kind::global || args->kind != Kind::tuple) return m.make(Kind::opaque);
+  const std::string& name = callable->text;
+  const auto& a = args->items;
+  if (name == "torch._utils._rebuild_tensor_v2" || name == "torch._utils._rebuild_qtensor") {
+    // (storage, storage_offset, size, stride, [quantizer params,] requires_grad, hooks, ...)
+    const std::size_t grad_at = name == "torch._utils._rebuild_tensor_v2" ? 4 : 5;
+    if (a.size() <= grad_at || a[grad_at]->kind != Kind::boolean)
+      throw UnsupportedPickle(name + " with unexpected arguments");
+    auto t = m.make(Kind::tensor);
+    t->numel = numel_of(a[2]);
+    t->requires_grad = a[grad_at]->boolean;
+    return t;
+  }
+  if (name == "collections.OrderedDict") return m.make(Kind::dict);
+  // typed containers: the value is the first argument
+  if (name.rfind("torch.jit._pickle.", 0) == 0 && !a.empty()) return a[0];
+  return m.make(Kind::opaque);
+}
 
 }  // namespace
 
-PickleRef read_pickle(std::string_view pickle) { return Machine(pickle).run(); }
+PickleDocument read_pickle(std::string_view pickle) { return Machine(pickle).run(); }
 
 }  // namespace vin::diagnostics

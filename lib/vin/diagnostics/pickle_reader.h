@@ -2,7 +2,9 @@
 // archive's data.pkl, without LibTorch: objects of TorchScript classes with their state, the
 // containers and scalars in that state, and tensors as what they describe (element count,
 // requires_grad), never their data. Memo references keep identity: a tensor or object written
-// once and referenced twice is one PickleValue.
+// once and referenced twice is one PickleValue. All values live in one PickleDocument and refer to
+// each other by plain pointers, so nesting and cycles (a list appended to itself) cost nothing
+// to free.
 #pragma once
 
 #include <cstdint>
@@ -15,7 +17,7 @@
 namespace vin::diagnostics {
 
 struct PickleValue;
-using PickleRef = std::shared_ptr<PickleValue>;
+using PickleRef = const PickleValue*;
 
 /// One value built by the reader.
 struct PickleValue {
@@ -52,7 +54,13 @@ class UnsupportedPickle : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// Runs the pickle and returns the value its STOP leaves on the stack.
-PickleRef read_pickle(std::string_view pickle);
+/// Every value a pickle built, and the one its STOP left on the stack.
+struct PickleDocument {
+  std::vector<std::unique_ptr<PickleValue>> values;
+  PickleRef root = nullptr;
+};
+
+/// Runs the pickle.
+PickleDocument read_pickle(std::string_view pickle);
 
 }  // namespace vin::diagnostics

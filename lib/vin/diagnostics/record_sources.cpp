@@ -2,12 +2,11 @@
 
 #include "vin/diagnostics/archive_layout.h"
 #include "vin/diagnostics/inspect_config.h"
-#include "vin/diagnostics/inspect_model.h"
 
 namespace vin::diagnostics {
 
-RecordSet load_record_set(const std::string& path) {
-  if (file_starts_with(path, "PK")) return record_set(inspect_model_archive(path), path);
+RecordSet load_record_set(const std::string& path, const LibTorchInspector& fallback) {
+  if (file_starts_with(path, "PK")) return record_set(inspect_archive(path, fallback), path);
   if (looks_like_record_file(path)) return read_record_file(path);
   return record_set(inspect_config_file(path), path);
 }

@@ -4,12 +4,14 @@
 
 #include <string>
 
+#include "vin/diagnostics/model_source.h"
 #include "vin/diagnostics/record_diff.h"
 
 namespace vin::diagnostics {
 
-/// inspect-model records of a TorchScript archive, inspect-config records of a YAML rendering,
-/// or the records a jsonl file holds (told apart by content). Throws Error when unreadable.
-RecordSet load_record_set(const std::string& path);
+/// inspect-model records of a TorchScript archive (inspect_archive, with `fallback` for archives
+/// the structure reader does not understand), inspect-config records of a YAML rendering, or the
+/// records a jsonl file holds (told apart by content). Throws Error when unreadable.
+RecordSet load_record_set(const std::string& path, const LibTorchInspector& fallback);
 
 }  // namespace vin::diagnostics

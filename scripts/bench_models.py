@@ -1,0 +1,68 @@
+"""Models for scripts/benchmark.py: eager constructors the Python peers build, and which
+benchmark.py scripts and saves for vin-inspect. Each takes no arguments (seeded by the caller)."""
+import torch
+import torch.nn as nn
+import torchvision
+
+
+class Block(nn.Module):
+    def __init__(self, width: int = 4):
+        super().__init__()
+        self.lin = nn.Linear(width, width)
+        self.act = nn.ReLU()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.act(self.lin(x))
+
+
+class Wide(nn.Module):
+    """The root, its ModuleList, 1,683 blocks of 3 modules and a head: 5,052 modules."""
+
+    def __init__(self, n: int = 1683):
+        super().__init__()
+        self.blocks = nn.ModuleList([Block() for _ in range(n)])
+        self.head = nn.Identity()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for b in self.blocks:
+            x = b(x)
+        return self.head(x)
+
+
+class Leaf(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x
+
+
+class Deep(nn.Module):
+    """`inner.inner....` 200 levels deep, a Linear(4, 4) at each."""
+
+    def __init__(self, depth: int = 200):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.inner: nn.Module = Deep(depth - 1) if depth > 1 else Leaf()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.inner(self.lin(x))
+
+
+class LinearStack(nn.Module):
+    """16 x Linear(4096, 4096): a 1 GiB archive."""
+
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.Sequential(*[nn.Linear(4096, 4096) for _ in range(16)])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.layers(x)
+
+
+# name -> (constructor, input shape)
+MODELS = {
+    "resnet18": (lambda: torchvision.models.resnet18(), (1, 3, 224, 224)),
+    "resnet50": (lambda: torchvision.models.resnet50(), (1, 3, 224, 224)),
+    "mobilenet_v3_small": (lambda: torchvision.models.mobilenet_v3_small(), (1, 3, 224, 224)),
+    "linear_stack_1gib": (LinearStack, (2, 4096)),
+    "wide_5052": (Wide, (2, 4)),
+    "deep_200": (Deep, (2, 4)),
+}

@@ -1,0 +1,129 @@
+#!/usr/bin/python3
+"""vin-inspect against the Python way of answering the same questions (issue 7).
+
+usage: benchmark.py --binary build/release/apps/vin-inspect [--work DIR] [--runs N] [--only NAME...]
+
+Builds the models of scripts/bench_models.py with python3-torch and torchvision (scripted and
+saved once into --work, with an .npz input each), then times each pair in one run, interleaved,
+N times (default 5), and prints medians of wall time and peak RSS (os.wait4) and their ratios as
+a Markdown table:
+  inspect-model          vs  python: torch.jit.load + a walk of named_modules/parameters
+  capture --eval         vs  python: the eager model with forward hooks capturing the same
+                             records (tests/reference/capture_reference.py)
+                             (and a plain eager forward, for scale)
+  --version              (alone)
+Weights are random (no downloads); the page cache is warm after the first run.
+"""
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+import torch
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import bench_models  # noqa: E402
+
+PY = "/usr/bin/python3"
+
+JIT_WALK = """
+import sys, torch
+m = torch.jit.load(sys.argv[1], map_location="cpu")
+n = sum(1 for _ in m.named_modules())
+p = sum(t.numel() for t in m.parameters())
+print(n, p)
+"""
+
+EAGER = """
+import sys
+sys.path.insert(0, {scripts!r}); sys.path.insert(0, {reference!r})
+import numpy as np, torch, bench_models
+torch.manual_seed(0)
+model = bench_models.MODELS[sys.argv[1]][0]().eval()
+if sys.argv[2] == "hooks":
+    from capture_reference import capture_run, dumps
+    records, error = capture_run(model, [sys.argv[3]])
+    sys.stdout.write("".join(dumps(r) + "\\n" for r in records))
+else:
+    with torch.no_grad():
+        model(torch.from_numpy(np.load(sys.argv[3])["arr_0"]))
+"""
+
+
+def prepare(work, name):
+    archive = os.path.join(work, name + ".pt")
+    inputs = os.path.join(work, name + ".npz")
+    if not (os.path.exists(archive) and os.path.exists(inputs)):
+        torch.manual_seed(0)
+        make, shape = bench_models.MODELS[name]
+        model = make().eval()
+        torch.jit.save(torch.jit.script(model), archive)
+        np.savez(inputs, np.random.default_rng(0).standard_normal(shape).astype(np.float32))
+    return archive, inputs
+
+
+def measure(cmd):
+    """(wall seconds, peak RSS MiB) of one run; fails loudly on a non-zero exit."""
+    start = time.monotonic()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.monotonic() - start
+    err = proc.stderr.read().decode(errors="replace")
+    proc.stderr.close()
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"benchmark: {' '.join(cmd)} failed: {err[-500:]}")
+    return wall, usage.ru_maxrss / 1024
+
+
+def compare(rows, label, ours, peers, runs):
+    """Runs `ours` and each peer interleaved `runs` times; appends one row per peer."""
+    samples = {k: [] for k in ["ours", *peers]}
+    for _ in range(runs):
+        samples["ours"].append(measure(ours))
+        for peer, cmd in peers.items():
+            samples[peer].append(measure(cmd))
+    ow = statistics.median(w for w, _ in samples["ours"])
+    om = statistics.median(m for _, m in samples["ours"])
+    for peer in peers:
+        pw = statistics.median(w for w, _ in samples[peer])
+        pm = statistics.median(m for _, m in samples[peer])
+        rows.append(f"| {label} | {peer} | {ow:.3f} s | {pw:.3f} s | {ow / pw:.3f}x "
+                    f"| {om:.0f} MiB | {pm:.0f} MiB | {om / pm:.2f}x |")
+        print(rows[-1], flush=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--binary", required=True)
+    parser.add_argument("--work", default=os.path.join(ROOT, "build", "bench-models"))
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--only", nargs="*", default=list(bench_models.MODELS))
+    args = parser.parse_args()
+    os.makedirs(args.work, exist_ok=True)
+    eager = EAGER.format(scripts=os.path.join(ROOT, "scripts"),
+                         reference=os.path.join(ROOT, "tests", "reference"))
+    rows = ["| question | Python peer | vin-inspect | Python | ratio | vin-inspect RSS | Python RSS "
+            "| ratio |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    print("\n".join(rows), flush=True)
+    version = [measure([args.binary, "--version"]) for _ in range(args.runs)]
+    print(f"--version: {statistics.median(w for w, _ in version) * 1000:.1f} ms, "
+          f"{statistics.median(m for _, m in version):.0f} MiB", flush=True)
+    for name in args.only:
+        archive, inputs = prepare(args.work, name)
+        compare(rows, f"inspect-model {name}", [args.binary, "inspect-model", archive],
+                {"jit.load walk": [PY, "-c", JIT_WALK, archive]}, args.runs)
+        if name == "linear_stack_1gib":
+            continue  # a capture of it measures matrix products, not the tool
+        compare(rows, f"capture {name}",
+                [args.binary, "capture", archive, "--inputs", inputs, "--eval"],
+                {"eager forward hooks": [PY, "-c", eager, name, "hooks", inputs],
+                 "eager plain forward": [PY, "-c", eager, name, "plain", inputs]}, args.runs)
+    print("\n".join(rows))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,24 @@
+// Fuzz target: inspect-model's reader of an archive without LibTorch (read_model_structure: the
+// zip checks, data.pkl through read_pickle, class headers from code/), then the jsonl writer.
+// Mutated and truncated zips must end in vin::diagnostics::Error or a fallback, never a crash.
+#include <cstddef>
+#include <cstdint>
+#include <sstream>
+
+#include "fuzz_input.h"
+#include "vin/diagnostics/archive_structure.h"
+#include "vin/diagnostics/error.h"
+#include "vin/diagnostics/output_format.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  namespace vd = vin::diagnostics;
+  const std::string& path = vin::fuzz::write_scratch_file(data, size, ".pt");
+  try {
+    if (const auto model = vd::read_model_structure(path)) {
+      std::ostringstream out;
+      vd::write_model_metadata(out, *model, vd::OutputFormat::jsonl);
+    }
+  } catch (const vd::Error&) {
+  }
+  return 0;
+}
