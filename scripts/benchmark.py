@@ -5,7 +5,7 @@ usage: benchmark.py --binary build/release/apps/vin-inspect [--work DIR] [--runs
 
 Builds the models of scripts/bench_models.py with python3-torch and torchvision (scripted and
 saved once into --work, with an .npz input each), then times each pair in one run, interleaved,
-N times (default 5), and prints medians of wall time and peak RSS (os.wait4) and their ratios as
+N times (default 5), and prints medians of wall time and peak RSS (GNU time) and their ratios as
 a Markdown table:
   inspect-model          vs  python: torch.jit.load + a walk of named_modules/parameters
   capture --eval         vs  python: the eager model with forward hooks capturing the same
@@ -19,6 +19,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -67,16 +68,17 @@ def prepare(work, name):
 
 
 def measure(cmd):
-    """(wall seconds, peak RSS MiB) of one run; fails loudly on a non-zero exit."""
-    start = time.monotonic()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.monotonic() - start
-    err = proc.stderr.read().decode(errors="replace")
-    proc.stderr.close()
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"benchmark: {' '.join(cmd)} failed: {err[-500:]}")
-    return wall, usage.ru_maxrss / 1024
+    """(wall seconds, peak RSS MiB) of one run; fails loudly on a non-zero exit. The peak comes
+    from GNU time: a child forked from this process (which has imported torch) would count this
+    process's memory from before its exec."""
+    with tempfile.NamedTemporaryFile("r") as rss:
+        start = time.monotonic()
+        p = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", rss.name, *cmd],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        wall = time.monotonic() - start
+        if p.returncode != 0:
+            raise SystemExit(f"benchmark: {' '.join(cmd)} failed: {p.stderr[-500:]!r}")
+        return wall, int(rss.read().split()[-1]) / 1024
 
 
 def compare(rows, label, ours, peers, runs):

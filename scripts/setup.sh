@@ -14,6 +14,8 @@ PACKAGES=(
   python3 python3-torch python3-numpy python3-pydantic python3-torchvision
   # man page rendering check
   groff-base
+  # peak memory in scripts/benchmark.py
+  time
 )
 
 missing=()

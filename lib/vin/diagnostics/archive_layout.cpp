@@ -50,7 +50,10 @@ void check_regular_file(const std::string& path) {
   if (!fs::is_regular_file(status)) throw Error(path + ": not a regular file");
 }
 
-ZipHandle open_zip(const std::string& path) {
+// `check_consistency`: libzip compares every local header with the directory (ZIP_CHECKCONS),
+// which costs a read per member; probe_torchscript_archive does it once, later reads of the same
+// archive skip it (each record read still checks that record's CRC).
+ZipHandle open_zip(const std::string& path, bool check_consistency = true) {
   const std::string magic = read_magic(path);
   if (magic.empty()) throw Error(path + ": empty file, not a TorchScript archive");
   const bool looks_like_zip = magic.size() >= 2 && magic[0] == 'P' && magic[1] == 'K';
@@ -64,7 +67,7 @@ ZipHandle open_zip(const std::string& path) {
                 "archives)");
   }
   int code = 0;
-  zip_t* z = zip_open(path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &code);
+  zip_t* z = zip_open(path.c_str(), ZIP_RDONLY | (check_consistency ? ZIP_CHECKCONS : 0), &code);
   if (z == nullptr) {
     // a zip whose directory at the end is missing was cut short (or is not a zip after all)
     if (code == ZIP_ER_NOZIP)
@@ -152,7 +155,7 @@ ArchiveLayout probe_torchscript_archive(const std::string& path) {
 
 std::optional<std::string> read_archive_record(const std::string& path, const ArchiveLayout& layout,
                                                const std::string& name, std::size_t max_bytes) {
-  ZipHandle zip = open_zip(path);
+  ZipHandle zip = open_zip(path, false);  // probed (and checked) first
   const std::string member = layout.record_prefix + name;
   zip_stat_t st;
   if (zip_stat(zip.get(), member.c_str(), 0, &st) != 0) return std::nullopt;
@@ -173,7 +176,7 @@ std::vector<std::pair<std::string, std::string>> read_archive_records(
     const std::string& path, const ArchiveLayout& layout,
     const std::function<bool(std::string_view)>& wanted, std::size_t max_bytes) {
   std::vector<std::pair<std::string, std::string>> records;
-  ZipHandle zip = open_zip(path);
+  ZipHandle zip = open_zip(path, false);  // probed (and checked) first
   const zip_int64_t n = zip_get_num_entries(zip.get(), 0);
   for (zip_int64_t i = 0; i < n; ++i) {
     zip_stat_t st;

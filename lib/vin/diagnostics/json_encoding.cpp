@@ -1,5 +1,7 @@
 #include "vin/diagnostics/json_encoding.h"
 
+#include <algorithm>
+
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -8,6 +10,12 @@ namespace vin::diagnostics {
 namespace {
 
 std::string dump_string(const std::string& text) {
+  // the common case, printable ASCII with nothing to escape, without building a json value
+  // (module paths and type names: most of a large model's records)
+  const bool plain = std::all_of(text.begin(), text.end(), [](char c) {
+    return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
+  });
+  if (plain) return '"' + text + '"';
   return Json(text).dump(-1, ' ', /*ensure_ascii=*/true, nlohmann::json::error_handler_t::replace);
 }
 
