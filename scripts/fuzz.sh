@@ -43,11 +43,14 @@ run_one() {
   mkdir -p "$corpus" "$findings"
   local max_len=65536
   [[ $name == archive_* ]] && max_len=$((256 * 1024))
-  # the first folder is the working corpus (grows); seeds and regressions are read only
+  # the first folder is the working corpus (grows); seeds and regressions are read only (git
+  # keeps no empty folder: a target without regressions has none)
+  local regressions=()
+  [[ -d tests/fuzz/regressions/$name ]] && regressions=(tests/fuzz/regressions/"$name")
   if build/fuzz/tests/fuzz/${name}_fuzzer -max_total_time="$seconds" -max_len=$max_len \
     -timeout=30 -rss_limit_mb=4096 -malloc_limit_mb=2048 -print_final_stats=1 \
     -artifact_prefix="$findings/" "$corpus" build/fuzz/seeds/"$name" \
-    tests/fuzz/regressions/"$name" >build/fuzz/"$name".log 2>&1; then
+    "${regressions[@]}" >build/fuzz/"$name".log 2>&1; then
     echo "fuzz: $name: $(grep -m1 -o 'stat::number_of_executed_units: *[0-9]*' build/fuzz/"$name".log | grep -o '[0-9]*$') runs in ${seconds} s, no finding"
   else
     echo "fuzz: $name: FINDING (build/fuzz/$name.log, inputs under $findings/)"
@@ -57,5 +60,4 @@ run_one() {
 }
 export -f run_one
 
-mkdir -p tests/fuzz/regressions
 printf '%s\n' "${targets[@]}" | xargs -P 2 -I{} bash -c "run_one {} $seconds"
