@@ -18,13 +18,10 @@ forward raises). Prints `PASS name` / `FAIL name: first difference`, then `N pas
 exits 0 only when every case passes.
 """
 import argparse
-import concurrent.futures
 import json
 import math
 import os
-import subprocess
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -34,6 +31,7 @@ sys.path.insert(0, os.path.join(REPO, "scripts"))
 import torch  # noqa: E402
 
 import capture_reference as ref  # noqa: E402
+from case_runner import run_cases, timed_run  # noqa: E402
 
 FLOAT_DTYPES = {"torch.float16", "torch.bfloat16", "torch.float32", "torch.float64"}
 REL, ABS = 1e-5, 1e-6
@@ -133,13 +131,8 @@ def run_tool(binary: str, case: dict):
     cmd = [binary, "capture", os.path.join(d, case["archive"])]
     for name in case["inputs"]:
         cmd += ["--inputs", os.path.join(d, name)]
-    cmd += case["flags"]
-    start = time.monotonic()
-    try:
-        run = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-    except subprocess.TimeoutExpired:
-        return None, [], "timed out after 120 s", time.monotonic() - start
-    return run.returncode, run.stdout.splitlines(), run.stderr.strip(), time.monotonic() - start
+    rc, stdout, stderr, seconds = timed_run(cmd + case["flags"], 120)
+    return rc, stdout.decode("utf-8", errors="replace").splitlines(), stderr.strip(), seconds
 
 
 def run_reference(case: dict):
@@ -170,44 +163,36 @@ def main() -> int:
     cases = load_cases(args.fixtures, args.examples)
     if args.cases:
         cases = [c for c in cases if c["name"] in args.cases]
-    with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
-        tool_runs = [pool.submit(run_tool, args.binary, c) for c in cases]
-        passed = failed = 0
-        for case, future in zip(cases, tool_runs):
-            problems = []
-            try:
-                expected, error = run_reference(case)
-            except Exception as exc:  # noqa: BLE001 - a broken fixture is a failure, not a crash
-                expected, error = None, None
-                problems.append(f"reference could not run: {type(exc).__name__}: {exc}")
-            expected_exit = case["expect_exit"]
-            if expected is not None and (1 if error is not None else 0) != expected_exit:
-                problems.append(f"reference exit {1 if error is not None else 0}, manifest says "
-                                f"{expected_exit} ({error})")
-            if expected is not None and case["expected_file"]:
-                with open(os.path.join(case["dir"], case["expected_file"])) as f:
-                    committed = [json.loads(line) for line in f.read().splitlines()]
-                # the reference against the committed example (floats within 1e-6)
-                diff = lines_difference(committed, [ref.dumps(r) for r in expected],
-                                        check_layout=False)
-                if diff:
-                    problems.append(f"reference differs from {case['expected_file']}: {diff}")
-            rc, lines, stderr, seconds = future.result()
-            if rc != expected_exit:
-                problems.append(f"tool exit {rc}, expected {expected_exit}; stderr: {stderr[:500]}")
-            if expected is not None:
-                diff = lines_difference(expected, lines)
-                if diff:
-                    problems.append(diff)
-            if problems:
-                failed += 1
-                print(f"FAIL {case['name']}: " + "\n  ".join(problems[:2]), flush=True)
-            else:
-                passed += 1
-                print(f"PASS {case['name']} ({len(lines)} lines, tool {seconds:.1f} s)", flush=True)
-    print(f"{passed} passed, {failed} failed")
-    return 0 if passed and not failed else 1
 
+    def check(case, result):
+        problems = []
+        try:
+            expected, error = run_reference(case)
+        except Exception as exc:  # noqa: BLE001 - a broken fixture is a failure, not a crash
+            expected, error = None, None
+            problems.append(f"reference could not run: {type(exc).__name__}: {exc}")
+        expected_exit = case["expect_exit"]
+        if expected is not None and (1 if error is not None else 0) != expected_exit:
+            problems.append(f"reference exit {1 if error is not None else 0}, manifest says "
+                            f"{expected_exit} ({error})")
+        if expected is not None and case["expected_file"]:
+            with open(os.path.join(case["dir"], case["expected_file"])) as f:
+                committed = [json.loads(line) for line in f.read().splitlines()]
+            # the reference against the committed example (floats within 1e-6)
+            diff = lines_difference(committed, [ref.dumps(r) for r in expected],
+                                    check_layout=False)
+            if diff:
+                problems.append(f"reference differs from {case['expected_file']}: {diff}")
+        rc, lines, stderr, seconds = result
+        if rc != expected_exit:
+            problems.append(f"tool exit {rc}, expected {expected_exit}; stderr: {stderr[:500]}")
+        if expected is not None:
+            diff = lines_difference(expected, lines)
+            if diff:
+                problems.append(diff)
+        return problems, f"{len(lines)} lines, tool {seconds:.1f} s"
+
+    return run_cases(cases, lambda case: run_tool(args.binary, case), check, args.jobs)
 
 if __name__ == "__main__":
     sys.exit(main())

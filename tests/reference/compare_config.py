@@ -19,13 +19,12 @@ Prints `PASS name` / `FAIL name: first difference`, then `N passed, M failed`; e
 when every case passes. Needs nothing beyond the standard library.
 """
 import argparse
-import concurrent.futures
 import json
 import os
 import re
-import subprocess
 import sys
-import time
+
+from case_runner import run_cases, timed_run
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -147,17 +146,9 @@ def load_cases(fixtures: str, examples: str) -> list:
 def run_tool(binary: str, case: dict):
     cmd = [binary, case.get("command", "inspect-config"), os.path.join(case["dir"], case["input"]),
            *case.get("args", [])]
-    start = time.monotonic()
-    try:
-        run = subprocess.run(cmd, capture_output=True, timeout=TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        return None, "", f"timed out after {TIMEOUT_S} s", time.monotonic() - start
-    except OSError as exc:
-        return None, "", f"could not run {binary}: {exc}", time.monotonic() - start
+    rc, stdout, stderr, seconds = timed_run(cmd, TIMEOUT_S)
     # json.dumps output is ASCII: a byte that is not UTF-8 fails the layout check as U+FFFD
-    out = run.stdout.decode("utf-8", errors="replace")
-    err = run.stderr.decode("utf-8", errors="replace")
-    return run.returncode, out, err, time.monotonic() - start
+    return rc, stdout.decode("utf-8", errors="replace"), stderr, seconds
 
 
 def check(case: dict, rc, stdout: str, stderr: str):
@@ -198,21 +189,12 @@ def main() -> int:
             print(f"unknown cases: {', '.join(sorted(unknown))}", file=sys.stderr)
             return 2
         cases = [c for c in cases if c["name"] in args.cases]
-    passed = failed = 0
-    with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
-        runs = [pool.submit(run_tool, args.binary, c) for c in cases]
-        for case, future in zip(cases, runs):
-            rc, stdout, stderr, seconds = future.result()
-            problems = check(case, rc, stdout, stderr)
-            if problems:
-                failed += 1
-                print(f"FAIL {case['name']}: " + "\n  ".join(problems[:2]), flush=True)
-            else:
-                passed += 1
-                print(f"PASS {case['name']} ({seconds:.2f} s)", flush=True)
-    print(f"{passed} passed, {failed} failed")
-    return 0 if passed and not failed else 1
 
+    def check_run(case, result):
+        rc, stdout, stderr, seconds = result
+        return check(case, rc, stdout, stderr), f"{seconds:.2f} s"
+
+    return run_cases(cases, lambda case: run_tool(args.binary, case), check_run, args.jobs)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,0 +1,37 @@
+"""What the parity comparators (compare_capture.py, compare_config.py) share: running the tool on
+every case, a few at a time, and reporting each case in order. Standard library only."""
+import concurrent.futures
+import subprocess
+import time
+
+
+def timed_run(cmd, timeout):
+    """(exit status or None on timeout, stdout bytes, stderr text, seconds) of one tool run."""
+    start = time.monotonic()
+    try:
+        run = subprocess.run(cmd, capture_output=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None, b"", f"timed out after {timeout} s", time.monotonic() - start
+    except OSError as exc:
+        return None, b"", f"could not run {cmd[0]}: {exc}", time.monotonic() - start
+    return (run.returncode, run.stdout, run.stderr.decode("utf-8", errors="replace"),
+            time.monotonic() - start)
+
+
+def run_cases(cases, run_tool, check, jobs):
+    """Runs run_tool(case) for every case, `jobs` at a time, and check(case, result) -> (problems,
+    detail) on each result in case order; prints `PASS name (detail)` or `FAIL name: the first two
+    problems`, then `N passed, M failed`. Returns 0 only when some case ran and every one passed."""
+    passed = failed = 0
+    with concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as pool:
+        runs = [pool.submit(run_tool, case) for case in cases]
+        for case, future in zip(cases, runs):
+            problems, detail = check(case, future.result())
+            if problems:
+                failed += 1
+                print(f"FAIL {case['name']}: " + "\n  ".join(problems[:2]), flush=True)
+            else:
+                passed += 1
+                print(f"PASS {case['name']} ({detail})", flush=True)
+    print(f"{passed} passed, {failed} failed")
+    return 0 if passed and not failed else 1
