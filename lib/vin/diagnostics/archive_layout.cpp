@@ -50,6 +50,21 @@ void check_regular_file(const std::string& path) {
   if (!fs::is_regular_file(status)) throw Error(path + ": not a regular file");
 }
 
+// The whole record at `index` (`size` bytes), its CRC checked: libzip compares it only when a
+// read reaches the end, which the one-byte read past the record does (LibTorch's zip reader
+// checks no CRC at all). `record` names it in the error.
+std::string read_member(zip_t* zip, zip_uint64_t index, zip_uint64_t size, const std::string& path,
+                        const std::string& record) {
+  std::unique_ptr<zip_file_t, ZipFileCloser> file(zip_fopen_index(zip, index, 0));
+  std::string bytes(size, '\0');
+  char past_end = 0;
+  if (!file || zip_fread(file.get(), bytes.data(), size) != static_cast<zip_int64_t>(size) ||
+      zip_fread(file.get(), &past_end, 1) != 0)
+    throw Error(path + ": cannot read the record " + printable(record) +
+                " (damaged archive: its data does not match its checksum)");
+  return bytes;
+}
+
 // `check_consistency`: libzip compares every local header with the directory (ZIP_CHECKCONS),
 // which costs a read per member; probe_torchscript_archive does it once, later reads of the same
 // archive skip it (each record read still checks that record's CRC).
@@ -158,18 +173,13 @@ std::optional<std::string> read_archive_record(const std::string& path, const Ar
   ZipHandle zip = open_zip(path, false);  // probed (and checked) first
   const std::string member = layout.record_prefix + name;
   zip_stat_t st;
-  if (zip_stat(zip.get(), member.c_str(), 0, &st) != 0) return std::nullopt;
+  const zip_int64_t index = zip_name_locate(zip.get(), member.c_str(), 0);
+  if (index < 0 || zip_stat_index(zip.get(), static_cast<zip_uint64_t>(index), 0, &st) != 0)
+    return std::nullopt;
   if (!(st.valid & ZIP_STAT_SIZE) || st.size > max_bytes)
     throw Error(path + ": the record " + name + " is larger than " + std::to_string(max_bytes) +
                 " bytes");
-  std::unique_ptr<zip_file_t, ZipFileCloser> file(zip_fopen(zip.get(), member.c_str(), 0));
-  std::string text(st.size, '\0');
-  char past_end = 0;  // reaching the end makes libzip compare the CRC
-  if (!file || zip_fread(file.get(), text.data(), st.size) != static_cast<zip_int64_t>(st.size) ||
-      zip_fread(file.get(), &past_end, 1) != 0)
-    throw Error(path + ": cannot read the record " + name +
-                " (damaged archive: its data does not match its checksum)");
-  return text;
+  return read_member(zip.get(), static_cast<zip_uint64_t>(index), st.size, path, name);
 }
 
 std::vector<std::pair<std::string, std::string>> read_archive_records(
@@ -190,17 +200,7 @@ std::vector<std::pair<std::string, std::string>> read_archive_records(
     if (st.size > max_bytes)
       throw Error(path + ": the record " + printable(record) + " is larger than " +
                   std::to_string(max_bytes) + " bytes");
-    std::unique_ptr<zip_file_t, ZipFileCloser> file(
-        zip_fopen_index(zip.get(), static_cast<zip_uint64_t>(i), 0));
-    std::string bytes(st.size, '\0');
-    // libzip compares the CRC only when a read reaches the end: the one-byte read past the
-    // record does that (LibTorch's zip reader never checks CRCs)
-    char past_end = 0;
-    if (!file ||
-        zip_fread(file.get(), bytes.data(), st.size) != static_cast<zip_int64_t>(st.size) ||
-        zip_fread(file.get(), &past_end, 1) != 0)
-      throw Error(path + ": cannot read the record " + printable(record) +
-                  " (damaged archive: its data does not match its checksum)");
+    std::string bytes = read_member(zip.get(), static_cast<zip_uint64_t>(i), st.size, path, record);
     records.emplace_back(std::move(record), std::move(bytes));
   }
   return records;
@@ -212,15 +212,16 @@ void check_archive_records(const std::string& path, const ArchiveLayout& layout)
     return ends_with(name, ".pkl") || ends_with(name, ".debug_pkl");
   };
   const auto records = read_archive_records(
-      path, layout,
-      [&](std::string_view name) {
-        return is_pickle(name) || (name.substr(0, 5) == "code/" && ends_with(name, ".py"));
-      },
+      path, layout, [&](std::string_view name) { return is_pickle(name) || is_code_record(name); },
       kMaxRecordBytes);
   for (const auto& [record, bytes] : records)
     if (is_pickle(record))
       if (const auto problem = pickle_size_problem(bytes))
         throw Error(path + ": the record " + printable(record) + " is damaged: " + *problem);
+}
+
+bool is_code_record(std::string_view name) {
+  return name.substr(0, 5) == "code/" && ends_with(name, ".py");
 }
 
 bool file_starts_with(const std::string& path, std::string_view magic) {

@@ -43,6 +43,10 @@ std::vector<std::pair<std::string, std::string>> read_archive_records(
 /// those records only, never data/.
 void check_archive_records(const std::string& path, const ArchiveLayout& layout);
 
+/// Whether the record `name` (relative to the archive's top folder) is TorchScript source:
+/// code/**.py.
+bool is_code_record(std::string_view name);
+
 /// Whether the file at `path` begins with the bytes `magic` (false when it cannot be read).
 bool file_starts_with(const std::string& path, std::string_view magic);
 

@@ -147,16 +147,13 @@ class StructureWalker {
   std::int64_t trainable_ = 0;
 };
 
-bool is_code(std::string_view name) {
-  return name.rfind("code/", 0) == 0 && name.size() > 8 && name.substr(name.size() - 3) == ".py";
-}
-
 }  // namespace
 
 std::optional<ModelMetadata> read_model_structure(const std::string& path, std::string* why_not) {
   const ArchiveLayout layout = probe_torchscript_archive(path);
   const auto records = read_archive_records(
-      path, layout, [](std::string_view name) { return name == "data.pkl" || is_code(name); },
+      path, layout,
+      [](std::string_view name) { return name == "data.pkl" || is_code_record(name); },
       kMaxRecordBytes);
   try {
     std::unordered_map<std::string, ClassHeader> classes;
