@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "vin/diagnostics/pickle_opcodes.h"
+
 namespace vin::diagnostics {
 namespace {
 
@@ -37,11 +39,20 @@ class Machine {
   }
 
   PickleDocument run() && {
+    PickleOpcode code;
     while (pos_ < p_.size()) {
-      const unsigned char op = static_cast<unsigned char>(p_[pos_++]);
+      switch (next_opcode(p_, pos_, code)) {
+        case OpcodeRead::ok:
+          break;
+        case OpcodeRead::truncated:
+        case OpcodeRead::too_long:
+          throw UnsupportedPickle("truncated");
+        case OpcodeRead::unknown:
+          break;  // refused below
+      }
+      const unsigned char op = code.op;
       switch (op) {
         case 0x80:
-          take(1);
           break;   // PROTO
         case '.':  // STOP
           if (stack_.size() != 1 || !stack_.back()) throw UnsupportedPickle("bad STOP");
@@ -61,43 +72,42 @@ class Machine {
           break;
         }
         case 'K':
-          push_int(static_cast<std::int64_t>(unsigned_le(1)));
+          push_int(static_cast<std::int64_t>(code.value));
           break;  // BININT1
         case 'M':
-          push_int(static_cast<std::int64_t>(unsigned_le(2)));
+          push_int(static_cast<std::int64_t>(code.value));
           break;  // BININT2
         case 'J':
-          push_int(static_cast<std::int32_t>(unsigned_le(4)));
+          push_int(static_cast<std::int32_t>(code.value));
           break;  // BININT
         case 0x8a:
-          push_int(long1());
-          break;     // LONG1
-        case 'G': {  // BINFLOAT
-          const std::string_view b = take(8);
-          std::uint64_t bits = 0;
-          for (unsigned char c : b) bits = (bits << 8) | c;  // big-endian
+          push_int(long1(argument(code)));
+          break;                   // LONG1
+        case 'G': {                // BINFLOAT
+          std::uint64_t bits = 0;  // the 8 bytes again, big-endian
+          for (unsigned char c : p_.substr(code.at + 1, 8)) bits = (bits << 8) | c;
           auto v = make(Kind::floating);
           std::memcpy(&v->floating, &bits, sizeof bits);
           push(v);
           break;
         }
         case 'X':
-          push_text(Kind::string, unsigned_le(4));
+          push_text(Kind::string, argument(code));
           break;  // BINUNICODE
         case 0x8c:
-          push_text(Kind::string, unsigned_le(1));
+          push_text(Kind::string, argument(code));
           break;  // SHORT_BINUNICODE
         case 'T':
-          push_text(Kind::string, unsigned_le(4));
+          push_text(Kind::string, argument(code));
           break;  // BINSTRING
         case 'U':
-          push_text(Kind::string, unsigned_le(1));
+          push_text(Kind::string, argument(code));
           break;  // SHORT_BINSTRING
         case 'B':
-          push_text(Kind::bytes, unsigned_le(4));
+          push_text(Kind::bytes, argument(code));
           break;  // BINBYTES
         case 'C':
-          push_text(Kind::bytes, unsigned_le(1));
+          push_text(Kind::bytes, argument(code));
           break;  // SHORT_BINBYTES
         case ')':
           push(make(Kind::tuple));
@@ -165,23 +175,26 @@ class Machine {
           break;
         }
         case 'q':
-          memo_put(unsigned_le(1));
+          memo_put(code.value);
           break;  // BINPUT
         case 'r':
-          memo_put(unsigned_le(4));
+          memo_put(code.value);
           break;  // LONG_BINPUT
         case 0x94:
           memo_put(memo_.size());
           break;  // MEMOIZE
         case 'h':
-          push(memo_get(unsigned_le(1)));
+          push(memo_get(code.value));
           break;  // BINGET
         case 'j':
-          push(memo_get(unsigned_le(4)));
+          push(memo_get(code.value));
           break;     // LONG_BINGET
         case 'c': {  // GLOBAL
-          const std::string module = line();
-          const std::string name = line();
+          // "module\nname\n" between the opcode and pos_
+          const std::string_view lines = p_.substr(code.at + 1, pos_ - code.at - 2);
+          const std::size_t nl = lines.find('\n');
+          const std::string module(lines.substr(0, nl));
+          const std::string name(lines.substr(nl + 1));
           auto v = make(Kind::global);
           v->text = module + "." + name;
           push(v);
@@ -230,23 +243,14 @@ class Machine {
   }
 
  private:
-  std::string_view take(std::size_t n) {
-    if (n > p_.size() - pos_) throw UnsupportedPickle("truncated");
-    const std::string_view out = p_.substr(pos_, n);
-    pos_ += n;
-    return out;
+  // the bytes of a counted argument (a string's, a LONG1's), which end at pos_
+  std::string_view argument(const PickleOpcode& code) const {
+    return p_.substr(pos_ - static_cast<std::size_t>(code.value),
+                     static_cast<std::size_t>(code.value));
   }
-  std::uint64_t unsigned_le(std::size_t n) {
-    const std::string_view b = take(n);
-    std::uint64_t v = 0;
-    for (std::size_t i = 0; i < n; ++i)
-      v |= std::uint64_t{static_cast<unsigned char>(b[i])} << (8 * i);
-    return v;
-  }
-  std::int64_t long1() {
-    const std::size_t n = static_cast<std::size_t>(unsigned_le(1));
+  static std::int64_t long1(std::string_view b) {
+    const std::size_t n = b.size();
     if (n > 8) throw UnsupportedPickle("LONG1 wider than 64 bits");
-    const std::string_view b = take(n);
     std::uint64_t v = 0;
     for (std::size_t i = 0; i < n; ++i)
       v |= std::uint64_t{static_cast<unsigned char>(b[i])} << (8 * i);
@@ -254,23 +258,15 @@ class Machine {
       v |= ~std::uint64_t{0} << (8 * n);  // sign-extend
     return static_cast<std::int64_t>(v);
   }
-  std::string line() {
-    const std::size_t nl = p_.find('\n', pos_);
-    if (nl == std::string_view::npos) throw UnsupportedPickle("truncated GLOBAL");
-    std::string out(p_.substr(pos_, nl - pos_));
-    pos_ = nl + 1;
-    return out;
-  }
   void push(PickleRef v) { stack_.push_back(std::move(v)); }
   void push_int(std::int64_t i) {
     auto v = make(Kind::integer);
     v->integer = i;
     push(v);
   }
-  void push_text(Kind kind, std::uint64_t n) {
-    if (n > p_.size() - pos_) throw UnsupportedPickle("truncated");
+  void push_text(Kind kind, std::string_view text) {
     auto v = make(kind);
-    v->text = std::string(take(static_cast<std::size_t>(n)));
+    v->text = std::string(text);
     push(v);
   }
   void need_stack(std::size_t n) {
