@@ -115,11 +115,16 @@ Json to_json(const ModuleMetadata& module) {
   return j;
 }
 
-Json to_json(const ModelMetadata& model) {
+Json header_json(const ModelMetadata& model) {
   Json j;
   j["model_type"] = model.model_type();
   j["total_parameters"] = model.total_parameters();
   j["trainable_parameters"] = model.trainable_parameters();
+  return j;
+}
+
+Json to_json(const ModelMetadata& model) {
+  Json j = header_json(model);
   Json modules = Json::array();
   for (const auto& m : model.modules()) modules.push_back(to_json(m));
   j["modules"] = std::move(modules);
@@ -198,10 +203,15 @@ Json to_json(const ConfigFieldSpec& field) {
   return j;
 }
 
-Json to_json(const ModelStructureSpec& spec) {
+Json header_json(const ModelStructureSpec& spec) {
   Json j;
   j["config_type"] = spec.config_type() ? Json(*spec.config_type()) : Json(nullptr);
   j["target_type"] = spec.target_type() ? Json(*spec.target_type()) : Json(nullptr);
+  return j;
+}
+
+Json to_json(const ModelStructureSpec& spec) {
+  Json j = header_json(spec);
   Json fields = Json::array();
   for (const auto& f : spec.fields()) fields.push_back(to_json(f));
   j["fields"] = std::move(fields);

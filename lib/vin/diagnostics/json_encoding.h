@@ -17,6 +17,10 @@ using Json = nlohmann::ordered_json;
 /// One ModuleMetadata as a JSON object, without the "record" key.
 Json to_json(const ModuleMetadata& module);
 
+/// ModelMetadata's own fields (model_type, total_parameters, trainable_parameters): the jsonl
+/// header line, and the `json` document without "modules".
+Json header_json(const ModelMetadata& model);
+
 /// ModelMetadata as the `json` document: its fields and "modules" with every module inside.
 Json to_json(const ModelMetadata& model);
 
@@ -35,6 +39,10 @@ Json to_json(const ConfigValue& value);
 
 /// One ConfigFieldSpec as a JSON object, without the "record" key.
 Json to_json(const ConfigFieldSpec& field);
+
+/// ModelStructureSpec's own fields (config_type, target_type): the jsonl header line, and the
+/// `json` document without "fields".
+Json header_json(const ModelStructureSpec& spec);
 
 /// ModelStructureSpec as the `json` document: config_type, target_type, and "fields".
 Json to_json(const ModelStructureSpec& spec);

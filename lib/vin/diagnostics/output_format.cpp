@@ -19,11 +19,7 @@ OutputFormat parse_output_format(std::string_view name) {
 void write_model_metadata(std::ostream& out, const ModelMetadata& model, OutputFormat format) {
   switch (format) {
     case OutputFormat::jsonl: {
-      Json header;
-      header["model_type"] = model.model_type();
-      header["total_parameters"] = model.total_parameters();
-      header["trainable_parameters"] = model.trainable_parameters();
-      out << dump_line(with_record_key("ModelMetadata", header)) << '\n';
+      out << dump_line(with_record_key("ModelMetadata", header_json(model))) << '\n';
       for (const auto& m : model.modules())
         out << dump_line(with_record_key("ModuleMetadata", to_json(m))) << '\n';
       return;
@@ -44,10 +40,7 @@ namespace vin::diagnostics {
 void write_structure_spec(std::ostream& out, const ModelStructureSpec& spec, OutputFormat format) {
   switch (format) {
     case OutputFormat::jsonl: {
-      Json header;
-      header["config_type"] = spec.config_type() ? Json(*spec.config_type()) : Json(nullptr);
-      header["target_type"] = spec.target_type() ? Json(*spec.target_type()) : Json(nullptr);
-      out << dump_line(with_record_key("ModelStructureSpec", header)) << '\n';
+      out << dump_line(with_record_key("ModelStructureSpec", header_json(spec))) << '\n';
       for (const auto& f : spec.fields())
         out << dump_line(with_record_key("ConfigFieldSpec", to_json(f))) << '\n';
       return;
