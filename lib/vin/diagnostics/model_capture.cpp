@@ -60,6 +60,20 @@ struct ModelCapture::State {
     bool exhausted = false;
     std::vector<std::string> path;
   };
+  // A call of the module at `path` begins: its call index, kept until the call ends.
+  std::int64_t open_call(const std::string& path) {
+    const std::int64_t index = next_call_index[path]++;
+    pending_calls[path].push_back(index);
+    return index;
+  }
+  // The call of the module at `path` that ends now (the innermost open one), if any.
+  std::optional<std::int64_t> close_call(const std::string& path) {
+    auto& pending = pending_calls[path];
+    if (pending.empty()) return std::nullopt;
+    const std::int64_t index = pending.back();
+    pending.pop_back();
+    return index;
+  }
   void begin_input(const std::string& path, std::int64_t call_index,
                    const std::vector<c10::IValue>& args,
                    const std::vector<std::pair<std::string, c10::IValue>>& kwargs);
@@ -238,20 +252,15 @@ void ModelCapture::State::observe(const c10::IValue& module, std::int64_t side,
   if (it == path_of.end() || !selected.count(it->second)) return;
   const std::string& path = it->second;
   if (side == kInputSide) {
-    const std::int64_t index = next_call_index[path]++;
-    pending_calls[path].push_back(index);
+    const std::int64_t index = open_call(path);
     // calls between modules inside TorchScript are positional: everything is under "args"
     if (recording()) {
       std::vector<c10::IValue> args;
       if (value.isTuple()) args = value.toTupleRef().elements().vec();
       begin_input(path, index, args, {});
     }
-  } else {
-    auto& pending = pending_calls[path];
-    if (pending.empty()) return;
-    const std::int64_t index = pending.back();
-    pending.pop_back();
-    if (recording()) begin_output(path, index, value);
+  } else if (const auto index = close_call(path); index && recording()) {
+    begin_output(path, *index, value);
   }
 }
 
@@ -260,19 +269,15 @@ void ModelCapture::State::observe_root_input(
     const std::vector<std::pair<std::string, c10::IValue>>& kwargs) {
   std::lock_guard<std::mutex> lock(mutex);
   if (!active || !selected.count(kRootPath)) return;
-  const std::int64_t index = next_call_index[kRootPath]++;
-  pending_calls[kRootPath].push_back(index);
+  const std::int64_t index = open_call(kRootPath);
   if (recording()) begin_input(kRootPath, index, args, kwargs);
 }
 
 void ModelCapture::State::observe_root_output(const c10::IValue& output) {
   std::lock_guard<std::mutex> lock(mutex);
   if (!active || !selected.count(kRootPath)) return;
-  auto& pending = pending_calls[kRootPath];
-  if (pending.empty()) return;
-  const std::int64_t index = pending.back();
-  pending.pop_back();
-  if (recording()) begin_output(kRootPath, index, output);
+  if (const auto index = close_call(kRootPath); index && recording())
+    begin_output(kRootPath, *index, output);
 }
 
 void ModelCapture::State::begin_input(
