@@ -111,11 +111,19 @@ def table_stays_readable_for_5000_modules():
     assert "      lin  torch.nn.modules.linear.Linear" in p.stdout
 
 
-@test
-def shared_worked_example_is_reproduced():
+def shared_examples():
+    """../shared/docs/examples beside the checkout, or None (and a skip line) when absent."""
     examples = os.path.join(ARGS.source, "..", "shared", "docs", "examples")
     if not os.path.isdir(examples):
         print("  (skipped: no ../shared/docs/examples beside the checkout)")
+        return None
+    return examples
+
+
+@test
+def shared_worked_example_is_reproduced():
+    examples = shared_examples()
+    if examples is None:
         return
     p = run("inspect-model", "tinynet.pt", cwd=examples)
     assert p.returncode == 0, p.stderr
@@ -330,9 +338,8 @@ def capture(*extra, inputs=("inputs/everything_positional.npz",)):
 
 @test
 def capture_reproduces_the_worked_examples_byte_for_byte():
-    examples = os.path.join(ARGS.source, "..", "shared", "docs", "examples")
-    if not os.path.isdir(examples):
-        print("  (skipped: no ../shared/docs/examples beside the checkout)")
+    examples = shared_examples()
+    if examples is None:
         return
     for extra, expected in (([], "capture.jsonl"),
                             (["--max-samples-per-tensor", "2", "--max-bytes", "40"],
