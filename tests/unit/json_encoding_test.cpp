@@ -33,6 +33,9 @@ TEST_CASE("lines are written with Python's json.dumps separators and escapes") {
   CHECK(dump_line(Json(std::numeric_limits<std::int64_t>::max())) == "9223372036854775807");
   CHECK(dump_line(Json(0.1450803279876709)) == "0.1450803279876709");
   CHECK(dump_line(Json(1.0)) == "1.0");
+  CHECK(dump_line(Json(std::numeric_limits<std::uint64_t>::max())) == "18446744073709551615");
+  CHECK(dump_line(Json(std::numeric_limits<std::int64_t>::min())) == "-9223372036854775808");
+  CHECK(dump_record_line("R", Json::object()) == R"({"record": "R"})");
 }
 
 TEST_CASE("ModelMetadata in jsonl: header line, then one line per module") {
@@ -108,7 +111,7 @@ TEST_CASE("TensorSnapshot and CaptureSummary records") {
        SampleValue(std::numeric_limits<double>::infinity()), SampleValue(-1e-07)},
       std::nullopt);
   CHECK(
-      dump_line(with_record_key("TensorSnapshot", to_json(s))) ==
+      dump_record_line("TensorSnapshot", to_json(s)) ==
       R"({"record": "TensorSnapshot", "module_path": "blocks.0", "call_index": 2, "direction": "output", "tensor_path": ["output", "0"], "shape": [2, 3], "dtype": "torch.float32", "device": "cpu", "numel": 6, "sampled_bytes": 16, "values": [0.5, "NaN", "Infinity", -1e-07], "sample_omission_reason": null})");
   const TensorSnapshot q("q", 0, Direction::input, {"args", "0"}, {4}, "torch.quint8", "cpu", 4, 0,
                          {}, std::string("quantized_dtype"));
@@ -123,8 +126,8 @@ TEST_CASE("TensorSnapshot and CaptureSummary records") {
   CHECK(s == s);
   CHECK(s != q);
   CHECK(
-      dump_line(with_record_key(
-          "CaptureSummary", to_json(CaptureSummary{5, 40, "max_bytes", false, std::nullopt}))) ==
+      dump_record_line("CaptureSummary",
+                       to_json(CaptureSummary{5, 40, "max_bytes", false, std::nullopt})) ==
       R"({"record": "CaptureSummary", "snapshots": 5, "sampled_bytes": 40, "stopped_by": "max_bytes"})");
   CHECK(dump_line(to_json(CaptureSummary{})) ==
         R"({"snapshots": 0, "sampled_bytes": 0, "stopped_by": null})");

@@ -65,6 +65,11 @@ std::string dump_scalar(const Json& value) {
     return python_float_repr(d);
   }
   if (value.is_string()) return dump_string(value.get_ref<const std::string&>());
+  // the common scalars of records without nlohmann's serializer (same text)
+  if (value.is_number_unsigned()) return std::to_string(value.get<std::uint64_t>());
+  if (value.is_number_integer()) return std::to_string(value.get<std::int64_t>());
+  if (value.is_boolean()) return value.get<bool>() ? "true" : "false";
+  if (value.is_null()) return "null";
   return value.dump();
 }
 
@@ -218,16 +223,22 @@ Json to_json(const ModelStructureSpec& spec) {
   return j;
 }
 
-Json with_record_key(const char* record_name, const Json& value) {
-  Json j;
-  j["record"] = record_name;
-  for (const auto& [key, item] : value.items()) j[key] = item;
-  return j;
-}
-
 std::string dump_line(const Json& value) {
   std::string out;
   dump_into(value, -1, 0, out);
+  return out;
+}
+
+std::string dump_record_line(const char* record_name, const Json& object) {
+  // as dump_line of the object with "record" prepended, without copying the object into one
+  std::string out = "{\"record\": " + dump_string(record_name);
+  for (auto it = object.begin(); it != object.end(); ++it) {
+    out += ", ";
+    out += dump_string(it.key());
+    out += ": ";
+    dump_into(*it, -1, 1, out);
+  }
+  out += '}';
   return out;
 }
 

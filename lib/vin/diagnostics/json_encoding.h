@@ -50,13 +50,13 @@ Json to_json(const ModelStructureSpec& spec);
 /// Python's repr() of a float ("0.1", "1e-05", "1e+16", "NaN", "Infinity").
 std::string python_float_text(double value);
 
-/// `value` with "record": `record_name` as its first key (a `jsonl` line's object).
-Json with_record_key(const char* record_name, const Json& value);
-
 /// One line of JSON as Python's json.dumps writes it: ", " and ": " separators, floats as
 /// Python's repr (shortest text that reads back to the same double), non-finite floats as
 /// strings, non-ASCII escaped as \uXXXX, invalid UTF-8 replaced by U+FFFD. No trailing newline.
 std::string dump_line(const Json& value);
+
+/// One `jsonl` record line: dump_line of `object` with "record": `record_name` as its first key.
+std::string dump_record_line(const char* record_name, const Json& object);
 
 /// json.dumps(value, indent=2): the same text rules, one item a line. No trailing newline.
 std::string dump_pretty(const Json& value);

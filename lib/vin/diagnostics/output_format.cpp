@@ -19,9 +19,9 @@ OutputFormat parse_output_format(std::string_view name) {
 void write_model_metadata(std::ostream& out, const ModelMetadata& model, OutputFormat format) {
   switch (format) {
     case OutputFormat::jsonl: {
-      out << dump_line(with_record_key("ModelMetadata", header_json(model))) << '\n';
+      out << dump_record_line("ModelMetadata", header_json(model)) << '\n';
       for (const auto& m : model.modules())
-        out << dump_line(with_record_key("ModuleMetadata", to_json(m))) << '\n';
+        out << dump_record_line("ModuleMetadata", to_json(m)) << '\n';
       return;
     }
     case OutputFormat::json:
@@ -40,9 +40,9 @@ namespace vin::diagnostics {
 void write_structure_spec(std::ostream& out, const ModelStructureSpec& spec, OutputFormat format) {
   switch (format) {
     case OutputFormat::jsonl: {
-      out << dump_line(with_record_key("ModelStructureSpec", header_json(spec))) << '\n';
+      out << dump_record_line("ModelStructureSpec", header_json(spec)) << '\n';
       for (const auto& f : spec.fields())
-        out << dump_line(with_record_key("ConfigFieldSpec", to_json(f))) << '\n';
+        out << dump_record_line("ConfigFieldSpec", to_json(f)) << '\n';
       return;
     }
     case OutputFormat::json:
@@ -59,8 +59,8 @@ void write_capture(std::ostream& out, const std::vector<TensorSnapshot>& snapsho
   switch (format) {
     case OutputFormat::jsonl:
       for (const auto& s : snapshots)
-        out << dump_line(with_record_key("TensorSnapshot", to_json(s))) << '\n';
-      out << dump_line(with_record_key("CaptureSummary", to_json(summary))) << '\n';
+        out << dump_record_line("TensorSnapshot", to_json(s)) << '\n';
+      out << dump_record_line("CaptureSummary", to_json(summary)) << '\n';
       return;
     case OutputFormat::json: {
       Json doc;

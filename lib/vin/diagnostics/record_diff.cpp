@@ -203,8 +203,8 @@ void write_diff(std::ostream& out, const RecordSet& old_set, const RecordSet& ne
   switch (format) {
     case OutputFormat::jsonl:
       for (const auto& c : changes)
-        out << dump_line(with_record_key("Change", change_json(c))) << '\n';
-      out << dump_line(with_record_key("DiffSummary", summary)) << '\n';
+        out << dump_record_line("Change", change_json(c)) << '\n';
+      out << dump_record_line("DiffSummary", summary) << '\n';
       return;
     case OutputFormat::json: {
       Json doc = summary;
