@@ -33,9 +33,8 @@ class Machine {
   explicit Machine(std::string_view p) : p_(p) {}
 
   PickleValue* make(Kind kind) {
-    doc_.values.push_back(std::make_unique<PickleValue>());
-    doc_.values.back()->kind = kind;
-    return doc_.values.back().get();
+    doc_.values.emplace_back().kind = kind;
+    return &doc_.values.back();
   }
 
   PickleDocument run() && {

@@ -8,7 +8,7 @@
 #pragma once
 
 #include <cstdint>
-#include <memory>
+#include <deque>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -56,7 +56,7 @@ class UnsupportedPickle : public std::runtime_error {
 
 /// Every value a pickle built, and the one its STOP left on the stack.
 struct PickleDocument {
-  std::vector<std::unique_ptr<PickleValue>> values;
+  std::deque<PickleValue> values;  ///< a deque: values never move once made
   PickleRef root = nullptr;
 };
 
