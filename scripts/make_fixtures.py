@@ -112,6 +112,16 @@ def write_bad_inputs(out: str) -> None:
             if info.filename.endswith("/version"):
                 data = b"99\n"
             dst.writestr(info, data)
+    # the same archive as if saved on a GPU: every storage located on cuda:0 (inspect-model reads
+    # its structure without LibTorch, so without CUDA)
+    src = zipfile.ZipFile(io.BytesIO(archive))  # afresh: writestr above updated its ZipInfos
+    with zipfile.ZipFile(os.path.join(out, "cuda_tensors.pt"), "w") as dst:
+        for info in src.infolist():
+            data = src.read(info)
+            if info.filename.endswith("/data.pkl"):
+                assert b"X\x03\x00\x00\x00cpu" in data
+                data = data.replace(b"X\x03\x00\x00\x00cpu", b"X\x06\x00\x00\x00cuda:0")
+            dst.writestr(info, data)
     open(os.path.join(out, "empty.pt"), "wb").close()
     with open(os.path.join(out, "text.pt"), "w") as f:
         f.write("this is not an archive\n")

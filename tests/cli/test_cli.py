@@ -201,6 +201,27 @@ def structure_of_an_archive_libtorch_cannot_load_is_still_described():
 
 
 @test
+def an_archive_saved_on_a_gpu_is_described_without_cuda_or_libtorch():
+    # storages located on cuda:0: the same records as the CPU archive, and LibTorch never loaded
+    p = run("--log-level", "debug", "inspect-model", fixture("cuda_tensors.pt"))
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == run("inspect-model", fixture("everything.pt")).stdout
+    assert "LibTorch" not in p.stderr, p.stderr
+
+
+@test
+def an_archive_the_reader_does_not_understand_goes_to_libtorch_with_one_debug_line():
+    hostile = os.path.join(ARGS.source, "tests", "hostile", "archive", "memo_index_huge.pt")
+    p = run("--log-level", "debug", "inspect-model", hostile)
+    assert p.returncode == 1, p.stderr
+    lines = [l for l in p.stderr.splitlines() if "reading it with LibTorch instead" in l]
+    assert len(lines) == 1 and "memo index out of range" in lines[0], p.stderr
+    assert p.stderr.rstrip().splitlines()[-1].endswith(
+        "the record data.pkl is damaged: memo index 2147483647 at byte 3 is larger than a pickle "
+        "of 448 bytes can use"), p.stderr
+
+
+@test
 def a_damaged_member_is_reported_without_a_backtrace():
     with open(fixture("everything.pt"), "rb") as f:
         data = bytearray(f.read())
