@@ -24,6 +24,9 @@ struct ClassHeader {
 
 // The quoted names of `  __parameters__ = ["weight", "bias", ]`.
 std::unordered_set<std::string> quoted_names(std::string_view line) {
+  // TorchScript prints the list on one line; anything else is not a header this reader knows
+  if (line.find(']') == std::string_view::npos)
+    throw UnsupportedPickle("a class header list that does not end on its line");
   std::unordered_set<std::string> names;
   std::size_t pos = 0;
   while ((pos = line.find('"', pos)) != std::string_view::npos) {
@@ -106,26 +109,29 @@ class StructureWalker {
     std::int64_t direct = 0, direct_trainable = 0, buffers = 0;
     bool training = false;
     std::vector<std::pair<std::string, PickleRef>> children;
+    std::unordered_set<std::string_view> names;
     for (std::size_t i = 0; i + 1 < items.size(); i += 2) {
       const PickleRef key = items[i];
       PickleRef value = items[i + 1];
       if (key->kind != Kind::string) throw UnsupportedPickle("a module attribute without a name");
       const std::string& name = key->text;
+      if (!names.insert(name).second) throw UnsupportedPickle("an attribute set twice: " + name);
       const bool is_parameter = header.parameters.count(name) > 0;
       const bool is_buffer = !is_parameter && header.buffers.count(name) > 0;
       if (is_parameter || is_buffer) {
         if (value->kind == Kind::none) continue;  // a slot registered as None
         if (value->kind != Kind::tensor)
           throw UnsupportedPickle(module->text + "." + name + " is not a tensor this reader knows");
+        const std::int64_t n = value->numel;
         if (is_buffer) {
-          buffers += value->numel;
+          add(buffers, n);
           continue;
         }
-        direct += value->numel;
-        if (value->requires_grad) direct_trainable += value->numel;
+        add(direct, n);
+        if (value->requires_grad) add(direct_trainable, n);
         if (seen_parameters_.insert(value).second) {
-          total_ += value->numel;
-          if (value->requires_grad) trainable_ += value->numel;
+          add(total_, n);
+          if (value->requires_grad) add(trainable_, n);
         }
       } else if (name == "training") {
         training = value->kind == Kind::boolean && value->boolean;
@@ -137,6 +143,11 @@ class StructureWalker {
                           direct_trainable, buffers, training);
     for (const auto& [name, child] : children)
       visit(child, path.empty() ? name : path + "." + name, depth + 1);
+  }
+
+  // sums of element counts that LibTorch could never hold overflow int64: not an answer to give
+  static void add(std::int64_t& sum, std::int64_t n) {
+    if (__builtin_add_overflow(sum, n, &sum)) throw UnsupportedPickle("parameter counts overflow");
   }
 
   const std::unordered_map<std::string, ClassHeader>& classes_;

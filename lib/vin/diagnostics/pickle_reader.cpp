@@ -23,6 +23,27 @@ std::int64_t numel_of(PickleRef size) {
   return n;
 }
 
+// Whether a tensor of `size` and `stride` from `offset` fits in `storage`, as LibTorch's
+// Tensor::set_ demands when it rebuilds the tensor (else LibTorch refuses the archive, and so must
+// this reader, to give no answer LibTorch would not).
+bool fits_storage(PickleRef storage, PickleRef offset, PickleRef size, PickleRef stride,
+                  std::int64_t numel) {
+  if (storage->kind != Kind::storage || offset->kind != Kind::integer || offset->integer < 0 ||
+      stride->kind != Kind::tuple || stride->items.size() != size->items.size())
+    return false;
+  if (numel == 0) return true;
+  std::int64_t last = offset->integer;  // the element the tensor's last index reaches
+  for (std::size_t i = 0; i < size->items.size(); ++i) {
+    const PickleRef st = stride->items[i];
+    if (st->kind != Kind::integer || st->integer < 0) return false;
+    std::int64_t step = 0;
+    if (__builtin_mul_overflow(size->items[i]->integer - 1, st->integer, &step) ||
+        __builtin_add_overflow(last, step, &last))
+      return false;
+  }
+  return last < storage->numel;
+}
+
 class Machine;
 
 // What REDUCE makes of `callable(*args)` for the callables TorchScript writes.
@@ -222,9 +243,8 @@ class Machine {
           break;
         }
         case 'Q':
-          pop();
-          push(make(Kind::opaque));
-          break;  // BINPERSID: a storage
+          push(storage(pop()));
+          break;  // BINPERSID
         case '0':
           pop();
           break;  // POP
@@ -256,6 +276,16 @@ class Machine {
     if (n > 0 && n < 8 && (static_cast<unsigned char>(b[n - 1]) & 0x80))
       v |= ~std::uint64_t{0} << (8 * n);  // sign-extend
     return static_cast<std::int64_t>(v);
+  }
+  // TorchScript's persistent ids: ('storage', <type global>, key, location, numel)
+  PickleRef storage(PickleRef id) {
+    const auto& f = id->items;
+    if (id->kind != Kind::tuple || f.size() != 5 || f[0]->kind != Kind::string ||
+        f[0]->text != "storage" || f[4]->kind != Kind::integer || f[4]->integer < 0)
+      return make(Kind::opaque);
+    auto v = make(Kind::storage);
+    v->numel = f[4]->integer;
+    return v;
   }
   void push(PickleRef v) { stack_.push_back(std::move(v)); }
   void push_int(std::int64_t i) {
@@ -328,6 +358,8 @@ PickleRef reduce(Machine& m, PickleRef callable, PickleRef args) {
       throw UnsupportedPickle(name + " with unexpected arguments");
     auto t = m.make(Kind::tensor);
     t->numel = numel_of(a[2]);
+    if (!fits_storage(a[0], a[1], a[2], a[3], t->numel))
+      throw UnsupportedPickle(name + " of a tensor its storage cannot hold");
     t->requires_grad = a[grad_at]->boolean;
     return t;
   }

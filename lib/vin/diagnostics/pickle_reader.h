@@ -31,10 +31,11 @@ struct PickleValue {
     tuple,
     list,
     dict,
-    global,  ///< a GLOBAL reference: `text` is "module.name"
-    object,  ///< an instance of a TorchScript class: `text` is its qualified name
-    tensor,  ///< from torch._utils._rebuild_tensor_v2 or _rebuild_qtensor
-    opaque,  ///< anything else (a storage, a call this reader does not model)
+    global,   ///< a GLOBAL reference: `text` is "module.name"
+    object,   ///< an instance of a TorchScript class: `text` is its qualified name
+    tensor,   ///< from torch._utils._rebuild_tensor_v2 or _rebuild_qtensor
+    storage,  ///< a BINPERSID ('storage', type, key, location, numel) reference
+    opaque,   ///< anything else (a call this reader does not model)
   };
   Kind kind = Kind::none;
   bool boolean = false;
@@ -43,8 +44,8 @@ struct PickleValue {
   std::string text;              ///< string, bytes, global or object class name
   std::vector<PickleRef> items;  ///< tuple and list items; dict keys and values, alternating
   PickleRef state;               ///< an object's BUILD state (null when it had none)
-  std::int64_t numel = 0;        ///< tensor: elements, the product of its sizes
-  bool requires_grad = false;    ///< tensor
+  std::int64_t numel = 0;  ///< tensor: elements, the product of its sizes; storage: its elements
+  bool requires_grad = false;  ///< tensor
 };
 
 /// Thrown for streams outside the subset (an unknown opcode, a malformed or truncated stream,
