@@ -161,6 +161,9 @@ def main():
         saved.getvalue(), lambda n, d: with_bad_memo_index(d) if n.endswith("/data.pkl") else d))
     write("inputs", "pickle_length_huge.pt", replace_members(
         saved.getvalue(), lambda n, d: d[:2] + b"X\xff\xff\xff\xff" + d[2:] if n.endswith("/data.pkl") else d))
+    # a stack LibTorch's unpickler pops blindly (found by torch_save_fuzzer: it corrupted memory)
+    write("inputs", "pickle_stack_underflow.pt", replace_members(
+        saved.getvalue(), lambda n, d: b"\x80\x02](cm\nf\nebN." if n.endswith("/data.pkl") else d))
     sparse = io.BytesIO()
     torch.save(torch.ones(3).to_sparse(), sparse)
     write("inputs", "pickle_sparse.pt", sparse.getvalue())

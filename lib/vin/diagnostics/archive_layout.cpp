@@ -216,7 +216,7 @@ void check_archive_records(const std::string& path, const ArchiveLayout& layout)
       kMaxRecordBytes);
   for (const auto& [record, bytes] : records)
     if (is_pickle(record))
-      if (const auto problem = pickle_size_problem(bytes))
+      if (const auto problem = pickle_problem(bytes))
         throw Error(path + ": the record " + printable(record) + " is damaged: " + *problem);
 }
 

@@ -38,9 +38,9 @@ std::vector<std::pair<std::string, std::string>> read_archive_records(
 
 /// Refuses (Error naming the file and record) an archive that LibTorch would read blindly: a
 /// pickle (data.pkl, constants.pkl, code/**.debug_pkl) or code/ source whose bytes do not match
-/// their zip checksum (LibTorch checks none), or a pickle with memo indices or lengths that
-/// LibTorch's unpickler would trust (pickle_size_problem). Call before torch::jit::load. Reads
-/// those records only, never data/.
+/// their zip checksum (LibTorch checks none), or a pickle with memo indices, lengths or stack
+/// shapes that LibTorch's unpickler would trust (pickle_problem). Call before torch::jit::load.
+/// Reads those records only, never data/.
 void check_archive_records(const std::string& path, const ArchiveLayout& layout);
 
 /// Whether the record `name` (relative to the archive's top folder) is TorchScript source:

@@ -123,7 +123,7 @@ c10::IValue unpickle_zip(const std::string& path) {
   auto [data, size] = reader.getRecord("data.pkl");
   std::string pickle(static_cast<const char*>(data.get()), size);
   if (auto rewritten = rewrite_single_item_opcodes(pickle)) pickle = std::move(*rewritten);
-  if (auto problem = pickle_size_problem(pickle))
+  if (auto problem = pickle_problem(pickle))
     throw Error(path + ": not a readable torch.save file: data.pkl: " + *problem);
   std::size_t pos = 0;
   auto read = [&pickle, &pos](char* buffer, std::size_t len) {

@@ -1,6 +1,7 @@
 #include "vin/diagnostics/pickle_rewrite.h"
 
 #include <cstdint>
+#include <cstdio>
 #include <vector>
 
 #include "vin/diagnostics/pickle_opcodes.h"
@@ -164,9 +165,18 @@ std::optional<std::string> rewrite_single_item_opcodes(std::string_view p) {
   return out;
 }
 
-std::optional<std::string> pickle_size_problem(std::string_view p) {
+std::optional<std::string> pickle_problem(std::string_view p) {
+  std::size_t depth = 0;           // values on the stack
+  std::vector<std::size_t> marks;  // the depth at each open MARK
   std::size_t pos = 0;
   PickleOpcode code;
+  char op_text[8];
+  const auto problem_at = [&](const std::string& what) {
+    std::snprintf(op_text, sizeof op_text, "0x%02x", code.op);
+    return "opcode " + std::string(op_text) + " at byte " + std::to_string(code.at) + " " + what;
+  };
+  // values an opcode may take: those above the last MARK (as in Python's unpickler)
+  const auto available = [&] { return depth - (marks.empty() ? 0 : marks.back()); };
   while (pos < p.size()) {
     switch (next_opcode(p, pos, code)) {
       case OpcodeRead::ok:
@@ -178,11 +188,88 @@ std::optional<std::string> pickle_size_problem(std::string_view p) {
       case OpcodeRead::unknown:    // LibTorch refuses opcodes it does not know either
         return std::nullopt;
     }
-    if (code.op == '.') return std::nullopt;  // STOP
     // a pickler numbers its memo entries from 0, one per PUT
     if ((code.op == 'q' || code.op == 'r') && code.value > p.size())
       return "memo index " + std::to_string(code.value) + " at byte " + std::to_string(code.at) +
              " is larger than a pickle of " + std::to_string(p.size()) + " bytes can use";
+    // the stack effect: `takes` values (above the last MARK), or everything down to the last
+    // MARK (and then `takes` more below it), then `pushes`
+    std::size_t takes = 0, pushes = 0;
+    bool to_mark = false;
+    switch (code.op) {
+      case '(':
+        marks.push_back(depth);
+        continue;
+      case 0x80:
+      case 0x95:  // PROTO, FRAME
+        continue;
+      case '.':
+      case 'q':
+      case 'r':
+      case 0x94:
+      case 'Q':
+      case '2':  // need a value, keep it
+        takes = pushes = 1;
+        if (code.op == '2') pushes = 2;  // DUP
+        break;
+      case 't':
+      case 'l':
+      case 'd':
+      case 0x91:  // TUPLE, LIST, DICT, FROZENSET
+        to_mark = true;
+        pushes = 1;
+        break;
+      case '1':  // POP_MARK
+        to_mark = true;
+        break;
+      case 'u':
+      case 'e':
+      case 0x90:  // SETITEMS, APPENDS, ADDITEMS: into the container below
+        to_mark = true;
+        takes = pushes = 1;
+        break;
+      case 0x85:
+      case 0x86:
+      case 0x87:  // TUPLE1..3
+        takes = code.op - 0x84u;
+        pushes = 1;
+        break;
+      case 'R':
+      case 0x81:
+      case 0x93:
+      case 'b':  // REDUCE, NEWOBJ, STACK_GLOBAL, BUILD
+        takes = 2;
+        pushes = 1;
+        break;
+      case 0x92:  // NEWOBJ_EX
+        takes = 3;
+        pushes = 1;
+        break;
+      case 's':  // SETITEM
+        takes = 3;
+        pushes = 1;
+        break;
+      case 'a':  // APPEND
+        takes = 2;
+        pushes = 1;
+        break;
+      case '0':  // POP
+        takes = 1;
+        break;
+      default:  // everything else pushes one value
+        pushes = 1;
+    }
+    if (to_mark) {
+      if (marks.empty()) return problem_at("needs a MARK, and none is open");
+      depth = marks.back();
+      marks.pop_back();
+    }
+    // LibTorch's unpickler pops without looking: a short stack corrupts its memory
+    if (available() < takes)
+      return problem_at("needs " + std::to_string(takes) + " value(s) on the stack, finds " +
+                        std::to_string(available()));
+    depth = depth - takes + pushes;
+    if (code.op == '.') return std::nullopt;  // STOP
   }
   return std::nullopt;
 }
