@@ -188,3 +188,38 @@ class NanNet(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.head(self.bad(self.act(self.lin(x))))
+
+
+class ComputedState(nn.Module):
+    """Keeps its state through __getstate__/__setstate__, and its __setstate__ computes the
+    training flag instead of copying it from the state: what inspect-model cannot read without
+    running the archive's code (it refuses; --load-with-libtorch runs it)."""
+
+    def __init__(self):
+        super().__init__()
+        self.scale = 2.0
+
+    @torch.jit.export
+    def __getstate__(self) -> Tuple[float, bool]:
+        return (self.scale, self.training)
+
+    @torch.jit.export
+    def __setstate__(self, state: Tuple[float, bool]) -> None:
+        self.scale = state[0]
+        self.training = not state[1]
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x * self.scale
+
+
+def static_quantized() -> nn.Module:
+    """A small statically quantized model (torch.ao.quantization): quantized Conv2d, ConvReLU2d and
+    Linear modules, which keep their state through __getstate__/__setstate__."""
+    q = torch.ao.quantization
+    model = nn.Sequential(q.QuantStub(), nn.Conv2d(3, 4, 3), nn.ReLU(), nn.Conv2d(4, 4, 1),
+                          nn.Flatten(), nn.Linear(4 * 6 * 6, 5), q.DeQuantStub()).eval()
+    model.qconfig = q.get_default_qconfig("fbgemm")
+    q.fuse_modules(model, [["1", "2"]], inplace=True)
+    prepared = q.prepare(model)
+    prepared(torch.randn(4, 3, 8, 8))
+    return q.convert(prepared)

@@ -27,7 +27,8 @@ def save_scripted(model: torch.nn.Module, path: str) -> None:
 
 
 def save_other_exports(out: str) -> None:
-    """Archives made the other ways users make them: traced, frozen, dynamically quantized."""
+    """Archives made the other ways users make them: traced, frozen, dynamically and statically
+    quantized; and one whose __setstate__ inspect-model cannot read without running it."""
     torch.manual_seed(0)
     convnet = fm.ConvNet().eval()
     traced = torch.jit.trace(convnet, torch.zeros(1, 3, 8, 8))
@@ -38,6 +39,9 @@ def save_other_exports(out: str) -> None:
         torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2)),
         {torch.nn.Linear}, dtype=torch.qint8)
     torch.jit.save(torch.jit.script(quantized), os.path.join(out, "quantized.pt"))
+    torch.manual_seed(0)
+    torch.jit.save(torch.jit.script(fm.static_quantized()), os.path.join(out, "static_quantized.pt"))
+    torch.jit.save(torch.jit.script(fm.ComputedState().eval()), os.path.join(out, "computed_state.pt"))
 
 
 def build(name: str) -> torch.nn.Module:

@@ -43,10 +43,21 @@ const vd::TorchPlugin& torch_plugin() {
   return vd::load_torch_plugin(candidates);
 }
 
-// inspect-model's records for an archive the structure reader does not understand: LibTorch's.
-vd::ModelMetadata inspect_with_libtorch(const std::string& path, const std::string& why) {
-  spdlog::debug("{}: {}; reading it with LibTorch instead", path, why);
-  return torch_plugin().inspect_model_archive(path);
+// inspect-model's records for an archive the structure reader does not understand: LibTorch's,
+// when the user allowed it with --load-with-libtorch (it runs the archive's code); else none.
+vd::LibTorchInspector libtorch_fallback(bool allowed) {
+  if (!allowed) return nullptr;
+  return [](const std::string& path, const std::string& why) {
+    spdlog::debug("{}: {}; reading it with LibTorch instead ({})", path, why,
+                  vd::kLoadWithLibTorchFlag);
+    return torch_plugin().inspect_model_archive(path);
+  };
+}
+
+void add_load_with_libtorch(CLI::App& sub, bool& allowed) {
+  sub.add_flag(vd::kLoadWithLibTorchFlag, allowed,
+               "Read an archive the built-in reader cannot describe with LibTorch's loader; this "
+               "RUNS the archive's TorchScript (__setstate__), so use it only on trusted files");
 }
 
 // Options every subcommand shares.
@@ -135,12 +146,15 @@ std::vector<Command> commands(CommonOptions& common) {
        "vin-inspect inspect-model net.pt --format table",
        [&common](CLI::App& sub, std::function<int()>& action) {
          auto archive = std::make_shared<std::string>();
+         auto with_libtorch = std::make_shared<bool>(false);
          sub.add_option("ARCHIVE", *archive, "TorchScript archive written by torch.jit.save")
              ->required();
+         add_load_with_libtorch(sub, *with_libtorch);
          add_common_options(sub, common);
-         action = [&common, archive] {
+         action = [&common, archive, with_libtorch] {
            spdlog::debug("inspecting {}", *archive);
-           const vd::ModelMetadata model = vd::inspect_archive(*archive, inspect_with_libtorch);
+           const vd::ModelMetadata model =
+               vd::inspect_archive(*archive, libtorch_fallback(*with_libtorch));
            spdlog::debug("{} modules, {} parameters", model.modules().size(),
                          model.total_parameters());
            std::ostringstream text;
@@ -207,6 +221,7 @@ std::vector<Command> commands(CommonOptions& common) {
          auto old_path = std::make_shared<std::string>();
          auto new_path = std::make_shared<std::string>();
          auto ignore = std::make_shared<std::vector<std::string>>();
+         auto with_libtorch = std::make_shared<bool>(false);
          sub.add_option("OLD", *old_path,
                         "Archive, YAML rendering, or jsonl written by inspect-model/inspect-config")
              ->required();
@@ -214,12 +229,14 @@ std::vector<Command> commands(CommonOptions& common) {
          sub.add_option("--ignore", *ignore,
                         "A record field not to compare, e.g. training (repeatable)")
              ->type_name("FIELD");
+         add_load_with_libtorch(sub, *with_libtorch);
          add_common_options(sub, common);
-         action = [&common, old_path, new_path, ignore] {
+         action = [&common, old_path, new_path, ignore, with_libtorch] {
            vd::RecordSet old_set, new_set;
            try {
-             old_set = vd::load_record_set(*old_path, inspect_with_libtorch);
-             new_set = vd::load_record_set(*new_path, inspect_with_libtorch);
+             const vd::LibTorchInspector fallback = libtorch_fallback(*with_libtorch);
+             old_set = vd::load_record_set(*old_path, fallback);
+             new_set = vd::load_record_set(*new_path, fallback);
            } catch (const vd::UsageError&) {
              throw;
            } catch (const vd::Error& e) {

@@ -210,15 +210,50 @@ def an_archive_saved_on_a_gpu_is_described_without_cuda_or_libtorch():
 
 
 @test
-def an_archive_the_reader_does_not_understand_goes_to_libtorch_with_one_debug_line():
+def an_archive_the_reader_cannot_describe_is_refused_unless_libtorch_is_asked_for():
+    # __setstate__ computes `training`: only running the archive's code would tell its value
+    path = fixture("computed_state.pt")
+    for cmd in (("inspect-model", path), ("diff", path, path)):
+        p = run("--log-level", "debug", *cmd)
+        status = 2 if cmd[0] == "diff" else 1
+        assert p.returncode == status and p.stdout == "", (p.returncode, p.stdout, p.stderr)
+        last = p.stderr.rstrip().splitlines()[-1]
+        assert last == (
+            f"vin-inspect: error: {path}: cannot be described without running the archive's code "
+            "(__torch__.fixture_models.ComputedState's __setstate__ sets training from something "
+            "other than its state); vin-inspect never does that on its own: --load-with-libtorch "
+            "reads it with LibTorch's loader, which runs the archive's TorchScript"), p.stderr
+        assert "loading LibTorch" not in p.stderr, p.stderr
+    # asked for: LibTorch runs __setstate__ (training = not False), with one debug line saying so
+    p = run("--log-level", "debug", "inspect-model", path, "--load-with-libtorch")
+    assert p.returncode == 0, p.stderr
+    lines = [l for l in p.stderr.splitlines() if "reading it with LibTorch instead" in l]
+    assert len(lines) == 1 and "--load-with-libtorch" in lines[0], p.stderr
+    root = json.loads(p.stdout.splitlines()[1])
+    assert root["path"] == "<root>" and root["training"] is True, root  # saved in eval mode
+    p = run("diff", path, path, "--load-with-libtorch")
+    assert p.returncode == 0, p.stderr
+
+
+@test
+def a_damaged_pickle_is_reported_as_damaged_without_libtorch():
     hostile = os.path.join(ARGS.source, "tests", "hostile", "archive", "memo_index_huge.pt")
     p = run("--log-level", "debug", "inspect-model", hostile)
-    assert p.returncode == 1, p.stderr
-    lines = [l for l in p.stderr.splitlines() if "reading it with LibTorch instead" in l]
-    assert len(lines) == 1 and "memo index out of range" in lines[0], p.stderr
+    assert p.returncode == 1 and "LibTorch" not in p.stderr, p.stderr
     assert p.stderr.rstrip().splitlines()[-1].endswith(
         "the record data.pkl is damaged: memo index 2147483647 at byte 3 is larger than a pickle "
         "of 448 bytes can use"), p.stderr
+
+
+@test
+def quantized_modules_are_described_from_their_setstate_source_without_libtorch():
+    # torch.ao.nn.quantized modules pickle a state tuple that their __setstate__ assigns
+    p = run("--log-level", "debug", "inspect-model", fixture("static_quantized.pt"))
+    assert p.returncode == 0, p.stderr
+    assert "LibTorch" not in p.stderr, p.stderr
+    types = [json.loads(l)["module_type"] for l in p.stdout.splitlines()[1:]]
+    assert "torch.ao.nn.intrinsic.quantized.modules.conv_relu.ConvReLU2d" in types or \
+        "torch.nn.intrinsic.quantized.modules.conv_relu.ConvReLU2d" in types, types
 
 
 @test

@@ -20,7 +20,7 @@ from jit_load_records import records  # noqa: E402
 
 MODEL_FIXTURES = ["everything", "deep", "wide", "dict_model", "convnet", "transformer",
                   "resnet18", "mobilenet_v3_small", "squeezenet1_1", "efficientnet_b0",
-                  "traced", "frozen", "quantized"]
+                  "traced", "frozen", "quantized", "static_quantized"]
 
 
 def main() -> int:

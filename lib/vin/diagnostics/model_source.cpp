@@ -1,13 +1,17 @@
 #include "vin/diagnostics/model_source.h"
 
 #include "vin/diagnostics/archive_structure.h"
+#include "vin/diagnostics/error.h"
 
 namespace vin::diagnostics {
 
 ModelMetadata inspect_archive(const std::string& path, const LibTorchInspector& fallback) {
   std::string why_not;
   if (auto structure = read_model_structure(path, &why_not)) return std::move(*structure);
-  return fallback(path, why_not);
+  if (fallback) return fallback(path, why_not);
+  throw Error(path + ": cannot be described without running the archive's code (" + why_not +
+              "); vin-inspect never does that on its own: " + kLoadWithLibTorchFlag +
+              " reads it with LibTorch's loader, which runs the archive's TorchScript");
 }
 
 }  // namespace vin::diagnostics

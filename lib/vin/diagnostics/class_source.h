@@ -1,0 +1,47 @@
+// What the TorchScript source under an archive's code/ says about its classes, read as text and
+// never compiled or run: which classes are modules, their parameter and buffer lists, their
+// attribute declarations, and their methods' signatures and bodies. TorchScript's printer writes
+// this source in a fixed layout (a class at column 0, its declarations at two spaces, method
+// bodies at four), which is all this reader relies on.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+namespace vin::diagnostics {
+
+/// One method of a class: its name, its signature as printed (from `def` to the closing `:`,
+/// possibly several lines), and the lines of its body without their four-space indent.
+struct MethodSource {
+  std::string name;
+  std::string_view signature;
+  std::vector<std::string_view> body;
+};
+
+/// One TorchScript class.
+struct ClassSource {
+  bool is_module = false;  ///< declared `class X(Module):`
+  std::unordered_set<std::string> parameters;  ///< `__parameters__ = [...]`
+  std::unordered_set<std::string> buffers;     ///< `__buffers__ = [...]`
+  /// `name : Type` declarations, in the order the class lists them.
+  std::vector<std::pair<std::string, std::string>> attributes;
+  std::vector<MethodSource> methods;  ///< in the order the source defines them
+
+  /// The method `name`, or null.
+  const MethodSource* method(std::string_view name) const;
+};
+
+/// Classes by qualified name (`__torch__.torch.nn.modules.conv.Conv2d`).
+using ClassSources = std::unordered_map<std::string, ClassSource>;
+
+/// Reads the classes of one code/ record into `classes`. `record` is its name relative to the
+/// archive's top folder (e.g. "code/__torch__/torch/nn/conv.py", whose classes are named
+/// `__torch__.torch.nn.conv.<Name>`); `source` must outlive `classes` (method text points into
+/// it). Throws UnsupportedPickle for a layout this reader does not know.
+void read_class_sources(const std::string& record, std::string_view source, ClassSources& classes);
+
+}  // namespace vin::diagnostics
