@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <array>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <iostream>
 #include <sstream>
@@ -17,6 +16,7 @@
 #include "vin/diagnostics/inspect_config.h"
 #include "vin/diagnostics/model_source.h"
 #include "vin/diagnostics/output_format.h"
+#include "vin/diagnostics/output_sink.h"
 #include "vin/diagnostics/printable.h"
 #include "vin/diagnostics/record_sources.h"
 #include "vin/diagnostics/suggest.h"
@@ -74,25 +74,21 @@ struct Command {
   const char* example;
   // adds the options and sets the action, which returns the exit status
   std::function<void(CLI::App&, std::function<int()>&)> define;
+  // the exit status for unreadable input or a failed write: 1, or 2 for diff (as diff(1))
+  int error_status = 1;
 };
 
-// Writes `text` to stdout or to the -o file; refuses to overwrite an input of the command.
+// Writes `text` to stdout or to the -o file (write_output: every write checked, a file replaced
+// only once complete); refuses to overwrite an input of the command.
 void emit(const CommonOptions& common, const std::string& text,
           const std::vector<std::string>& inputs) {
-  if (common.output.empty() || common.output == "-") {
-    std::cout << text << std::flush;
-    return;
-  }
   std::error_code ec;
-  for (const auto& input : inputs)
-    if (fs::exists(common.output, ec) && fs::equivalent(common.output, input, ec))
-      throw vd::UsageError("--output " + common.output +
-                           " is an input file; refusing to overwrite it");
-  std::ofstream out(common.output, std::ios::binary | std::ios::trunc);
-  if (!out) throw vd::Error(common.output + ": cannot write: " + std::strerror(errno));
-  out << text;
-  out.close();
-  if (!out) throw vd::Error(common.output + ": write failed: " + std::strerror(errno));
+  if (!common.output.empty() && common.output != "-")
+    for (const auto& input : inputs)
+      if (fs::exists(common.output, ec) && fs::equivalent(common.output, input, ec))
+        throw vd::UsageError("--output " + common.output +
+                             " is an input file; refusing to overwrite it");
+  vd::write_output(common.output, text);
 }
 
 void add_common_options(CLI::App& sub, CommonOptions& common) {
@@ -232,25 +228,17 @@ std::vector<Command> commands(CommonOptions& common) {
          add_load_with_libtorch(sub, *with_libtorch);
          add_common_options(sub, common);
          action = [&common, old_path, new_path, ignore, with_libtorch] {
-           vd::RecordSet old_set, new_set;
-           try {
-             const vd::LibTorchInspector fallback = libtorch_fallback(*with_libtorch);
-             old_set = vd::load_record_set(*old_path, fallback);
-             new_set = vd::load_record_set(*new_path, fallback);
-           } catch (const vd::UsageError&) {
-             throw;
-           } catch (const vd::Error& e) {
-             // like diff(1): trouble reading the inputs is status 2
-             std::cerr << kProgram << ": error: " << vd::printable(e.what(), 2000) << "\n";
-             return 2;
-           }
+           const vd::LibTorchInspector fallback = libtorch_fallback(*with_libtorch);
+           const vd::RecordSet old_set = vd::load_record_set(*old_path, fallback);
+           const vd::RecordSet new_set = vd::load_record_set(*new_path, fallback);
            const auto changes = vd::diff_records(old_set, new_set, *ignore);
            std::ostringstream text;
            vd::write_diff(text, old_set, new_set, changes, vd::parse_output_format(common.format));
            emit(common, text.str(), {*old_path, *new_path});
            return changes.empty() ? 0 : 1;
          };
-       }},
+       },
+       2},
   };
 }
 
@@ -335,22 +323,27 @@ int main(int argc, char** argv) {
   }
 
   configure_logging(log_level);
+  std::size_t chosen = 0;
+  while (chosen < cmds.size() && !app.got_subcommand(cmds[chosen].name)) ++chosen;
+  if (chosen == cmds.size()) return 0;
+  const int error_status = cmds[chosen].error_status;
   try {
-    for (std::size_t i = 0; i < cmds.size(); ++i)
-      if (app.got_subcommand(cmds[i].name)) return actions[i]();
+    return actions[chosen]();
   } catch (const vd::UsageError& e) {
     return usage_error(e.what());
+  } catch (const vd::OutputClosed&) {
+    return error_status;  // the reader of stdout went away: end quietly, as Unix tools do
   } catch (const vd::Error& e) {
     std::cerr << kProgram << ": error: " << vd::printable(e.what(), 2000) << "\n";
-    return 1;
+    return error_status;
   } catch (const std::bad_alloc&) {
+    // the library names the file and stage where it can (OutOfMemory); this is the last resort
     std::cerr << kProgram << ": error: out of memory\n";
-    return 1;
+    return error_status;
   } catch (const std::exception& e) {
     // anything else is a defect of ours; still one line, no backtrace
     const std::string what = e.what();
     std::cerr << kProgram << ": error: " << vd::printable(what.substr(0, what.find('\n'))) << "\n";
-    return 1;
+    return error_status;
   }
-  return 0;
 }

@@ -10,7 +10,9 @@ import json
 import math
 import os
 import re
+import resource
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -159,6 +161,50 @@ def output_onto_the_input_is_refused():
 def unwritable_output_is_an_error():
     p = run("inspect-model", fixture("convnet.pt"), "-o", "/nonexistent-dir/x.jsonl")
     assert_clean_error(p, 1, r"/nonexistent-dir/x\.jsonl: cannot write")
+
+
+@test
+def failed_writes_are_errors_and_leave_no_partial_file():
+    # a full device: stdout and -o; diff's status for trouble is 2, as diff(1)'s
+    p = subprocess.run(f"'{ARGS.binary}' model '{fixture('convnet.pt')}' > /dev/full", shell=True,
+                       capture_output=True, text=True)
+    assert_clean_error(p, 1, r"^vin-inspect: error: standard output: write failed: No space left")
+    assert_clean_error(run("model", fixture("convnet.pt"), "-o", "/dev/full"), 1,
+                       r"/dev/full: write failed: No space left on device")
+    assert_clean_error(run("diff", fixture("convnet.pt"), fixture("deep.pt"), "-o", "/dev/full"), 2,
+                       r"/dev/full: write failed: No space left on device")
+    # a write that fails halfway (the file size limit): the old file stays, no temporary is left
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "records.jsonl")
+        with open(out, "w") as f:
+            f.write("old\n")
+
+        def small_files():
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (1000, 1000))
+
+        p = subprocess.run([ARGS.binary, "model", fixture("wide.pt"), "-o", out],
+                           capture_output=True, text=True, preexec_fn=small_files)
+        assert_clean_error(p, 1, r"records\.jsonl: write failed: File too large")
+        assert open(out).read() == "old\n"
+        assert os.listdir(tmp) == ["records.jsonl"], os.listdir(tmp)
+        # and a complete write replaces it, keeping its permissions
+        os.chmod(out, 0o640)
+        assert run("model", fixture("convnet.pt"), "-o", out).returncode == 0
+        assert os.stat(out).st_mode & 0o777 == 0o640
+        assert open(out).read() == run("model", fixture("convnet.pt")).stdout
+
+
+@test
+def a_closed_pipe_ends_quietly_with_a_failure_status():
+    # SIGPIPE ignored (as some CI runners do): EPIPE ends the tool without a message, not exit 0
+    p = subprocess.Popen([ARGS.binary, "model", fixture("wide.pt")], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE,
+                         preexec_fn=lambda: signal.signal(signal.SIGPIPE, signal.SIG_IGN))
+    p.stdout.readline()
+    p.stdout.close()
+    assert p.wait(timeout=60) == 1
+    assert p.stderr.read() == b""
 
 
 # --- bad input: exit 1, one line naming the file ---------------------------------------------
