@@ -14,7 +14,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <sstream>
 #include <unordered_map>
 #include <unordered_set>
@@ -33,6 +32,7 @@ constexpr const char* kPythonNameTag = "python/name:";
 // A rendering is small; these bound what a hostile document can make the walk do.
 constexpr std::size_t kMaxBytes = std::size_t{64} << 20;
 constexpr std::size_t kMaxFields = 100000;
+constexpr std::size_t kMaxRecordBytes = std::size_t{64} << 20;  // field paths and values, expanded
 constexpr std::size_t kMaxPathDepth = 500;
 
 struct Resolved {
@@ -40,7 +40,19 @@ struct Resolved {
   ConfigValue value;
 };
 
-// Decimal digits of a non-negative integer written in base 8 or 16, however long.
+// Python refuses to turn longer digit strings into ints (sys.get_int_max_str_digits()); a
+// rendering cannot hold one, and the base conversion below stays cheap.
+constexpr std::size_t kMaxIntegerDigits = 4300;
+
+// An integer literal with more digits than Python reads (Error naming where it is).
+class IntegerTooLong : public std::runtime_error {
+ public:
+  IntegerTooLong()
+      : std::runtime_error("an integer of more than " + std::to_string(kMaxIntegerDigits) +
+                           " digits (Python reads at most that many)") {}
+};
+
+// Decimal digits of a non-negative integer written in base 8 or 16, up to kMaxIntegerDigits.
 std::string to_decimal(std::string_view digits, int base) {
   std::vector<int> decimal{0};  // little-endian decimal digits
   for (char c : digits) {
@@ -56,6 +68,7 @@ std::string to_decimal(std::string_view digits, int base) {
       decimal.push_back(carry % 10);
       carry /= 10;
     }
+    if (decimal.size() > kMaxIntegerDigits) throw IntegerTooLong();
   }
   std::string out;
   for (auto it = decimal.rbegin(); it != decimal.rend(); ++it)
@@ -63,21 +76,54 @@ std::string to_decimal(std::string_view digits, int base) {
   return out;
 }
 
+// The YAML 1.2 core schema's patterns, matched by hand in one pass each (std::regex recurses
+// once per character: a scalar of 30,000 digits overflowed the stack).
+bool one_of(std::string_view text, std::initializer_list<std::string_view> words) {
+  return std::find(words.begin(), words.end(), text) != words.end();
+}
+bool all_digits(std::string_view text, bool (*digit)(char)) {
+  return !text.empty() && std::all_of(text.begin(), text.end(), digit);
+}
+bool is_dec(char c) { return c >= '0' && c <= '9'; }
+bool is_oct(char c) { return c >= '0' && c <= '7'; }
+bool is_hex(char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; }
+std::string_view without_sign(std::string_view text) {
+  return (!text.empty() && (text[0] == '-' || text[0] == '+')) ? text.substr(1) : text;
+}
+// [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?
+bool is_core_float(std::string_view text) {
+  std::string_view t = without_sign(text);
+  std::size_t i = 0;
+  const auto digits = [&] {
+    const std::size_t from = i;
+    while (i < t.size() && is_dec(t[i])) ++i;
+    return i - from;
+  };
+  if (i < t.size() && t[i] == '.') {
+    ++i;
+    if (digits() == 0) return false;
+  } else {
+    if (digits() == 0) return false;
+    if (i < t.size() && t[i] == '.') {
+      ++i;
+      digits();
+    }
+  }
+  if (i < t.size() && (t[i] == 'e' || t[i] == 'E')) {
+    ++i;
+    if (i < t.size() && (t[i] == '-' || t[i] == '+')) ++i;
+    if (digits() == 0) return false;
+  }
+  return i == t.size();
+}
+
 // YAML 1.2 core schema, for untagged plain scalars.
 Resolved resolve_plain(const std::string& text) {
-  static const std::regex null_re("null|Null|NULL|~|");
-  static const std::regex true_re("true|True|TRUE");
-  static const std::regex false_re("false|False|FALSE");
-  static const std::regex dec_re("[-+]?[0-9]+");
-  static const std::regex oct_re("0o[0-7]+");
-  static const std::regex hex_re("0x[0-9a-fA-F]+");
-  static const std::regex float_re("[-+]?(\\.[0-9]+|[0-9]+(\\.[0-9]*)?)([eE][-+]?[0-9]+)?");
-  static const std::regex inf_re("[-+]?\\.(inf|Inf|INF)");
-  static const std::regex nan_re("\\.nan|\\.NaN|\\.NAN");
-  if (std::regex_match(text, null_re)) return {"builtins.NoneType", nullptr};
-  if (std::regex_match(text, true_re)) return {"builtins.bool", true};
-  if (std::regex_match(text, false_re)) return {"builtins.bool", false};
+  if (one_of(text, {"null", "Null", "NULL", "~", ""})) return {"builtins.NoneType", nullptr};
+  if (one_of(text, {"true", "True", "TRUE"})) return {"builtins.bool", true};
+  if (one_of(text, {"false", "False", "FALSE"})) return {"builtins.bool", false};
   auto integer = [&](std::string_view digits, int base, bool negative) -> Resolved {
+    if (digits.size() > kMaxIntegerDigits) throw IntegerTooLong();
     std::uint64_t magnitude = 0;
     const auto [end, ec] =
         std::from_chars(digits.data(), digits.data() + digits.size(), magnitude, base);
@@ -95,18 +141,17 @@ Resolved resolve_plain(const std::string& text) {
         negative ? static_cast<std::int64_t>(~magnitude + 1) : static_cast<std::int64_t>(magnitude);
     return {"builtins.int", value};
   };
-  if (std::regex_match(text, dec_re)) {
-    const bool negative = text[0] == '-';
-    const std::size_t skip = (text[0] == '-' || text[0] == '+') ? 1 : 0;
-    return integer(std::string_view(text).substr(skip), 10, negative);
-  }
-  if (std::regex_match(text, oct_re)) return integer(std::string_view(text).substr(2), 8, false);
-  if (std::regex_match(text, hex_re)) return integer(std::string_view(text).substr(2), 16, false);
-  if (std::regex_match(text, float_re))
-    return {"builtins.float", std::strtod(text.c_str(), nullptr)};
-  if (std::regex_match(text, inf_re))
+  const std::string_view view(text);
+  if (all_digits(without_sign(view), is_dec))  // [-+]?[0-9]+
+    return integer(without_sign(view), 10, text[0] == '-');
+  if (view.substr(0, 2) == "0o" && all_digits(view.substr(2), is_oct))
+    return integer(view.substr(2), 8, false);
+  if (view.substr(0, 2) == "0x" && all_digits(view.substr(2), is_hex))
+    return integer(view.substr(2), 16, false);
+  if (is_core_float(view)) return {"builtins.float", std::strtod(text.c_str(), nullptr)};
+  if (one_of(without_sign(view), {".inf", ".Inf", ".INF"}))
     return {"builtins.float", text[0] == '-' ? -HUGE_VAL : HUGE_VAL};
-  if (std::regex_match(text, nan_re)) return {"builtins.float", std::nan("")};
+  if (one_of(view, {".nan", ".NaN", ".NAN"})) return {"builtins.float", std::nan("")};
   return {"builtins.str", text};
 }
 
@@ -247,7 +292,7 @@ class ConfigWalker {
     if (tag.rfind(python_name, 0) == 0) return percent_decode(tag.substr(python_name.size()));
     if (tag == "!" || tag == std::string(kYamlTagPrefix) + "str") return node.Scalar();
     if (tag == "?") {
-      const Resolved r = resolve_plain(node.Scalar());
+      const Resolved r = resolve_plain_at(node, node.Scalar());
       if (r.type == "builtins.str") return node.Scalar();
     }
     return std::nullopt;
@@ -260,7 +305,7 @@ class ConfigWalker {
       const std::string kind = tag.substr(std::strlen(kYamlTagPrefix));
       if (kind == "str") return {"builtins.str", text};
       if (kind == "null") return {"builtins.NoneType", nullptr};
-      const Resolved r = resolve_plain(text);
+      const Resolved r = resolve_plain_at(node, text);
       const std::string wanted = kind == "int"     ? "builtins.int"
                                  : kind == "float" ? "builtins.float"
                                  : kind == "bool"  ? "builtins.bool"
@@ -274,13 +319,35 @@ class ConfigWalker {
     }
     if (node.IsNull()) return {"builtins.NoneType", nullptr};
     if (tag == "!") return {"builtins.str", text};  // quoted: always a string
-    return resolve_plain(text);
+    return resolve_plain_at(node, text);
+  }
+
+  Resolved resolve_plain_at(const YAML::Node& node, const std::string& text) const {
+    try {
+      return resolve_plain(text);
+    } catch (const IntegerTooLong& e) {
+      fail(node, e.what());
+    }
+  }
+
+  // Counts the bytes a field's record copies (its path and scalar), so that aliases, which
+  // yaml-cpp shares, cannot make the records larger than the budget (one 8 MB scalar aliased by
+  // thousands of fields).
+  void charge(const std::vector<std::string>& path, const YAML::Node& value) {
+    std::size_t n = value.IsScalar() ? value.Scalar().size() : 0;
+    for (const auto& p : path) n += p.size();
+    bytes_ += n;
+    if (bytes_ > kMaxRecordBytes)
+      fail(value, "its fields' names and values expand to more than " +
+                      std::to_string(kMaxRecordBytes >> 20) +
+                      " MiB: too large to walk (a YAML alias bomb?)");
   }
 
   void record_field(const std::string& name, const YAML::Node& value,
                     const std::optional<std::string>& declared, std::vector<std::string>& path,
                     bool parent_is_root) {
     path.push_back(name);
+    charge(path, value);
     if (name == kTargetTypeKey && (value.IsScalar() || value.IsNull())) {
       if (auto cls = class_name(value)) {
         add(path, declared, "builtins.type", TypeMarker{*cls}, value);
@@ -294,7 +361,7 @@ class ConfigWalker {
       Resolved r = resolve_scalar(value);
       if (tag) {  // a tagged scalar is an enum member, its value resolved like an untagged one
         const std::string scalar = value.IsNull() ? "" : value.Scalar();
-        r = quoted_after_tag(value) ? Resolved{"", scalar} : resolve_plain(scalar);
+        r = quoted_after_tag(value) ? Resolved{"", scalar} : resolve_plain_at(value, scalar);
         r.type = *tag;
       }
       add(path, declared, r.type, r.value, value);
@@ -336,6 +403,7 @@ class ConfigWalker {
   std::unordered_map<std::string, std::vector<std::pair<std::string, std::string>>> declared_;
   std::vector<ConfigFieldSpec> fields_;
   std::optional<std::string> root_target_type_;
+  std::size_t bytes_ = 0;  // what the records copy, aliases counted each time (charge)
 };
 
 std::string read_text_file(const std::string& path) {

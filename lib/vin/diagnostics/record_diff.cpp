@@ -70,6 +70,15 @@ RecordSet record_set(const ModelStructureSpec& spec, const std::string& source) 
   return set;
 }
 
+namespace {
+
+constexpr int kMaxJsonDepth = 64;
+constexpr std::uint64_t kMaxRecordFileBytes = std::uint64_t{1} << 30;
+
+struct NestedTooDeep {};
+
+}  // namespace
+
 bool looks_like_record_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   char c = 0;
@@ -79,8 +88,12 @@ bool looks_like_record_file(const std::string& path) {
 }
 
 RecordSet read_record_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) throw Error(path + ": cannot open: " + std::strerror(errno));
+  if (static_cast<std::uint64_t>(in.tellg()) > kMaxRecordFileBytes)
+    throw Error(path + ": larger than " + std::to_string(kMaxRecordFileBytes >> 30) +
+                " GiB, more than any record file this tool writes");
+  in.seekg(0);
   RecordSet set;
   set.source = path;
   std::string line;
@@ -92,7 +105,15 @@ RecordSet read_record_file(const std::string& path) {
     const std::string where = path + ":" + std::to_string(number);
     Json j;
     try {
-      j = Json::parse(line);
+      // records nest a few levels; refusing deep values while parsing keeps nlohmann's
+      // recursive copy and comparison from overflowing the stack on a hostile line
+      j = Json::parse(line, [](int depth, Json::parse_event_t, Json&) {
+        if (depth > kMaxJsonDepth) throw NestedTooDeep();
+        return true;
+      });
+    } catch (const NestedTooDeep&) {
+      throw Error(where + ": a JSON value nested more than " + std::to_string(kMaxJsonDepth) +
+                  " levels deep, which no record has");
     } catch (const std::exception&) {
       throw Error(where +
                   ": not a JSON line (diff reads the jsonl that inspect-model or "
