@@ -3,6 +3,7 @@
 #include <string>
 
 #include "vin/diagnostics/pickle_rewrite.h"
+#include "vin/diagnostics/pickle_safety.h"
 
 using vin::diagnostics::pickle_problem;
 using vin::diagnostics::rewrite_single_item_opcodes;

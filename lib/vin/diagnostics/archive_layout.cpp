@@ -2,6 +2,8 @@
 
 #include <zip.h>
 
+#include <algorithm>
+
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -11,7 +13,7 @@
 #include <vector>
 
 #include "vin/diagnostics/error.h"
-#include "vin/diagnostics/pickle_rewrite.h"
+#include "vin/diagnostics/pickle_safety.h"
 #include "vin/diagnostics/printable.h"
 
 namespace vin::diagnostics {
@@ -97,6 +99,45 @@ ZipHandle open_zip(const std::string& path, bool check_consistency = true) {
   return ZipHandle(z);
 }
 
+// Deflate cannot expand data by more than 1032:1; a member that claims more is a bomb or damage.
+constexpr zip_uint64_t kMaxDeflateRatio = 1032;
+
+// Why the member `st` must not be inflated, or nothing: only stored and deflated members (all
+// that torch.save, torch.jit.save and numpy write, and all that LibTorch's reader reads), with a
+// declared size its compressed size can hold.
+std::optional<std::string> member_problem(const zip_stat_t& st) {
+  if (!(st.valid & ZIP_STAT_COMP_METHOD) || !(st.valid & ZIP_STAT_SIZE) ||
+      !(st.valid & ZIP_STAT_COMP_SIZE))
+    return std::string("its size or compression is not recorded");
+  if (st.comp_method == ZIP_CM_STORE) {
+    if (st.size != st.comp_size)
+      return "it is stored uncompressed, but declares " + std::to_string(st.size) +
+             " bytes for " + std::to_string(st.comp_size);
+    return std::nullopt;
+  }
+  if (st.comp_method == ZIP_CM_DEFLATE) {
+    if (st.size / kMaxDeflateRatio > st.comp_size)
+      return "it declares " + std::to_string(st.size) + " bytes from " +
+             std::to_string(st.comp_size) + " deflated ones, more than deflate can expand";
+    return std::nullopt;
+  }
+  return "it is compressed with method " + std::to_string(st.comp_method) +
+         ", which torch.save, torch.jit.save and numpy never use (stored and deflate only)";
+}
+
+void check_members(zip_t* z, const std::string& path) {
+  const zip_int64_t n = zip_get_num_entries(z, 0);
+  for (zip_int64_t i = 0; i < n; ++i) {
+    zip_stat_t st;
+    if (zip_stat_index(z, static_cast<zip_uint64_t>(i), 0, &st) != 0)
+      throw Error(path + ": damaged zip archive (an unreadable directory entry)");
+    if (const auto problem = member_problem(st))
+      throw Error(path + ": the member " +
+                  printable((st.valid & ZIP_STAT_NAME) ? st.name : "?", 200) +
+                  " cannot be read safely: " + *problem);
+  }
+}
+
 bool has_entry(zip_t* z, const std::string& name) {
   return zip_name_locate(z, name.c_str(), 0) >= 0;
 }
@@ -159,6 +200,7 @@ ArchiveLayout probe_torchscript_archive(const std::string& path) {
   check_regular_file(path);
   ZipHandle zip = open_zip(path);
   const std::string prefix = find_record_prefix(zip.get(), path);
+  check_members(zip.get(), path);
   const bool scripted = has_entry(zip.get(), prefix + "constants.pkl") ||
                         has_entry_under(zip.get(), prefix + "code/");
   if (!scripted)
@@ -184,8 +226,10 @@ std::optional<std::string> read_archive_record(const std::string& path, const Ar
 
 std::vector<std::pair<std::string, std::string>> read_archive_records(
     const std::string& path, const ArchiveLayout& layout,
-    const std::function<bool(std::string_view)>& wanted, std::size_t max_bytes) {
+    const std::function<bool(std::string_view)>& wanted, std::size_t max_bytes,
+    std::size_t max_total_bytes) {
   std::vector<std::pair<std::string, std::string>> records;
+  std::size_t total = 0;
   ZipHandle zip = open_zip(path, false);  // probed (and checked) first
   const zip_int64_t n = zip_get_num_entries(zip.get(), 0);
   for (zip_int64_t i = 0; i < n; ++i) {
@@ -200,6 +244,10 @@ std::vector<std::pair<std::string, std::string>> read_archive_records(
     if (st.size > max_bytes)
       throw Error(path + ": the record " + printable(record) + " is larger than " +
                   std::to_string(max_bytes) + " bytes");
+    total += st.size;
+    if (total > max_total_bytes)
+      throw Error(path + ": the records it holds for this add up to more than " +
+                  std::to_string(max_total_bytes) + " bytes (at " + printable(record) + ")");
     std::string bytes = read_member(zip.get(), static_cast<zip_uint64_t>(i), st.size, path, record);
     records.emplace_back(std::move(record), std::move(bytes));
   }
@@ -207,17 +255,73 @@ std::vector<std::pair<std::string, std::string>> read_archive_records(
 }
 
 void check_archive_records(const std::string& path, const ArchiveLayout& layout) {
-  constexpr std::size_t kMaxRecordBytes = std::size_t{1} << 30;
+  constexpr std::size_t kMaxPickleBytes = std::size_t{1} << 30;
   const auto is_pickle = [](std::string_view name) {
     return ends_with(name, ".pkl") || ends_with(name, ".debug_pkl");
   };
   const auto records = read_archive_records(
       path, layout, [&](std::string_view name) { return is_pickle(name) || is_code_record(name); },
-      kMaxRecordBytes);
-  for (const auto& [record, bytes] : records)
-    if (is_pickle(record))
+      kMaxPickleBytes, kMaxPickleBytes + kCodeLimits.max_bytes);
+  std::vector<std::pair<std::string_view, std::string_view>> code;
+  for (const auto& [record, bytes] : records) {
+    if (is_pickle(record)) {
       if (const auto problem = pickle_problem(bytes))
         throw Error(path + ": the record " + printable(record) + " is damaged: " + *problem);
+    } else {
+      code.emplace_back(record, bytes);
+    }
+  }
+  if (const auto problem = code_problem(code))
+    throw Error(path + ": " + *problem + "; LibTorch would compile it (refused before loading)");
+}
+
+std::optional<std::string> code_problem(
+    const std::vector<std::pair<std::string_view, std::string_view>>& code,
+    const CodeLimits& limits) {
+  std::size_t bytes = 0, lines = 0;
+  for (const auto& [record, source] : code) {
+    bytes += source.size();
+    lines += static_cast<std::size_t>(std::count(source.begin(), source.end(), '\n'));
+    if (bytes > limits.max_bytes)
+      return "its code/ holds more than " + std::to_string(limits.max_bytes) + " bytes";
+    if (lines > limits.max_lines)
+      return "its code/ holds more than " + std::to_string(limits.max_lines) + " lines";
+    // brackets and indentation nest the TorchScript parser's recursion
+    std::size_t depth = 0, deepest = 0;
+    char quote = 0;
+    for (std::size_t i = 0; i < source.size(); ++i) {
+      const char c = source[i];
+      if (quote) {
+        if (c == '\\')
+          ++i;
+        else if (c == quote || c == '\n')
+          quote = 0;
+      } else if (c == '"' || c == '\'') {
+        quote = c;
+      } else if (c == '(' || c == '[' || c == '{') {
+        deepest = std::max(deepest, ++depth);
+      } else if ((c == ')' || c == ']' || c == '}') && depth > 0) {
+        --depth;
+      } else if (c == '\n' && i + 1 < source.size()) {
+        const std::size_t spaces = source.find_first_not_of(' ', i + 1);
+        const std::size_t indent = (spaces == std::string_view::npos ? source.size() : spaces) - i - 1;
+        if (indent / 2 > limits.max_indent)
+          return "its " + printable(std::string(record)) + " nests blocks more than " +
+                 std::to_string(limits.max_indent) + " deep";
+      }
+      if (deepest > limits.max_brackets)
+        return "its " + printable(std::string(record)) + " nests brackets more than " +
+               std::to_string(limits.max_brackets) + " deep";
+    }
+  }
+  return std::nullopt;
+}
+
+void check_zip_members(const std::string& path) {
+  int code = 0;
+  ZipHandle zip(zip_open(path.c_str(), ZIP_RDONLY, &code));
+  if (!zip) return;  // the reader that follows says what is wrong with it
+  check_members(zip.get(), path);
 }
 
 bool is_code_record(std::string_view name) {

@@ -18,7 +18,8 @@ struct ArchiveLayout {
   std::uint64_t format_version;  ///< the `version` record: the file format version it needs
 };
 
-/// Checks that `path` is a readable file, a complete zip archive, and a TorchScript archive (not a
+/// Checks that `path` is a readable file, a complete zip archive whose members are all stored or
+/// deflated with sizes they can hold (check_zip_members), and a TorchScript archive (not a
 /// torch.save file or another zip), and reads its format version. Throws Error naming the file
 /// and the problem otherwise. Reads the zip directory and the small `version` record only.
 ArchiveLayout probe_torchscript_archive(const std::string& path);
@@ -31,17 +32,40 @@ std::optional<std::string> read_archive_record(const std::string& path, const Ar
 
 /// The archive's records whose names (relative to its top folder) `wanted` accepts, in the zip
 /// directory's order, as (name, bytes). Reads those records only. Throws Error when one is
-/// larger than `max_bytes` or cannot be read (a damaged archive).
+/// larger than `max_bytes`, when together they are larger than `max_total_bytes`, or when one
+/// cannot be read (a damaged archive).
 std::vector<std::pair<std::string, std::string>> read_archive_records(
     const std::string& path, const ArchiveLayout& layout,
-    const std::function<bool(std::string_view)>& wanted, std::size_t max_bytes);
+    const std::function<bool(std::string_view)>& wanted, std::size_t max_bytes,
+    std::size_t max_total_bytes);
+
+/// Bounds on an archive's code/ before LibTorch compiles it, with the maxima measured on every
+/// torchvision model beside them (README, Safety).
+struct CodeLimits {
+  std::size_t max_bytes = std::size_t{32} << 20;  ///< all of code/ (densenet201: 421,495)
+  std::size_t max_lines = 250000;                 ///< all of code/ (densenet201: 11,426)
+  std::size_t max_brackets = 100;                 ///< (), [] and {} nesting (measured: 4)
+  std::size_t max_indent = 100;                   ///< block nesting, 2 spaces a level (16)
+};
+inline constexpr CodeLimits kCodeLimits{};
+
+/// Why LibTorch must not compile this code/ (records as (name, source)), or nothing.
+std::optional<std::string> code_problem(
+    const std::vector<std::pair<std::string_view, std::string_view>>& code,
+    const CodeLimits& limits = kCodeLimits);
 
 /// Refuses (Error naming the file and record) an archive that LibTorch would read blindly: a
 /// pickle (data.pkl, constants.pkl, code/**.debug_pkl) or code/ source whose bytes do not match
-/// their zip checksum (LibTorch checks none), or a pickle with memo indices, lengths or stack
-/// shapes that LibTorch's unpickler would trust (pickle_problem). Call before torch::jit::load.
-/// Reads those records only, never data/.
+/// their zip checksum (LibTorch checks none), a pickle that pickle_problem refuses, or code/ that
+/// code_problem refuses. Call before torch::jit::load. Reads those records only, never data/.
 void check_archive_records(const std::string& path, const ArchiveLayout& layout);
+
+/// Refuses (Error naming the file and member) a zip file with a member that is neither stored nor
+/// deflated (what torch.save, torch.jit.save and numpy write, and all LibTorch reads), or whose
+/// declared size its compressed size cannot hold (a stored member of another size, a deflated one
+/// expanding more than deflate can): nothing is inflated past what its directory promised.
+/// Files that are not readable zip archives are left to the reader that follows.
+void check_zip_members(const std::string& path);
 
 /// Whether the record `name` (relative to the archive's top folder) is TorchScript source:
 /// code/**.py.

@@ -8,7 +8,7 @@
 #include "vin/diagnostics/error.h"
 #include "vin/diagnostics/module_state.h"
 #include "vin/diagnostics/pickle_reader.h"
-#include "vin/diagnostics/pickle_rewrite.h"
+#include "vin/diagnostics/pickle_safety.h"
 #include "vin/diagnostics/type_names.h"
 
 namespace vin::diagnostics {
@@ -26,7 +26,14 @@ class StructureWalker {
 
   ModelMetadata run(PickleRef root) {
     if (!module_class(root)) throw UnsupportedPickle("the root is not a module object");
-    visit(root, "", 0);
+    // depth first, pre-order, children in attribute order: an explicit stack, so that a deep
+    // module tree costs heap, not call stack
+    std::vector<Pending> pending{{root, "", 0}};
+    while (!pending.empty()) {
+      Pending next = std::move(pending.back());
+      pending.pop_back();
+      visit(next, pending);
+    }
     return ModelMetadata(python_type_name(root->text), total_, trainable_, std::move(modules_));
   }
 
@@ -42,7 +49,17 @@ class StructureWalker {
     return it->second.is_module ? &it->second : nullptr;
   }
 
-  void visit(PickleRef module, const std::string& path, std::size_t depth) {
+  struct Pending {
+    PickleRef module;
+    std::string path;
+    std::size_t depth;
+  };
+
+  // records `next` and queues its children (first child on top)
+  void visit(const Pending& next, std::vector<Pending>& pending) {
+    const PickleRef module = next.module;
+    const std::string& path = next.path;
+    const std::size_t depth = next.depth;
     if (!seen_modules_.insert(module).second) return;
     if (depth > kMaxDepth)
       throw UnsupportedPickle("a module tree deeper than " + std::to_string(kMaxDepth) +
@@ -81,11 +98,10 @@ class StructureWalker {
     }
     modules_.emplace_back(path.empty() ? kRootPath : path, python_type_name(module->text), direct,
                           direct_trainable, buffers, training);
-    for (const auto& [name, child] : children) {
-      const std::string child_path =
-          path.empty() ? std::string(name) : path + "." + std::string(name);
-      visit(child, child_path, depth + 1);
-    }
+    for (auto it = children.rbegin(); it != children.rend(); ++it)
+      pending.push_back(
+          {it->second, path.empty() ? std::string(it->first) : path + "." + std::string(it->first),
+           depth + 1});
   }
 
   // sums of element counts that LibTorch could never hold overflow int64: not an answer to give
@@ -108,7 +124,7 @@ std::optional<ModelMetadata> read_model_structure(const std::string& path, std::
   const auto records = read_archive_records(
       path, layout,
       [](std::string_view name) { return name == "data.pkl" || is_code_record(name); },
-      kMaxRecordBytes);
+      kMaxRecordBytes, kMaxRecordBytes + kCodeLimits.max_bytes);
   try {
     ClassSources classes;
     const std::string* data = nullptr;

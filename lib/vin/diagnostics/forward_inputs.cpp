@@ -19,6 +19,7 @@
 #include "vin/diagnostics/model_loader.h"
 #include "vin/diagnostics/npy_reader.h"
 #include "vin/diagnostics/pickle_rewrite.h"
+#include "vin/diagnostics/pickle_safety.h"
 #include "vin/diagnostics/printable.h"
 
 namespace vin::diagnostics {
@@ -89,6 +90,14 @@ long positional_index(const std::string& name) {
   return n;
 }
 
+// arr_0 .. arr_N must all be there
+void check_positional_gaps(const std::vector<bool>& present, const std::string& path) {
+  for (std::size_t i = 0; i < present.size(); ++i)
+    if (!present[i])
+      throw Error(path + ": has arr_" + std::to_string(present.size() - 1) + " but no arr_" +
+                  std::to_string(i) + " (positional arguments must be arr_0, arr_1, ...)");
+}
+
 ForwardInputs read_npz(const std::string& path) {
   std::vector<NpyArray> arrays = read_npz_file(path);
   std::vector<std::optional<c10::IValue>> positional;
@@ -104,12 +113,10 @@ ForwardInputs read_npz(const std::string& path) {
       positional.resize(static_cast<std::size_t>(index) + 1);
     positional[static_cast<std::size_t>(index)] = to_tensor(std::move(array));
   }
-  for (std::size_t i = 0; i < positional.size(); ++i) {
-    if (!positional[i])
-      throw Error(path + ": has arr_" + std::to_string(positional.size() - 1) + " but no arr_" +
-                  std::to_string(i) + " (positional arguments must be arr_0, arr_1, ...)");
-    raw.args.push_back(*positional[i]);
-  }
+  std::vector<bool> present;
+  for (const auto& p : positional) present.push_back(p.has_value());
+  check_positional_gaps(present, path);
+  for (const auto& p : positional) raw.args.push_back(*p);
   return raw;
 }
 
@@ -319,47 +326,100 @@ c10::IValue to_device(const c10::IValue& value, const c10::Device& device) {
   return value;
 }
 
+// forward's arguments without `self`
+std::vector<c10::Argument> forward_parameters(const torch::jit::Module& model) {
+  const auto& all = model.get_method("forward").function().getSchema().arguments();
+  return std::vector<c10::Argument>(all.begin() + (all.empty() ? 0 : 1), all.end());
+}
+
+[[noreturn]] void does_not_fit(const std::string& path, const torch::jit::Module& model,
+                               const std::string& problem) {
+  throw Error(path + ": " + problem + "; the model takes " + describe_forward(model));
+}
+
+// Whether `positional` arguments and the keyword arguments `names` can fit forward's schema (how
+// many, which names), before any value is looked at. Returns each keyword's parameter index.
+std::vector<std::size_t> check_arity(std::size_t positional, const std::vector<std::string>& names,
+                                     const std::vector<c10::Argument>& params,
+                                     const torch::jit::Module& model, const std::string& path) {
+  if (positional > params.size())
+    does_not_fit(path, model,
+                 std::to_string(positional) + " positional arguments given, " +
+                     std::to_string(params.size()) + " accepted");
+  std::vector<std::size_t> indices;
+  for (const auto& name : names) {
+    std::size_t index = params.size();
+    for (std::size_t i = 0; i < params.size(); ++i)
+      if (params[i].name() == name) index = i;
+    if (index == params.size())
+      does_not_fit(path, model, "forward has no argument '" + printable(name, 100) + "'");
+    if (index < positional)
+      does_not_fit(path, model,
+                   "argument '" + name + "' is given twice (positionally and by name)");
+    indices.push_back(index);
+  }
+  return indices;
+}
+
 ForwardInputs bind_to_schema(const ForwardInputs& raw, const torch::jit::Module& model,
                              const std::string& path) {
-  const c10::FunctionSchema& schema = model.get_method("forward").function().getSchema();
-  const auto& all = schema.arguments();
-  const std::vector<c10::Argument> params(all.begin() + (all.empty() ? 0 : 1), all.end());
-  auto fail = [&](const std::string& problem) {
-    throw Error(path + ": " + problem + "; the model takes " + describe_forward(model));
-  };
-  if (raw.args.size() > params.size())
-    fail(std::to_string(raw.args.size()) + " positional arguments given, " +
-         std::to_string(params.size()) + " accepted");
+  const std::vector<c10::Argument> params = forward_parameters(model);
+  std::vector<std::string> names;
+  for (const auto& kw : raw.kwargs) names.push_back(kw.first);
+  const std::vector<std::size_t> keyword_index =
+      check_arity(raw.args.size(), names, params, model, path);
   ForwardInputs bound;
   std::vector<bool> given(params.size(), false);
   for (std::size_t i = 0; i < raw.args.size(); ++i) {
     auto value = coerce(raw.args[i], params[i].type());
     if (!value)
-      fail("argument " + std::to_string(i) + " ('" + params[i].name() + "') must be " +
-           params[i].type()->annotation_str() + ", got " + describe_value(raw.args[i]));
+      does_not_fit(path, model,
+                   "argument " + std::to_string(i) + " ('" + params[i].name() + "') must be " +
+                       params[i].type()->annotation_str() + ", got " + describe_value(raw.args[i]));
     bound.args.push_back(*value);
     given[i] = true;
   }
   std::vector<std::optional<c10::IValue>> keyword(params.size());
-  for (const auto& [name, raw_value] : raw.kwargs) {
-    std::size_t index = params.size();
-    for (std::size_t i = 0; i < params.size(); ++i)
-      if (params[i].name() == name) index = i;
-    if (index == params.size()) fail("forward has no argument '" + printable(name, 100) + "'");
-    if (given[index]) fail("argument '" + name + "' is given twice (positionally and by name)");
+  for (std::size_t k = 0; k < raw.kwargs.size(); ++k) {
+    const auto& [name, raw_value] = raw.kwargs[k];
+    const std::size_t index = keyword_index[k];
+    if (given[index])
+      does_not_fit(path, model, "argument '" + name + "' is given twice");
     auto value = coerce(raw_value, params[index].type());
     if (!value)
-      fail("argument '" + name + "' must be " + params[index].type()->annotation_str() + ", got " +
-           describe_value(raw_value));
+      does_not_fit(path, model,
+                   "argument '" + name + "' must be " + params[index].type()->annotation_str() +
+                       ", got " + describe_value(raw_value));
     keyword[index] = *value;
     given[index] = true;
   }
   for (std::size_t i = 0; i < params.size(); ++i) {
     if (!given[i] && !params[i].default_value())
-      fail("argument '" + params[i].name() + "' is missing");
+      does_not_fit(path, model, "argument '" + params[i].name() + "' is missing");
     if (keyword[i]) bound.kwargs.emplace_back(params[i].name(), *keyword[i]);  // schema order
   }
   return bound;
+}
+
+// An .npz file's member names against forward's schema, before any member is inflated: arr_N
+// are positional, other names keywords (a file that cannot fit costs nothing to refuse).
+void check_npz_names(const std::string& path, const torch::jit::Module& model) {
+  std::vector<bool> positional;  // which arr_N are present
+  std::vector<std::string> names;
+  for (const std::string& member : zip_member_names(path)) {
+    if (member.size() < 4 || member.compare(member.size() - 4, 4, ".npy") != 0) continue;
+    const std::string name = member.substr(0, member.size() - 4);
+    const long index = positional_index(name);
+    if (index < 0) {
+      names.push_back(name);
+      continue;
+    }
+    if (static_cast<std::size_t>(index) >= positional.size())
+      positional.resize(static_cast<std::size_t>(index) + 1);
+    positional[static_cast<std::size_t>(index)] = true;
+  }
+  check_positional_gaps(positional, path);
+  check_arity(positional.size(), names, forward_parameters(model), model, path);
 }
 
 }  // namespace
@@ -391,6 +451,8 @@ ForwardInputs read_forward_inputs(const std::string& path, const torch::jit::Mod
     const bool torch_save = std::any_of(members.begin(), members.end(), [](const std::string& m) {
       return m.size() >= 9 && m.compare(m.size() - 9, 9, "/data.pkl") == 0;
     });
+    check_zip_members(path);  // nothing inflated past what the zip directory promises
+    if (!torch_save) check_npz_names(path, model);
     raw = torch_save ? read_torch_save(path) : read_npz(path);
   } else {
     raw = read_torch_save(path);  // says what the file is, if not readable

@@ -2,6 +2,63 @@
 
 namespace vin::diagnostics {
 
+StackEffect stack_effect(unsigned char op) {
+  using K = StackEffect::Kind;
+  switch (op) {
+    case 0x80:
+    case 0x95:
+      return {K::none};  // PROTO, FRAME
+    case '(':
+      return {K::mark};
+    case '.':
+      return {K::stop};
+    case 'q':
+    case 'r':
+    case 0x94:
+      return {K::memo_put};  // BINPUT, LONG_BINPUT, MEMOIZE
+    case 'h':
+    case 'j':
+      return {K::memo_get};  // BINGET, LONG_BINGET
+    case 0x85:
+      return {K::build, 1};  // TUPLE1
+    case 0x86:
+      return {K::build, 2};  // TUPLE2
+    case 0x87:
+      return {K::build, 3};  // TUPLE3
+    case 'Q':
+      return {K::build, 1};  // BINPERSID: the persistent id becomes the object
+    case 'R':
+    case 0x81:
+    case 0x93:
+      return {K::build, 2};  // REDUCE, NEWOBJ, STACK_GLOBAL
+    case 0x92:
+      return {K::build, 3};  // NEWOBJ_EX
+    case 't':
+    case 'l':
+    case 'd':
+    case 0x91:
+      return {K::collect};  // TUPLE, LIST, DICT, FROZENSET
+    case 'u':
+    case 'e':
+    case 0x90:
+      return {K::extend};  // SETITEMS, APPENDS, ADDITEMS
+    case 'a':
+      return {K::add, 1};  // APPEND: list value
+    case 'b':
+      return {K::add, 1};  // BUILD: object state
+    case 's':
+      return {K::add, 2};  // SETITEM: dict key value
+    case '0':
+      return {K::pop};
+    case '1':
+      return {K::pop_mark};
+    case '2':
+      return {K::dup};
+    default:
+      return {K::push};  // numbers, strings, bytes, None, booleans, GLOBAL, EMPTY_*
+  }
+}
+
 OpcodeRead next_opcode(std::string_view p, std::size_t& pos, PickleOpcode& out) {
   out = PickleOpcode{static_cast<unsigned char>(p[pos]), pos};
   ++pos;
