@@ -223,3 +223,31 @@ def static_quantized() -> nn.Module:
     prepared = q.prepare(model)
     prepared(torch.randn(4, 3, 8, 8))
     return q.convert(prepared)
+
+
+class Forever(nn.Module):
+    """Calls a submodule in a loop that never ends: capture --timeout stops it at a module call."""
+
+    def __init__(self):
+        super().__init__()
+        self.step = Leaf()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for _ in range(1 << 62):
+            x = self.step(x)
+        return x
+
+
+class Spin(nn.Module):
+    """Loops for ever without calling a module: capture --timeout cannot stop it at a module
+    call, so the tool prints what it has and ends the process."""
+
+    def __init__(self):
+        super().__init__()
+        self.first = Leaf()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.first(x)
+        for _ in range(1 << 62):
+            x = x + 0
+        return x

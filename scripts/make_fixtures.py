@@ -42,6 +42,9 @@ def save_other_exports(out: str) -> None:
     torch.manual_seed(0)
     torch.jit.save(torch.jit.script(fm.static_quantized()), os.path.join(out, "static_quantized.pt"))
     torch.jit.save(torch.jit.script(fm.ComputedState().eval()), os.path.join(out, "computed_state.pt"))
+    # forwards that never end (capture --timeout)
+    torch.jit.save(torch.jit.script(fm.Forever()), os.path.join(out, "forever.pt"))
+    torch.jit.save(torch.jit.script(fm.Spin()), os.path.join(out, "spin.pt"))
 
 
 def build(name: str) -> torch.nn.Module:

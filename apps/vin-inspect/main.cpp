@@ -191,6 +191,11 @@ std::vector<Command> commands(CommonOptions& common) {
          sub.add_flag("--eval", request->eval, "Switch every module to eval mode first");
          sub.add_flag("--stats", request->stats,
                       "Add statistics over each whole tensor and report the first non-finite one");
+         sub.add_option("--timeout", request->timeout_seconds,
+                        "Stop a forward that runs longer than SECONDS; the records so far are "
+                        "printed, then an error (exit 1)")
+             ->type_name("SECONDS")
+             ->check(CLI::PositiveNumber);
          add_common_options(sub, common);
          action = [&common, request, modules, limits] {
            if (!modules->empty()) request->module_paths = *modules;
@@ -198,13 +203,25 @@ std::vector<Command> commands(CommonOptions& common) {
            request->limits = vd::CaptureLimits(l[0], l[1], l[2], l[3], l[4]);
            spdlog::debug("capturing {} on {} input file(s)", request->archive,
                          request->inputs.size());
-           const vd::CaptureResult result = torch_plugin().capture_archive(*request);
-           std::ostringstream text;
-           vd::write_capture(text, result.snapshots, result.summary,
-                             vd::parse_output_format(common.format));
            std::vector<std::string> inputs = request->inputs;
            inputs.push_back(request->archive);
-           emit(common, text.str(), inputs);
+           const auto print = [&common, inputs](const vd::CaptureResult& result) {
+             std::ostringstream text;
+             vd::write_capture(text, result.snapshots, result.summary,
+                               vd::parse_output_format(common.format));
+             emit(common, text.str(), inputs);
+           };
+           // a forward past --timeout that cannot be stopped: print, report, end (from the
+           // plugin's watchdog thread, which then ends the process)
+           request->on_abandoned = [print](const vd::CaptureResult& result) {
+             try {
+               print(result);
+             } catch (const vd::Error&) {
+             }
+             std::cerr << kProgram << ": error: " << vd::printable(*result.error, 2000) << "\n";
+           };
+           const vd::CaptureResult result = torch_plugin().capture_archive(*request);
+           print(result);
            if (result.error) throw vd::Error(*result.error);
            return 0;
          };

@@ -514,6 +514,36 @@ def a_forward_that_raises_prints_the_records_so_far_then_the_error():
 
 
 @test
+def timeout_stops_a_forward_and_prints_the_records_so_far():
+    single = fixture("inputs/single.npy")
+    # a loop that calls a module: stopped at the next module call after the deadline
+    start = time.monotonic()
+    p = run("capture", fixture("forever.pt"), "--inputs", single, "--timeout", "1",
+            "--max-tensors", "3")
+    assert p.returncode == 1 and time.monotonic() - start < 30, p.stderr
+    lines = [json.loads(l) for l in p.stdout.splitlines()]
+    assert [l["record"] for l in lines] == ["TensorSnapshot"] * 3 + ["CaptureSummary"], lines
+    assert lines[-1]["stopped_by"] == "max_tensors"
+    assert_clean_error(subprocess.CompletedProcess(p.args, 1, "", p.stderr), 1,
+                       r"forever\.pt: the forward on .*single\.npy did not finish within 1 s "
+                       r"\(--timeout\); it was stopped at a module call$")
+    # a loop without module calls cannot be stopped inside LibTorch: the records so far, the
+    # error, and the process ends; the -o file is complete
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "records.jsonl")
+        p = run("capture", fixture("spin.pt"), "--inputs", single, "--timeout", "0.5", "-o", out)
+        assert p.returncode == 1 and p.stdout == "", (p.returncode, p.stdout)
+        assert_clean_error(p, 1, r"spin\.pt: the forward on .*single\.npy did not finish within "
+                                 r"0\.5 s \(--timeout\) and could not be stopped at a module call$")
+        lines = [json.loads(l) for l in open(out).read().splitlines()]
+        assert [(l.get("module_path"), l.get("direction")) for l in lines] == [
+            ("<root>", "input"), ("first", "input"), ("first", "output"), (None, None)], lines
+    for bad in ("0", "-1", "soon"):
+        assert_clean_error(run("capture", fixture("spin.pt"), "--inputs", single, "--timeout", bad),
+                           2, r"--timeout")
+
+
+@test
 def capture_usage_errors_exit_2():
     cases = [
         (("--max-tensors", "0"), r"--max-tensors must be a positive integer, got '0'"),

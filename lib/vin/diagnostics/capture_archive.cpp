@@ -4,12 +4,100 @@
 
 #include <torch/csrc/autograd/grad_mode.h>
 
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
 #include "vin/diagnostics/error.h"
 #include "vin/diagnostics/forward_inputs.h"
 #include "vin/diagnostics/model_capture.h"
 #include "vin/diagnostics/model_loader.h"
 
 namespace vin::diagnostics {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string seconds_text(double seconds) {
+  std::ostringstream text;
+  text << seconds;
+  return text.str();
+}
+
+// Stops nothing itself: a forward past its deadline is stopped by the capture's observer at its
+// next module call. One that reaches none (a long single operation, a loop without module calls)
+// cannot be interrupted inside LibTorch, so a second after the deadline the watchdog hands what
+// was captured to the request's on_abandoned and ends the process.
+class Watchdog {
+ public:
+  Watchdog(const ModelCapture& capture, const CaptureRequest& request)
+      : capture_(capture), request_(request), thread_([this] { watch(); }) {}
+  ~Watchdog() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      done_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+  }
+  Watchdog(const Watchdog&) = delete;
+  Watchdog& operator=(const Watchdog&) = delete;
+
+  void arm(Clock::time_point deadline, std::string inputs) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    deadline_ = deadline;
+    inputs_ = std::move(inputs);
+    wake_.notify_all();
+  }
+  void disarm() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    deadline_.reset();
+  }
+
+ private:
+  void watch() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (!done_) {
+      if (!deadline_) {
+        wake_.wait(lock);
+        continue;
+      }
+      const Clock::time_point give_up = *deadline_ + std::chrono::seconds(1);
+      if (Clock::now() < give_up) {
+        wake_.wait_until(lock, give_up);
+        continue;
+      }
+      abandon();
+    }
+  }
+
+  [[noreturn]] void abandon() {
+    CaptureResult result;
+    result.error = request_.archive + ": the forward on " + inputs_ + " did not finish within " +
+                   seconds_text(*request_.timeout_seconds) +
+                   " s (--timeout) and could not be stopped at a module call";
+    if (auto copy = capture_.copy_when_idle(std::chrono::seconds(1))) {
+      result.snapshots = std::move(copy->first);
+      result.summary = copy->second;
+    }
+    if (request_.on_abandoned) request_.on_abandoned(result);
+    std::_Exit(1);
+  }
+
+  const ModelCapture& capture_;
+  const CaptureRequest& request_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::optional<Clock::time_point> deadline_;
+  std::string inputs_;
+  bool done_ = false;
+  std::thread thread_;  // last: starts once everything above exists
+};
+
+}  // namespace
 
 CaptureResult capture_archive(const CaptureRequest& request) {
   const c10::Device device = resolve_device(request.device);
@@ -30,14 +118,30 @@ CaptureResult capture_archive(const CaptureRequest& request) {
   CaptureResult result;
   {
     auto scope = capture.enter();
+    std::optional<Watchdog> watchdog;
+    if (request.timeout_seconds) watchdog.emplace(capture, request);
     for (std::size_t i = 0; i < inputs.size(); ++i) {
+      if (request.timeout_seconds) {
+        const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                                 std::chrono::duration<double>(
+                                                     *request.timeout_seconds));
+        capture.set_deadline(deadline);
+        watchdog->arm(deadline, request.inputs[i]);
+      }
       try {
         capture.forward(inputs[i]);
       } catch (const std::exception& e) {
-        result.error = request.archive + ": the model's forward raised on " + request.inputs[i] +
-                       ": " + describe_torch_error(e);
+        if (watchdog) watchdog->disarm();
+        if (capture.timed_out())
+          result.error = request.archive + ": the forward on " + request.inputs[i] +
+                         " did not finish within " + seconds_text(*request.timeout_seconds) +
+                         " s (--timeout); it was stopped at a module call";
+        else
+          result.error = request.archive + ": the model's forward raised on " +
+                         request.inputs[i] + ": " + describe_torch_error(e);
         break;
       }
+      if (watchdog) watchdog->disarm();
     }
   }
   result.snapshots = capture.snapshots();

@@ -2,6 +2,7 @@
 // once per inputs file inside one capture, and return what was recorded.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,9 +20,16 @@ struct CaptureRequest {
   std::string device = "cpu";  ///< map location of the archive and of the inputs
   bool eval = false;           ///< switch every module to eval mode first
   bool stats = false;          ///< compute TensorStats per snapshot (capture --stats)
+  /// capture --timeout: the longest one forward may run, in seconds
+  std::optional<double> timeout_seconds;
+  /// Called, from another thread, with what was captured so far when a forward overruns its
+  /// timeout and cannot be stopped (it never reaches a module call); the process then ends with
+  /// status 1. Without it such a forward ends the process with only a message.
+  std::function<void(const struct CaptureResult&)> on_abandoned;
 };
 
-/// What was captured. `error` is set when a forward raised: the records before it are kept.
+/// What was captured. `error` is set when a forward raised or overran its timeout: the records
+/// before it are kept.
 struct CaptureResult {
   std::vector<TensorSnapshot> snapshots;
   CaptureSummary summary;
@@ -29,7 +37,9 @@ struct CaptureResult {
 };
 
 /// Runs the request without autograd. Unreadable archives or inputs throw Error; bad devices
-/// and unknown module paths throw UsageError; a forward that raises is reported in `error`.
+/// and unknown module paths throw UsageError; a forward that raises is reported in `error`. A
+/// forward that runs past `timeout_seconds` is stopped at its next module call and reported in
+/// `error`; one that reaches no module call within a second more goes to `on_abandoned`.
 CaptureResult capture_archive(const CaptureRequest& request);
 
 }  // namespace vin::diagnostics

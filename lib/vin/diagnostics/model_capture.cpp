@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <thread>
 #include <sstream>
 #include <unordered_map>
 #include <unordered_set>
@@ -28,6 +29,10 @@ struct ModelCapture::State {
   void observe_root_input(const std::vector<c10::IValue>& args,
                           const std::vector<std::pair<std::string, c10::IValue>>& kwargs);
   void observe_root_output(const c10::IValue& output);
+  // stops the forward (by throwing) once the deadline has passed; called with `mutex` held
+  void check_deadline();
+  // the summary record of what was captured so far; called with `mutex` held
+  CaptureSummary summarize() const;
 
   std::int64_t id = 0;
   torch::jit::Module original;
@@ -42,6 +47,8 @@ struct ModelCapture::State {
 
   mutable std::mutex mutex;  // forwards may fork; the observer can run on several threads
   bool active = false;
+  std::optional<std::chrono::steady_clock::time_point> deadline;  // capture --timeout
+  bool timed_out = false;
   std::vector<TensorSnapshot> snapshots;
   std::int64_t sampled_bytes = 0;
   std::optional<std::string> stopped_by;
@@ -247,6 +254,7 @@ void ModelCapture::State::observe(const c10::IValue& module, std::int64_t side,
                                   const c10::IValue& value) {
   if (!module.isObject()) return;
   std::lock_guard<std::mutex> lock(mutex);
+  check_deadline();
   if (!active) return;
   const auto it = path_of.find(module.toObject().get());
   if (it == path_of.end() || !selected.count(it->second)) return;
@@ -268,6 +276,7 @@ void ModelCapture::State::observe_root_input(
     const std::vector<c10::IValue>& args,
     const std::vector<std::pair<std::string, c10::IValue>>& kwargs) {
   std::lock_guard<std::mutex> lock(mutex);
+  check_deadline();
   if (!active || !selected.count(kRootPath)) return;
   const std::int64_t index = open_call(kRootPath);
   if (recording()) begin_input(kRootPath, index, args, kwargs);
@@ -278,6 +287,13 @@ void ModelCapture::State::observe_root_output(const c10::IValue& output) {
   if (!active || !selected.count(kRootPath)) return;
   if (const auto index = close_call(kRootPath); index && recording())
     begin_output(kRootPath, *index, output);
+}
+
+void ModelCapture::State::check_deadline() {
+  if (!deadline || std::chrono::steady_clock::now() < *deadline) return;
+  timed_out = true;
+  // the interpreter re-raises this as its own error; timed_out tells the caller what it was
+  throw Error("the forward ran past its time limit");
 }
 
 void ModelCapture::State::begin_input(
@@ -447,21 +463,46 @@ c10::IValue ModelCapture::forward(const ForwardInputs& inputs) {
   return output;
 }
 
+void ModelCapture::set_deadline(std::optional<std::chrono::steady_clock::time_point> deadline) {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  state_->deadline = deadline;
+}
+
+bool ModelCapture::timed_out() const {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  return state_->timed_out;
+}
+
+std::optional<std::pair<std::vector<TensorSnapshot>, CaptureSummary>> ModelCapture::copy_when_idle(
+    std::chrono::milliseconds patience) const {
+  const auto until = std::chrono::steady_clock::now() + patience;
+  std::unique_lock<std::mutex> lock(state_->mutex, std::defer_lock);
+  while (!lock.try_lock()) {
+    if (std::chrono::steady_clock::now() >= until) return std::nullopt;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return std::make_pair(state_->snapshots, state_->summarize());
+}
+
 const std::vector<TensorSnapshot>& ModelCapture::snapshots() const { return state_->snapshots; }
 std::int64_t ModelCapture::sampled_bytes() const { return state_->sampled_bytes; }
 bool ModelCapture::active() const { return state_->active; }
 std::optional<std::string> ModelCapture::stopped_by() const { return state_->stopped_by; }
 const CaptureLimits& ModelCapture::limits() const { return state_->limits; }
 
+CaptureSummary ModelCapture::State::summarize() const {
+  CaptureSummary summary;
+  summary.snapshots = static_cast<std::int64_t>(snapshots.size());
+  summary.sampled_bytes = sampled_bytes;
+  summary.stopped_by = stopped_by;
+  summary.with_stats = with_stats;
+  summary.first_nonfinite = first_nonfinite;
+  return summary;
+}
+
 CaptureSummary ModelCapture::summary() const {
   std::lock_guard<std::mutex> lock(state_->mutex);
-  CaptureSummary summary;
-  summary.snapshots = static_cast<std::int64_t>(state_->snapshots.size());
-  summary.sampled_bytes = state_->sampled_bytes;
-  summary.stopped_by = state_->stopped_by;
-  summary.with_stats = state_->with_stats;
-  summary.first_nonfinite = state_->first_nonfinite;
-  return summary;
+  return state_->summarize();
 }
 
 ModelCapture capture_model(const torch::jit::Module& model,

@@ -10,6 +10,7 @@
 
 #include <torch/csrc/jit/api/module.h>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -73,6 +74,16 @@ class ModelCapture {
   /// scripted forward pre-hooks and hooks around it as Module::operator() would run them.
   /// Records only while active. Exceptions from the model propagate; what was recorded stays.
   c10::IValue forward(const ForwardInputs& inputs);
+
+  /// From now on an observer call after `deadline` stops the forward (it throws, and
+  /// timed_out() turns true); nothing clears the deadline.
+  void set_deadline(std::optional<std::chrono::steady_clock::time_point> deadline);
+  /// Whether an observer stopped a forward at its deadline.
+  bool timed_out() const;
+  /// snapshots() and summary(), copied from another thread while a forward may be running (a
+  /// watchdog's view); nothing when the capture stays busy for all of `patience`.
+  std::optional<std::pair<std::vector<TensorSnapshot>, CaptureSummary>> copy_when_idle(
+      std::chrono::milliseconds patience) const;
 
   /// Snapshots recorded so far, in capture order.
   const std::vector<TensorSnapshot>& snapshots() const;
