@@ -91,6 +91,16 @@ void emit(const CommonOptions& common, const std::string& text,
   vd::write_output(common.output, text);
 }
 
+// The text `write` produces; running out of memory while formatting names `file`.
+template <class Write>
+std::string format_records(const std::string& file, Write&& write) {
+  return vd::naming_out_of_memory(file, "formatting the records", [&] {
+    std::ostringstream text;
+    write(text);
+    return text.str();
+  });
+}
+
 void add_common_options(CLI::App& sub, CommonOptions& common) {
   sub.add_option("--format", common.format, "Output format: jsonl (default), json or table")
       ->check(CLI::IsMember({"jsonl", "json", "table"}));
@@ -131,9 +141,10 @@ std::vector<Command> commands(CommonOptions& common) {
          action = [&common, config] {
            spdlog::debug("inspecting configuration {}", *config);
            const vd::ModelStructureSpec spec = vd::inspect_config_file(*config);
-           std::ostringstream text;
-           vd::write_structure_spec(text, spec, vd::parse_output_format(common.format));
-           emit(common, text.str(), {*config});
+           emit(common, format_records(*config, [&](std::ostream& out) {
+                  vd::write_structure_spec(out, spec, vd::parse_output_format(common.format));
+                }),
+                {*config});
            return 0;
          };
        }},
@@ -153,9 +164,10 @@ std::vector<Command> commands(CommonOptions& common) {
                vd::inspect_archive(*archive, libtorch_fallback(*with_libtorch));
            spdlog::debug("{} modules, {} parameters", model.modules().size(),
                          model.total_parameters());
-           std::ostringstream text;
-           vd::write_model_metadata(text, model, vd::parse_output_format(common.format));
-           emit(common, text.str(), {*archive});
+           emit(common, format_records(*archive, [&](std::ostream& out) {
+                  vd::write_model_metadata(out, model, vd::parse_output_format(common.format));
+                }),
+                {*archive});
            return 0;
          };
        }},
@@ -206,10 +218,11 @@ std::vector<Command> commands(CommonOptions& common) {
            std::vector<std::string> inputs = request->inputs;
            inputs.push_back(request->archive);
            const auto print = [&common, inputs](const vd::CaptureResult& result) {
-             std::ostringstream text;
-             vd::write_capture(text, result.snapshots, result.summary,
-                               vd::parse_output_format(common.format));
-             emit(common, text.str(), inputs);
+             emit(common, format_records(inputs.back(), [&](std::ostream& out) {
+                    vd::write_capture(out, result.snapshots, result.summary,
+                                      vd::parse_output_format(common.format));
+                  }),
+                  inputs);
            };
            // a forward past --timeout that cannot be stopped: print, report, end (from the
            // plugin's watchdog thread, which then ends the process)
@@ -249,9 +262,11 @@ std::vector<Command> commands(CommonOptions& common) {
            const vd::RecordSet old_set = vd::load_record_set(*old_path, fallback);
            const vd::RecordSet new_set = vd::load_record_set(*new_path, fallback);
            const auto changes = vd::diff_records(old_set, new_set, *ignore);
-           std::ostringstream text;
-           vd::write_diff(text, old_set, new_set, changes, vd::parse_output_format(common.format));
-           emit(common, text.str(), {*old_path, *new_path});
+           emit(common, format_records(*new_path, [&](std::ostream& out) {
+                  vd::write_diff(out, old_set, new_set, changes,
+                                 vd::parse_output_format(common.format));
+                }),
+                {*old_path, *new_path});
            return changes.empty() ? 0 : 1;
          };
        },
@@ -354,7 +369,8 @@ int main(int argc, char** argv) {
     std::cerr << kProgram << ": error: " << vd::printable(e.what(), 2000) << "\n";
     return error_status;
   } catch (const std::bad_alloc&) {
-    // the library names the file and stage where it can (OutOfMemory); this is the last resort
+    // the library names the file and stage where it can (naming_out_of_memory); this is the
+    // last resort
     std::cerr << kProgram << ": error: out of memory\n";
     return error_status;
   } catch (const std::exception& e) {

@@ -207,6 +207,28 @@ def a_closed_pipe_ends_quietly_with_a_failure_status():
     assert p.stderr.read() == b""
 
 
+@test
+def running_out_of_memory_names_the_file_and_the_stage():
+    if "ASAN_OPTIONS" in os.environ:
+        print("  (skipped: AddressSanitizer reserves its own address space)")
+        return
+    # a shrinking address space: below some size the archive no longer fits; the message says
+    # which file and what the tool was doing, never just "out of memory"
+    named = 0
+    for mib in range(8, 80, 4):
+        def limit(mib=mib):
+            resource.setrlimit(resource.RLIMIT_AS, (mib << 20, mib << 20))
+        p = subprocess.run([ARGS.binary, "model", fixture("wide.pt")], capture_output=True,
+                           text=True, preexec_fn=limit)
+        if p.returncode == 0:
+            break
+        if not p.stderr.startswith("vin-inspect:"):
+            continue  # too small for the program to start at all
+        assert_clean_error(p, 1, r"wide\.pt: out of memory while reading the archive's structure$")
+        named += 1
+    assert named > 0 and p.returncode == 0, (named, p.returncode, p.stderr)
+
+
 # --- bad input: exit 1, one line naming the file ---------------------------------------------
 
 BAD_INPUTS = [

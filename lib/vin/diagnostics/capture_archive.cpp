@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <mutex>
 #include <sstream>
+#include <string_view>
 #include <thread>
 
 #include "vin/diagnostics/error.h"
@@ -20,6 +21,13 @@ namespace vin::diagnostics {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// The interpreter re-raises what an operation throws as its own error, with the text of the
+// original: std::bad_alloc arrives as "std::bad_alloc".
+bool out_of_memory(const std::exception& e) {
+  return dynamic_cast<const std::bad_alloc*>(&e) != nullptr ||
+         std::string_view(e.what()).find("std::bad_alloc") != std::string_view::npos;
+}
 
 std::string seconds_text(double seconds) {
   std::ostringstream text;
@@ -101,12 +109,16 @@ class Watchdog {
 
 CaptureResult capture_archive(const CaptureRequest& request) {
   const c10::Device device = resolve_device(request.device);
-  torch::jit::Module model = load_torchscript_archive(request.archive, request.device);
+  torch::jit::Module model = naming_out_of_memory(request.archive, "loading the archive", [&] {
+    return load_torchscript_archive(request.archive, request.device);
+  });
   if (request.eval) model.eval();
   // read every inputs file before running anything: a bad file fails fast
   std::vector<ForwardInputs> inputs;
   for (const auto& path : request.inputs)
-    inputs.push_back(read_forward_inputs(path, model, device));
+    inputs.push_back(naming_out_of_memory(path, "reading the inputs", [&] {
+      return read_forward_inputs(path, model, device);
+    }));
 
   at::NoGradGuard no_grad;
   // One forward per file: TorchScript's profiling executor would spend most of the first call
@@ -136,6 +148,9 @@ CaptureResult capture_archive(const CaptureRequest& request) {
           result.error = request.archive + ": the forward on " + request.inputs[i] +
                          " did not finish within " + seconds_text(*request.timeout_seconds) +
                          " s (--timeout); it was stopped at a module call";
+        else if (out_of_memory(e))
+          result.error = request.archive + ": out of memory while running the forward on " +
+                         request.inputs[i];
         else
           result.error = request.archive + ": the model's forward raised on " +
                          request.inputs[i] + ": " + describe_torch_error(e);

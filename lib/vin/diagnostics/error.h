@@ -2,6 +2,7 @@
 // the command-line front end prints it once and maps the type to the contract's exit status.
 #pragma once
 
+#include <new>
 #include <stdexcept>
 #include <string>
 
@@ -18,5 +19,17 @@ class UsageError : public Error {
  public:
   explicit UsageError(const std::string& message) : Error(message) {}
 };
+
+/// Runs `step`; when memory runs out inside it, throws Error "FILE: out of memory while STAGE"
+/// (e.g. "net.pt: out of memory while reading the archive's structure").
+template <class Step>
+auto naming_out_of_memory(const std::string& file, const char* stage, Step&& step)
+    -> decltype(step()) {
+  try {
+    return step();
+  } catch (const std::bad_alloc&) {
+    throw Error(file + ": out of memory while " + stage);
+  }
+}
 
 }  // namespace vin::diagnostics

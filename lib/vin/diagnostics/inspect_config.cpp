@@ -459,6 +459,20 @@ std::vector<YAML::Mark> document_starts(const std::string& text, const std::stri
   return recorder.starts;
 }
 
+// The configuration in `path`: a YAML file, or an archive's config.yaml.
+ModelStructureSpec read_config_file(const std::string& path) {
+  if (file_starts_with(path, "PK")) {
+    const ArchiveLayout layout = probe_torchscript_archive(path);
+    const auto text = read_archive_record(path, layout, "extra/config.yaml", kMaxBytes);
+    if (!text)
+      throw Error(path +
+                  ": the archive carries no config.yaml; save the rendering with "
+                  "torch.jit.save(m, path, _extra_files={\"config.yaml\": text})");
+    return inspect_config(*text, path + " (extra/config.yaml)");
+  }
+  return inspect_config(read_text_file(path), path);
+}
+
 }  // namespace
 
 ModelStructureSpec inspect_config(const std::string& text, const std::string& source) {
@@ -490,16 +504,8 @@ ModelStructureSpec inspect_config(const std::string& text, const std::string& so
 }
 
 ModelStructureSpec inspect_config_file(const std::string& path) {
-  if (file_starts_with(path, "PK")) {
-    const ArchiveLayout layout = probe_torchscript_archive(path);
-    const auto text = read_archive_record(path, layout, "extra/config.yaml", kMaxBytes);
-    if (!text)
-      throw Error(path +
-                  ": the archive carries no config.yaml; save the rendering with "
-                  "torch.jit.save(m, path, _extra_files={\"config.yaml\": text})");
-    return inspect_config(*text, path + " (extra/config.yaml)");
-  }
-  return inspect_config(read_text_file(path), path);
+  return naming_out_of_memory(path, "reading the configuration",
+                              [&] { return read_config_file(path); });
 }
 
 }  // namespace vin::diagnostics

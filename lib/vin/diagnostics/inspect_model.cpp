@@ -2,6 +2,7 @@
 
 #include <unordered_set>
 
+#include "vin/diagnostics/error.h"
 #include "vin/diagnostics/model_loader.h"
 #include "vin/diagnostics/type_names.h"
 
@@ -39,16 +40,16 @@ class ModelWalker {
       if (!tensor.defined()) continue;
       const std::int64_t n = tensor.numel();
       if (is_buffer) {
-        buffers += n;
+        add(buffers, n);
         continue;
       }
-      direct += n;
-      if (tensor.requires_grad()) direct_trainable += n;
+      add(direct, n);
+      if (tensor.requires_grad()) add(direct_trainable, n);
       // totals count a tensor once however many slots hold it (tied weights, copies of a
       // shared submodule that scripting turned into separate objects)
       if (seen_parameters_.insert(tensor.unsafeGetTensorImpl()).second) {
-        total_ += n;
-        if (tensor.requires_grad()) trainable_ += n;
+        add(total_, n);
+        if (tensor.requires_grad()) add(trainable_, n);
       }
     }
     modules_.emplace_back(path.empty() ? kRootPath : path, type_name_of(module), direct,
@@ -56,6 +57,12 @@ class ModelWalker {
 
     for (const auto& child : module.named_children())
       visit(child.value, path.empty() ? child.name : path + "." + child.name);
+  }
+
+  // element counts past 64 bits cannot be reported; no real model comes near
+  static void add(std::int64_t& sum, std::int64_t n) {
+    if (__builtin_add_overflow(sum, n, &sum))
+      throw Error("the model's element counts overflow 64 bits");
   }
 
   static bool training_flag(const torch::jit::Module& module) {
@@ -75,7 +82,12 @@ class ModelWalker {
 ModelMetadata inspect_model(const torch::jit::Module& model) { return ModelWalker().run(model); }
 
 ModelMetadata inspect_model_archive(const std::string& path) {
-  return inspect_model(load_torchscript_archive(path, "cpu"));
+  const torch::jit::Module model = load_torchscript_archive(path, "cpu");
+  try {
+    return inspect_model(model);
+  } catch (const Error& e) {
+    throw Error(path + ": " + e.what());
+  }
 }
 
 }  // namespace vin::diagnostics

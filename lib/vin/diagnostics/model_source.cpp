@@ -7,7 +7,9 @@ namespace vin::diagnostics {
 
 ModelMetadata inspect_archive(const std::string& path, const LibTorchInspector& fallback) {
   std::string why_not;
-  if (auto structure = read_model_structure(path, &why_not)) return std::move(*structure);
+  auto structure = naming_out_of_memory(path, "reading the archive's structure",
+                                        [&] { return read_model_structure(path, &why_not); });
+  if (structure) return std::move(*structure);
   if (fallback) return fallback(path, why_not);
   throw Error(path + ": cannot be described without running the archive's code (" + why_not +
               "); vin-inspect never does that on its own: " + kLoadWithLibTorchFlag +

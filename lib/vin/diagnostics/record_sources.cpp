@@ -1,13 +1,15 @@
 #include "vin/diagnostics/record_sources.h"
 
 #include "vin/diagnostics/archive_layout.h"
+#include "vin/diagnostics/error.h"
 #include "vin/diagnostics/inspect_config.h"
 
 namespace vin::diagnostics {
 
 RecordSet load_record_set(const std::string& path, const LibTorchInspector& fallback) {
   if (file_starts_with(path, "PK")) return record_set(inspect_archive(path, fallback), path);
-  if (looks_like_record_file(path)) return read_record_file(path);
+  if (looks_like_record_file(path))
+    return naming_out_of_memory(path, "reading the records", [&] { return read_record_file(path); });
   return record_set(inspect_config_file(path), path);
 }
 
