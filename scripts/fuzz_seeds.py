@@ -17,6 +17,24 @@ ROOT = Path(__file__).resolve().parent.parent
 MAX_SEED_BYTES = 256 * 1024
 
 
+def nested_record(depth: int) -> str:
+    """A ModelMetadata line whose model_type nests `depth` arrays (diff's limit is 64 levels)."""
+    return ('{"record": "ModelMetadata", "model_type": ' + "[" * depth + "]" * depth +
+            ', "total_parameters": 0, "trainable_parameters": 0}\n')
+
+
+# seeds at the parsers' depth and length limits, so that mutations cross them both ways
+DEPTH_SEEDS = {
+    "records": {"depth-62.jsonl": nested_record(62), "depth-66.jsonl": nested_record(66),
+                "depth-5000.jsonl": nested_record(5000)},
+    "yaml": {"flow-depth-1000.yaml": "!a.Config\nx: " + "[" * 1000 + "]" * 1000 + "\n",
+             "block-depth-200.yaml": "!a.Config\n" + "".join(" " * i + f"k{i}:\n"
+                                                             for i in range(200)) + " " * 200 + "v\n",
+             "digits-4300.yaml": "!a.Config\nx: " + "7" * 4300 + "\n",
+             "digits-4301.yaml": "!a.Config\nx: 0x" + "f" * 3600 + "\n"},
+}
+
+
 def small_files(folder: Path, patterns):
     for pattern in patterns:
         for path in sorted(folder.glob(pattern)):
@@ -50,6 +68,9 @@ def main() -> int:
             for path in small_files(folder, patterns):
                 shutil.copyfile(path, dest / f"{folder.name}-{path.name}")
                 count += 1
+        for name, text in DEPTH_SEEDS.get(target, {}).items():
+            (dest / name).write_text(text)
+            count += 1
         if target == "npy":
             for npz in small_files(fixtures / "inputs", ["*.npz"]):
                 try:

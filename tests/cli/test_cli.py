@@ -309,7 +309,7 @@ def a_damaged_pickle_is_reported_as_damaged_without_libtorch():
     p = run("--log-level", "debug", "inspect-model", hostile)
     assert p.returncode == 1 and "LibTorch" not in p.stderr, p.stderr
     assert p.stderr.rstrip().splitlines()[-1].endswith(
-        "the record data.pkl is damaged: memo index 2147483647 at byte 3 is larger than a pickle "
+        "the record data.pkl cannot be read safely: memo index 2147483647 at byte 3 is larger than a pickle "
         "of 448 bytes can use"), p.stderr
 
 

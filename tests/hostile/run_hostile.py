@@ -1,14 +1,18 @@
 #!/usr/bin/python3
 """Feeds every file of the hostile corpus (tests/hostile, made by scripts/make_hostile_corpus.py)
-to the reader it targets and checks the tool refuses it cleanly: the expected exit status, nothing
-on stdout, a one- or two-line message naming the file, no backtrace, within a time and address
-space limit, the file unchanged, and no code from a pickle run.
+and of the attack corpus (made at test time by tests/hostile/make_attacks.py, with a manifest) to
+the readers it targets and checks the tool handles it cleanly: the expected exit status, nothing
+on stdout (or, for files that are harmless read as data, well-formed records), a one- or
+two-line message naming the file, no backtrace, within 30 s, a 4 GiB address space and a 1 MiB
+stack (so that recursion an input controls fails here first), the file unchanged, no file
+created by code inside an input, and no code from a pickle run.
 
-usage: run_hostile.py --binary PATH --fixtures DIR [--jobs N]
+usage: run_hostile.py --binary PATH --fixtures DIR [--attacks DIR] [--jobs N]
 """
 import argparse
 import concurrent.futures
 import hashlib
+import json
 import os
 import resource
 import subprocess
@@ -17,11 +21,13 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SECONDS = 30
-ADDRESS_SPACE = 8 << 30  # LibTorch alone maps a few GiB of address space
+ADDRESS_SPACE = 4 << 30  # LibTorch itself maps about 2 GiB of address space
+STACK = 1 << 20
 PWNED = "/tmp/vin-hostile-pwned"
 
 
 def limits():
+    resource.setrlimit(resource.RLIMIT_STACK, (STACK, STACK))
     # AddressSanitizer reserves terabytes of shadow address space: under it (ASAN_OPTIONS set,
     # scripts/test_sanitizers.sh) the memory bound is ASan's own, not RLIMIT_AS
     if "ASAN_OPTIONS" not in os.environ:
@@ -49,7 +55,35 @@ def commands(folder, path, fixtures):
     raise ValueError(folder)
 
 
-def check(binary, args, status, path):
+def attack_runs(folder, fixtures):
+    """The attack corpus: (label, args, expectation, status, path) from its manifest."""
+    with open(os.path.join(folder, "manifest.json")) as f:
+        manifest = json.load(f)
+    model = os.path.join(fixtures, "convnet.pt")
+    single = os.path.join(fixtures, "inputs", "single.npy")
+    runs = []
+    for entry in manifest["files"]:
+        path = os.path.join(folder, entry["file"])
+        for run in entry["runs"]:
+            args = [a.replace("{file}", path).replace("{model}", model).replace("{input}", single)
+                    for a in run["args"]]
+            flags = [a for a in run["args"] if a.startswith("--") and a != "--inputs"]
+            runs.append((f"attacks/{entry['file']}: {' '.join(run['args'][:1] + flags)}",
+                         args, run["expect"], run["status"], path))
+    return runs, manifest["never_created"]
+
+
+def records_only(stdout):
+    """Whether stdout is jsonl records and nothing else (code inside an input printed nothing)."""
+    try:
+        lines = [json.loads(l) for l in stdout.decode().splitlines()]
+    except (ValueError, UnicodeDecodeError):
+        return False
+    return bool(lines) and all(isinstance(l, dict) and "record" in l for l in lines) and \
+        sum(l["record"] in ("ModelMetadata", "DiffSummary") for l in lines) <= 1
+
+
+def check(binary, args, status, path, expect="error"):
     before = hashlib.sha256(open(path, "rb").read()).hexdigest()
     start = time.monotonic()
     try:
@@ -58,6 +92,17 @@ def check(binary, args, status, path):
         return f"no answer within {SECONDS} s"
     elapsed = time.monotonic() - start
     err = p.stderr.decode("utf-8", "replace")
+    if hashlib.sha256(open(path, "rb").read()).hexdigest() != before:
+        return "the input file changed"
+    if elapsed > SECONDS / 2:
+        return f"took {elapsed:.1f} s"
+    if expect == "safe" and p.returncode == 0:
+        # read as data: records on stdout, and nothing else
+        if not records_only(p.stdout):
+            return f"stdout is not records only: {p.stdout[:300]!r}"
+        return None
+    if expect == "safe":  # or a clean refusal
+        status = 2 if args[0] == "diff" else 1
     if p.returncode != status:
         return f"exit {p.returncode}, expected {status}: {err.strip()[:300]}"
     if p.stdout:
@@ -70,10 +115,6 @@ def check(binary, args, status, path):
     for banned in ("Exception raised from", "frame #", "terminate called", "Traceback", "Aborted"):
         if banned in err:
             return f"backtrace-like text: {err[:300]}"
-    if hashlib.sha256(open(path, "rb").read()).hexdigest() != before:
-        return "the input file changed"
-    if elapsed > SECONDS / 2:
-        return f"took {elapsed:.1f} s"
     return None
 
 
@@ -81,30 +122,41 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--binary", required=True)
     parser.add_argument("--fixtures", required=True)
+    parser.add_argument("--attacks", help="where make_attacks.py writes the attack corpus")
     parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args()
-    if os.path.exists(PWNED):
-        os.remove(PWNED)
     runs = []
-    for folder in sorted(d for d in os.listdir(HERE) if os.path.isdir(os.path.join(HERE, d))):
+    for folder in sorted(d for d in os.listdir(HERE)
+                         if os.path.isdir(os.path.join(HERE, d)) and d != "__pycache__"):
         for name in sorted(os.listdir(os.path.join(HERE, folder))):
             path = os.path.join(HERE, folder, name)
             for cmd, status in commands(folder, path, os.path.abspath(args.fixtures)):
-                runs.append((f"{folder}/{name}: {cmd[0]}", cmd, status, path))
+                runs.append((f"{folder}/{name}: {cmd[0]}", cmd, "error", status, path))
+    never_created = [PWNED]
+    if args.attacks:
+        subprocess.run([sys.executable, os.path.join(HERE, "make_attacks.py"), args.attacks],
+                       check=True, stdout=subprocess.DEVNULL)
+        attacks, created = attack_runs(args.attacks, os.path.abspath(args.fixtures))
+        runs += attacks
+        never_created += created
+    for path in never_created:
+        if os.path.exists(path):
+            os.remove(path)
     binary = os.path.abspath(args.binary)
     with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
-        problems = list(pool.map(lambda r: check(binary, r[1], r[2], r[3]), runs))
+        problems = list(pool.map(lambda r: check(binary, r[1], r[3], r[4], r[2]), runs))
     passed = failed = 0
-    for (label, _, _, _), problem in zip(runs, problems):
+    for (label, _, _, _, _), problem in zip(runs, problems):
         if problem:
             failed += 1
             print(f"FAIL {label}: {problem}")
         else:
             passed += 1
             print(f"PASS {label}")
-    if os.path.exists(PWNED):
-        failed += 1
-        print("FAIL a pickle ran code: " + PWNED + " exists")
+    for path in never_created:
+        if os.path.exists(path):
+            failed += 1
+            print(f"FAIL code inside an input ran: {path} exists")
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
 

@@ -266,7 +266,7 @@ void check_archive_records(const std::string& path, const ArchiveLayout& layout)
   for (const auto& [record, bytes] : records) {
     if (is_pickle(record)) {
       if (const auto problem = pickle_problem(bytes))
-        throw Error(path + ": the record " + printable(record) + " is damaged: " + *problem);
+        throw Error(path + ": the record " + printable(record) + " cannot be read safely: " + *problem);
     } else {
       code.emplace_back(record, bytes);
     }

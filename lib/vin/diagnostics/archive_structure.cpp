@@ -19,6 +19,8 @@ constexpr std::size_t kMaxDepth = 2000;  // deeper module trees go to LibTorch
 
 using Kind = PickleValue::Kind;
 
+struct CountOverflow {};
+
 // Walks the module objects in named_modules order, as inspect_model walks a loaded module.
 class StructureWalker {
  public:
@@ -104,9 +106,9 @@ class StructureWalker {
            depth + 1});
   }
 
-  // sums of element counts that LibTorch could never hold overflow int64: not an answer to give
+  // sums of element counts that no model can hold overflow int64: not an answer to give
   static void add(std::int64_t& sum, std::int64_t n) {
-    if (__builtin_add_overflow(sum, n, &sum)) throw UnsupportedPickle("parameter counts overflow");
+    if (__builtin_add_overflow(sum, n, &sum)) throw CountOverflow();
   }
 
   const ClassSources& classes_;
@@ -136,12 +138,14 @@ std::optional<ModelMetadata> read_model_structure(const std::string& path, std::
     }
     if (!data) throw UnsupportedPickle("no data.pkl");
     if (const auto problem = pickle_problem(*data))
-      throw Error(path + ": the record data.pkl is damaged: " + *problem);
+      throw Error(path + ": the record data.pkl cannot be read safely: " + *problem);
     const PickleDocument document = read_pickle(*data);
     return StructureWalker(classes).run(document.root);
   } catch (const UnsupportedPickle& e) {
     if (why_not) *why_not = e.what();
     return std::nullopt;
+  } catch (const CountOverflow&) {
+    throw Error(path + ": " + kCountOverflowMessage);
   }
 }
 

@@ -61,8 +61,7 @@ class ModelWalker {
 
   // element counts past 64 bits cannot be reported; no real model comes near
   static void add(std::int64_t& sum, std::int64_t n) {
-    if (__builtin_add_overflow(sum, n, &sum))
-      throw Error("the model's element counts overflow 64 bits");
+    if (__builtin_add_overflow(sum, n, &sum)) throw Error(kCountOverflowMessage);
   }
 
   static bool training_flag(const torch::jit::Module& module) {

@@ -84,6 +84,10 @@ class ModelMetadata {
   std::vector<ModuleMetadata> modules_;
 };
 
+/// Why a model's element counts cannot be reported (both readers say the same).
+inline constexpr const char* kCountOverflowMessage =
+    "the model's element counts overflow 64 bits, which no real model's can";
+
 /// The path the contract gives the model root.
 inline constexpr const char* kRootPath = "<root>";
 

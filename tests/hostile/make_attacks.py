@@ -1,0 +1,399 @@
+#!/usr/bin/python3
+"""Writes the attack corpus into OUTDIR (at test time: some files come from torch.jit.save, which
+writes a random serialization id, and some are megabytes once made) with a manifest.json that
+says which commands run each file and what they must do. run_hostile.py runs it.
+
+usage: make_attacks.py OUTDIR
+
+Every class of attack on the tool that a session found by hand (issue 11), each as a small
+recipe: archives whose __setstate__ writes files, overwrites the archive, prints into the
+records, loops for ever or allocates gigabytes (inspecting must run none of it); inputs that
+overflowed the stack (a 30,000-digit YAML scalar, a jsonl value and pickles nested hundreds of
+thousands deep, a type string nesting List[ 10,000 deep, code/ with 10,000 nested parentheses);
+inputs that cost unbounded time or memory (a torch.save tuple shared and doubled 30 times, code/
+of 2 million statements, bzip2 members of 1000 MB, a data.pkl of 50 million Nones, an .npz of
+bzip2 arrays, an 8 MB YAML scalar aliased 5,000 times); and element counts that overflow.
+
+Expectations in the manifest: "error" (that exit status, nothing on stdout, a one-line message
+naming the file) or "safe" (exit 0 with records on stdout, or a clean error): for files that are
+harmless to read as data, whatever the code inside them would do when run.
+"""
+import bz2
+import io
+import json
+import os
+import pickle
+import re
+import struct
+import sys
+import zipfile
+import zlib
+from typing import Tuple
+
+import numpy as np
+import torch
+from torch import nn
+
+# files that must never appear: __setstate__ code would create them if it ran
+PWNED = "/tmp/vin-hostile-pwned"
+PWNED_SETSTATE = "/tmp/vin-hostile-setstate-pwned"
+OUT = None
+MANIFEST = []
+
+
+def add(name, data, runs):
+    """Writes `name` and records how it is run: [(args, expectation, status)], where args use
+    {file}, {model} (a fixture archive) and {input} (a fixture inputs file)."""
+    path = os.path.join(OUT, name)
+    if data is not None:
+        with open(path, "wb") as f:
+            f.write(data if isinstance(data, bytes) else data.encode())
+    MANIFEST.append({"file": name, "runs": [{"args": a, "expect": e, "status": s}
+                                            for a, e, s in runs]})
+
+
+def archive_runs(inspect="error", capture="error", config="error"):
+    """The commands an archive goes through; "safe" where reading it as data is fine."""
+    return [(["inspect-model", "{file}"], inspect, 1),
+            (["diff", "{file}", "{file}"], inspect, 2),
+            (["inspect-config", "{file}"], config, 1),
+            (["capture", "{file}", "--inputs", "{input}"], capture, 1)]
+
+
+def zip_of(members, compression=zipfile.ZIP_STORED):
+    """A zip of (name, data) members with fixed timestamps."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression) as z:
+        for name, data in members:
+            z.writestr(zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0)), data,
+                       compress_type=compression)
+    return buf.getvalue()
+
+
+def raw_zip(members):
+    """A zip written byte by byte from (name, method, crc, size, compressed bytes): for members
+    compressed once and declared as they are (zipfile would compress 1000 MB itself)."""
+    out = io.BytesIO()
+    central = []
+    for name, method, crc, size, data in members:
+        offset = out.tell()
+        n = name.encode()
+        out.write(struct.pack("<IHHHHHIIIHH", 0x04034B50, 46, 0, method, 0, 0x21, crc, len(data),
+                              size, len(n), 0) + n + data)
+        central.append(struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 46, 46, 0, method, 0, 0x21,
+                                   crc, len(data), size, len(n), 0, 0, 0, 0, 0, offset) + n)
+    start = out.tell()
+    for c in central:
+        out.write(c)
+    out.write(struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, len(central), len(central),
+                          out.tell() - start, start, 0))
+    return out.getvalue()
+
+
+def archive_members(module):
+    """torch.jit.save of a scripted `module`, as a list of (name, bytes)."""
+    buf = io.BytesIO()
+    torch.jit.save(torch.jit.script(module), buf)
+    z = zipfile.ZipFile(io.BytesIO(buf.getvalue()))
+    return [(n, z.read(n)) for n in z.namelist()]
+
+
+def replaced(members, name_pattern, transform):
+    return [(n, transform(d) if re.search(name_pattern, n) else d) for n, d in members]
+
+
+class Small(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(2, 2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.lin(x)
+
+
+# --- archives whose __setstate__ does harm when it runs -------------------------------------
+
+class CreatesFile(nn.Module):
+    """__setstate__ creates (and maps) a file of the attacker's choosing."""
+
+    def __init__(self):
+        super().__init__()
+        self.buf = torch.zeros(1)
+
+    @torch.jit.export
+    def __getstate__(self) -> Tuple[bool, int]:
+        return (self.training, 0)
+
+    @torch.jit.export
+    def __setstate__(self, state: Tuple[bool, int]) -> None:
+        self.training = state[0]
+        self.buf = torch.from_file("/tmp/vin-hostile-setstate-pwned", True, 16)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x
+
+
+class Prints(nn.Module):
+    """__setstate__ prints a forged record onto stdout."""
+
+    def __init__(self):
+        super().__init__()
+        self.n = 0
+
+    @torch.jit.export
+    def __getstate__(self) -> Tuple[bool, int]:
+        return (self.training, self.n)
+
+    @torch.jit.export
+    def __setstate__(self, state: Tuple[bool, int]) -> None:
+        self.training = state[0]
+        self.n = state[1]
+        print('{"record": "ModelMetadata", "model_type": "forged", "total_parameters": 0, '
+              '"trainable_parameters": 0}')
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x
+
+
+class Loops(nn.Module):
+    """__setstate__ never returns."""
+
+    def __init__(self):
+        super().__init__()
+        self.n = 0
+
+    @torch.jit.export
+    def __getstate__(self) -> Tuple[bool, int]:
+        return (self.training, self.n)
+
+    @torch.jit.export
+    def __setstate__(self, state: Tuple[bool, int]) -> None:
+        self.training = state[0]
+        i = state[1]
+        while i >= 0:
+            i = i + 1
+        self.n = i
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x
+
+
+class Allocates(nn.Module):
+    """__setstate__ allocates 3 GB."""
+
+    def __init__(self):
+        super().__init__()
+        self.buf = torch.zeros(1)
+
+    @torch.jit.export
+    def __getstate__(self) -> Tuple[bool, int]:
+        return (self.training, 0)
+
+    @torch.jit.export
+    def __setstate__(self, state: Tuple[bool, int]) -> None:
+        self.training = state[0]
+        self.buf = torch.ones([3 << 30], dtype=torch.uint8)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x
+
+
+class Wraps(nn.Module):
+    def __init__(self, inner: nn.Module):
+        super().__init__()
+        self.inner = inner
+        self.lin = nn.Linear(2, 2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.lin(self.inner(x))
+
+
+class OverwritesItself(nn.Module):
+    """__setstate__ maps the archive itself (its path is baked in) and zeroes its first bytes."""
+
+    def __init__(self, own_path: str):
+        super().__init__()
+        self.own_path = own_path
+        self.buf = torch.zeros(1)
+
+    @torch.jit.export
+    def __getstate__(self) -> Tuple[bool, str]:
+        return (self.training, self.own_path)
+
+    @torch.jit.export
+    def __setstate__(self, state: Tuple[bool, str]) -> None:
+        self.training = state[0]
+        self.own_path = state[1]
+        self.buf = torch.from_file(self.own_path, True, 4, dtype=torch.uint8).zero_()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x
+
+
+def setstate_attacks():
+    # read as data they are ordinary models: described (exit 0); capture is not run, since it
+    # loads the archive with LibTorch, which runs __setstate__ by nature (README, Safety)
+    runs = [(["inspect-model", "{file}"], "safe", 0), (["diff", "{file}", "{file}"], "safe", 0),
+            (["inspect-config", "{file}"], "error", 1)]
+    for name, module in [("setstate_creates_file.pt", CreatesFile()),
+                         ("setstate_prints.pt", Prints()),
+                         ("setstate_loops.pt", Loops()),
+                         ("setstate_allocates.pt", Allocates())]:
+        add(name, zip_of(archive_members(Wraps(module))), runs)
+    own = os.path.join(OUT, "setstate_overwrites_itself.pt")
+    add("setstate_overwrites_itself.pt", zip_of(archive_members(Wraps(OverwritesItself(own)))),
+        runs)
+
+
+# --- stack overflows ------------------------------------------------------------------------
+
+DEEP = 300_000
+
+
+def nested_tuples_pickle(depth):
+    """A protocol-2 pickle of a tuple nested `depth` deep: MARK x depth, EMPTY_TUPLE, TUPLE x depth."""
+    return b"\x80\x02" + b"(" * depth + b")" + b"t" * depth + b"."
+
+
+def stack_attacks():
+    digits = "9" * 30_001
+    add("yaml_digits.yaml", f"!a.Config\nwidth: {digits}\n",
+        [(["inspect-config", "{file}"], "error", 1), (["diff", "{file}", "{file}"], "error", 2)])
+    members = archive_members(Small())
+    prefix = members[0][0].split("/")[0]
+    add("config_digits.pt", zip_of(members + [(f"{prefix}/extra/config.yaml",
+                                               f"!a.Config\nwidth: {digits}\n")]),
+        [(["inspect-config", "{file}"], "error", 1), (["inspect-model", "{file}"], "safe", 0)])
+    deep_json = '{"record": "ModelMetadata", "model_type": ' + "[" * 100_000 + "]" * 100_000 + \
+        ', "total_parameters": 0, "trainable_parameters": 0}\n'
+    add("records_deep.jsonl", deep_json, [(["diff", "{file}", "{file}"], "error", 2)])
+    add("pickle_deep.pt", zip_of(replaced(members, r"/data\.pkl$",
+                                          lambda d: nested_tuples_pickle(DEEP)),
+                                 zipfile.ZIP_DEFLATED),
+        archive_runs())
+    add("input_pickle_deep.pt",
+        zip_of([("archive/data.pkl", nested_tuples_pickle(DEEP)), ("archive/version", b"3\n")],
+               zipfile.ZIP_DEFLATED),
+        [(["capture", "{model}", "--inputs", "{file}"], "error", 1)])
+    # restore_type_tag([], "List[List[...]]"): LibTorch parses the type string recursively
+    type_string = "List[" * 10_000 + "int" + "]" * 10_000
+    tag = (b"\x80\x02ctorch.jit._pickle\nrestore_type_tag\n]" +
+           b"X" + struct.pack("<I", len(type_string)) + type_string.encode() + b"\x86R.")
+    add("type_tag_deep.pt", zip_of(replaced(members, r"/data\.pkl$", lambda d: tag)),
+        archive_runs())
+    # code/ with 10,000 nested parentheses in a method body (the zip CRC is right)
+    parens = "    _deep = " + "(" * 10_000 + "1" + ")" * 10_000 + "\n"
+
+    def deepen(code):
+        text = code.decode()
+        at = text.index("  def forward(")
+        at = text.index(":\n", at) + 2
+        return (text[:at] + parens + text[at:]).encode()
+    add("code_parens.pt", zip_of(replaced(members, r"/code/.*\.py$", deepen)),
+        archive_runs(inspect="safe", config="error"))
+
+
+# --- unbounded time or memory ---------------------------------------------------------------
+
+def bzip2_of_zeros(size):
+    c = bz2.BZ2Compressor(9)
+    chunk = bytes(1 << 20)
+    data = b"".join(c.compress(chunk) for _ in range(size >> 20)) + c.flush()
+    crc = 0
+    for _ in range(size >> 20):
+        crc = zlib.crc32(chunk, crc)
+    return data, crc
+
+
+def size_attacks():
+    # a tuple shared and doubled 30 times: 2^30 leaves when copied per reference
+    x = (torch.zeros(1), torch.zeros(1))
+    for _ in range(30):
+        x = (x, x)
+    buf = io.BytesIO()
+    torch.save(x, buf)
+    add("input_shared_tuple.pt", buf.getvalue(),
+        [(["capture", "{model}", "--inputs", "{file}"], "error", 1)])
+
+    members = archive_members(Small())
+    # 2 million statements in code/, deflated to a few tens of kilobytes
+    def statements(code):
+        return code + b"def _many(x: int) -> int:\n" + b"  x = 1\n" * 2_000_000 + b"  return x\n"
+    add("code_statements.pt", zip_of(replaced(members, r"/code/__torch__\.py$", statements),
+                                     zipfile.ZIP_DEFLATED),
+        archive_runs(inspect="safe"))
+
+    # five bzip2 code/ members of 1000 MB each (753 bytes each compressed)
+    size = 1000 << 20
+    data, crc = bzip2_of_zeros(size)
+    prefix = members[0][0].split("/")[0]
+    plain = [(n, 0, zlib.crc32(d), len(d), d) for n, d in members]
+    bombs = [(f"{prefix}/code/__torch__/bomb{i}.py", 12, crc, size, data) for i in range(5)]
+    add("code_bzip2_bombs.pt", raw_zip(plain + bombs), archive_runs())
+    # the same as inputs: an .npz of five bzip2 arrays of 1000 MB
+    add("inputs_bzip2_bombs.npz",
+        raw_zip([(f"arr_{i}.npy", 12, crc, size, data) for i in range(5)]),
+        [(["capture", "{model}", "--inputs", "{file}"], "error", 1)])
+
+    # data.pkl of 50 million Nones, deflated (about 170 KB)
+    nones = b"\x80\x02(" + b"N" * 50_000_000 + b"l."
+    add("pickle_nones.pt", zip_of(replaced(members, r"/data\.pkl$", lambda d: nones),
+                                  zipfile.ZIP_DEFLATED),
+        archive_runs())
+
+    # one 8 MB scalar aliased by 5,000 fields
+    scalar = "x" * (8 << 20)
+    add("yaml_alias_bytes.yaml",
+        "!a.Config\nbig: &b " + scalar + "\n" + "".join(f"f{i}: *b\n" for i in range(5000)),
+        [(["inspect-config", "{file}"], "error", 1), (["diff", "{file}", "{file}"], "error", 2)])
+
+
+# --- counts that overflow -------------------------------------------------------------------
+
+class ThreeParameters(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Parameter(torch.zeros(1))
+        self.b = nn.Parameter(torch.zeros(1))
+        self.c = nn.Parameter(torch.zeros(1))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x
+
+
+def overflow_attacks():
+    # three parameters of 2^62 elements each (sizes and storages patched in data.pkl)
+    huge = b"\x8a\x08" + struct.pack("<q", 1 << 62)
+
+    def patch(pickle_bytes):
+        # the storage's element count: ('storage', FloatStorage, key, 'cpu', 1); then the size
+        # (MARK 1 TUPLE) after the persistent id and the offset 0
+        patched, n = re.subn(rb"(cpuq.|h.)K\x01tQ", lambda m: m.group(1) + huge + b"tQ",
+                             pickle_bytes, flags=re.S)
+        assert n == 3, n
+        patched, n = re.subn(rb"(Qq.K\x00\()K\x01t", lambda m: m.group(1) + huge + b"t", patched,
+                             flags=re.S)
+        assert n == 3, n
+        return patched
+    members = archive_members(ThreeParameters())
+    add("parameters_overflow.pt", zip_of(replaced(members, r"/data\.pkl$", patch)),
+        [(["inspect-model", "{file}"], "error", 1),
+         (["inspect-model", "{file}", "--load-with-libtorch"], "error", 1)])
+
+
+def main():
+    global OUT
+    OUT = sys.argv[1]
+    os.makedirs(OUT, exist_ok=True)
+    torch.manual_seed(0)
+    setstate_attacks()
+    stack_attacks()
+    size_attacks()
+    overflow_attacks()
+    with open(os.path.join(OUT, "manifest.json"), "w") as f:
+        json.dump({"never_created": [PWNED, PWNED_SETSTATE], "files": MANIFEST}, f, indent=1)
+    print(f"wrote {len(MANIFEST)} attack files to {OUT}")
+
+
+if __name__ == "__main__":
+    main()
