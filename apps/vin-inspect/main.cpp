@@ -29,6 +29,21 @@ namespace {
 
 constexpr const char* kProgram = "vin-inspect";
 
+// The library's log lines (and, through the plugin, LibTorch's warnings) in this program's log.
+void log_to_spdlog(vd::LogLevel level, const std::string& message) {
+  switch (level) {
+    case vd::LogLevel::debug:
+      spdlog::debug("{}", message);
+      break;
+    case vd::LogLevel::info:
+      spdlog::info("{}", message);
+      break;
+    case vd::LogLevel::warn:
+      spdlog::warn("{}", message);
+      break;
+  }
+}
+
 // The LibTorch plugin, loaded on first use: $VIN_INSPECT_PLUGIN, else beside this binary (the
 // build tree), else where `cmake --install` puts it relative to this binary.
 const vd::TorchPlugin& torch_plugin() {
@@ -40,7 +55,9 @@ const vd::TorchPlugin& torch_plugin() {
   candidates.push_back((exe_dir / vd::kTorchPluginFile).string());
   candidates.push_back((exe_dir / VIN_PLUGIN_RELATIVE_DIR / vd::kTorchPluginFile).string());
   spdlog::debug("loading LibTorch (the plugin)");
-  return vd::load_torch_plugin(candidates);
+  const vd::TorchPlugin& plugin = vd::load_torch_plugin(candidates);
+  plugin.set_log_sink(&log_to_spdlog);
+  return plugin;
 }
 
 // inspect-model's records for an archive the structure reader does not understand: LibTorch's,
@@ -203,14 +220,19 @@ std::vector<Command> commands(CommonOptions& common) {
          sub.add_flag("--eval", request->eval, "Switch every module to eval mode first");
          sub.add_flag("--stats", request->stats,
                       "Add statistics over each whole tensor and report the first non-finite one");
+         auto fail_on_nonfinite = std::make_shared<bool>(false);
+         sub.add_flag("--fail-on-nonfinite", *fail_on_nonfinite,
+                      "Exit with status 3 when a tensor holds a NaN or an infinity (implies "
+                      "--stats)");
          sub.add_option("--timeout", request->timeout_seconds,
                         "Stop a forward that runs longer than SECONDS; the records so far are "
                         "printed, then an error (exit 1)")
              ->type_name("SECONDS")
              ->check(CLI::PositiveNumber);
          add_common_options(sub, common);
-         action = [&common, request, modules, limits] {
+         action = [&common, request, modules, limits, fail_on_nonfinite] {
            if (!modules->empty()) request->module_paths = *modules;
+           if (*fail_on_nonfinite) request->stats = true;
            const auto& l = *limits;
            request->limits = vd::CaptureLimits(l[0], l[1], l[2], l[3], l[4]);
            spdlog::debug("capturing {} on {} input file(s)", request->archive,
@@ -235,8 +257,10 @@ std::vector<Command> commands(CommonOptions& common) {
            };
            const vd::CaptureResult result = torch_plugin().capture_archive(*request);
            print(result);
+           if (!result.error_report.empty())
+             spdlog::debug("the TorchScript interpreter's report:\n{}", result.error_report);
            if (result.error) throw vd::Error(*result.error);
-           return 0;
+           return *fail_on_nonfinite && result.summary.first_nonfinite ? 3 : 0;
          };
        }},
       {"diff", nullptr,
@@ -278,8 +302,9 @@ std::string help_footer(const std::vector<Command>& cmds) {
   std::string text = "Examples:\n";
   for (const auto& c : cmds) text += std::string("  ") + c.example + "\n";
   text +=
-      "\nExit status: 0 success, 1 bad or unreadable input, 2 usage error; diff: 0 identical,\n"
-      "1 different, 2 usage error or unreadable input.\n"
+      "\nExit status: 0 success, 1 bad or unreadable input, 2 usage error, 3 a non-finite tensor\n"
+      "(capture --fail-on-nonfinite); diff: 0 identical, 1 different, 2 usage error or\n"
+      "unreadable input.\n"
       "See vin-inspect(1) for the record formats.";
   return text;
 }
@@ -366,7 +391,8 @@ int main(int argc, char** argv) {
   } catch (const vd::OutputClosed&) {
     return error_status;  // the reader of stdout went away: end quietly, as Unix tools do
   } catch (const vd::Error& e) {
-    std::cerr << kProgram << ": error: " << vd::printable(e.what(), 2000) << "\n";
+    // one line, or two where the library adds one (a forward failure's source position)
+    std::cerr << kProgram << ": error: " << vd::printable_lines(e.what()) << "\n";
     return error_status;
   } catch (const std::bad_alloc&) {
     // the library names the file and stage where it can (naming_out_of_memory); this is the

@@ -624,7 +624,9 @@ def capture_stats_name_the_first_nonfinite_module():
     lines = [json.loads(l) for l in p.stdout.splitlines()]
     summary = lines[-1]
     assert summary["first_nonfinite"] == {"module_path": "bad", "call_index": 0,
-                                          "direction": "output", "tensor_path": ["output"]}, summary
+                                          "direction": "output", "tensor_path": ["output"],
+                                          "recorded": True}, summary
+    assert (summary["checked_tensors"], summary["nonfinite_tensors"]) == (10, 4), summary
     order = [(l["module_path"], l["direction"]) for l in lines[:-1]]
     assert order[:7] == [("<root>", "input"), ("lin", "input"), ("lin", "output"), ("act", "input"),
                          ("act", "output"), ("bad", "input"), ("bad", "output")], order
@@ -659,7 +661,32 @@ def capture_stats_agree_with_numpy():
     assert ft == {"min": int(tokens.min()), "max": int(tokens.max()), "mean": float(tokens.mean()),
                   "zero_count": int((tokens == 0).sum())}, ft
     assert lines[-1]["first_nonfinite"] == {"module_path": "<root>", "call_index": 0,
-                                            "direction": "input", "tensor_path": ["args", "0"]}
+                                            "direction": "input", "tensor_path": ["args", "0"],
+                                            "recorded": True}
+
+
+@test
+def stats_check_every_tensor_past_the_quotas_and_fail_on_nonfinite_exits_3():
+    args = ("capture", fixture("nan_net.pt"), "--inputs", fixture("inputs/nan_net.npz"))
+    # two snapshots allowed: the NaN appears later, found all the same, without a snapshot
+    p = run(*args, "--stats", "--max-tensors", "2")
+    assert p.returncode == 0, p.stderr
+    lines = [json.loads(l) for l in p.stdout.splitlines()]
+    summary = lines[-1]
+    assert summary["snapshots"] == 2 and summary["stopped_by"] == "max_tensors", summary
+    assert summary["first_nonfinite"] == {"module_path": "bad", "call_index": 0,
+                                          "direction": "output", "tensor_path": ["output"],
+                                          "recorded": False}, summary
+    assert (summary["checked_tensors"], summary["nonfinite_tensors"]) == (10, 4), summary
+    table = run(*args, "--stats", "--max-tensors", "2", "--format", "table").stdout
+    assert "First non-finite: bad call 0 output output (past the snapshot quotas" in table, table
+    # --fail-on-nonfinite implies --stats and exits 3, every record printed
+    p = run(*args, "--fail-on-nonfinite", "--max-tensors", "2")
+    assert p.returncode == 3 and p.stdout.splitlines()[-1] == json.dumps(summary), p
+    assert p.stderr == "", p.stderr
+    clean = run("capture", fixture("everything.pt"), "--inputs",
+                fixture("inputs/everything_positional.npz"), "--fail-on-nonfinite")
+    assert clean.returncode == 0 and json.loads(clean.stdout.splitlines()[-1])["nonfinite_tensors"] == 0
 
 
 # --- diff -----------------------------------------------------------------------------------

@@ -151,9 +151,13 @@ CaptureResult capture_archive(const CaptureRequest& request) {
         else if (out_of_memory(e))
           result.error = request.archive + ": out of memory while running the forward on " +
                          request.inputs[i];
-        else
+        else {
+          const ForwardFailure failure = describe_forward_failure(e);
           result.error = request.archive + ": the model's forward raised on " +
-                         request.inputs[i] + ": " + describe_torch_error(e);
+                         request.inputs[i] + ": " + failure.reason;
+          if (!failure.where.empty()) *result.error += "\n  at " + failure.where;
+          result.error_report = failure.report;
+        }
         break;
       }
       if (watchdog) watchdog->disarm();

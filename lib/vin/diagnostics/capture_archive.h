@@ -33,7 +33,8 @@ struct CaptureRequest {
 struct CaptureResult {
   std::vector<TensorSnapshot> snapshots;
   CaptureSummary summary;
-  std::optional<std::string> error;
+  std::optional<std::string> error;  ///< one or two lines
+  std::string error_report;           ///< a failed forward's whole TorchScript report (debug log)
 };
 
 /// Runs the request without autograd. Unreadable archives or inputs throw Error; bad devices

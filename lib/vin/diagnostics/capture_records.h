@@ -141,6 +141,7 @@ struct SnapshotLocation {
   std::int64_t call_index = 0;
   Direction direction = Direction::input;
   std::vector<std::string> tensor_path;
+  bool recorded = false;  ///< whether a snapshot of this tensor exists (quotas may have stopped them)
 };
 
 /// The closing record of `vin-inspect capture`.
@@ -148,8 +149,11 @@ struct CaptureSummary {
   std::int64_t snapshots = 0;             ///< number of snapshots
   std::int64_t sampled_bytes = 0;         ///< their sampled bytes in total
   std::optional<std::string> stopped_by;  ///< "max_tensors", "max_bytes", or empty
-  bool with_stats = false;                ///< captured with stats: first_nonfinite is reported
-  std::optional<SnapshotLocation> first_nonfinite;  ///< the first snapshot holding NaN or inf
+  bool with_stats = false;  ///< captured with stats: the fields below are reported
+  /// the first tensor, in capture order, holding a NaN or an infinity
+  std::optional<SnapshotLocation> first_nonfinite;
+  std::int64_t checked_tensors = 0;    ///< tensors the walks reached and checked
+  std::int64_t nonfinite_tensors = 0;  ///< of those, how many held a NaN or an infinity
 };
 
 /// "input" or "output".

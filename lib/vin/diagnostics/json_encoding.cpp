@@ -179,10 +179,13 @@ Json to_json(const CaptureSummary& summary) {
       j["first_nonfinite"] = Json::object({{"module_path", at->module_path},
                                            {"call_index", at->call_index},
                                            {"direction", to_string(at->direction)},
-                                           {"tensor_path", at->tensor_path}});
+                                           {"tensor_path", at->tensor_path},
+                                           {"recorded", at->recorded}});
     } else {
       j["first_nonfinite"] = nullptr;
     }
+    j["checked_tensors"] = summary.checked_tensors;
+    j["nonfinite_tensors"] = summary.nonfinite_tensors;
   }
   return j;
 }

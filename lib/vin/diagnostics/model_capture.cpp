@@ -5,6 +5,7 @@
 #include <torch/csrc/jit/runtime/custom_operator.h>
 
 #include <algorithm>
+#include <string_view>
 #include <mutex>
 #include <thread>
 #include <sstream>
@@ -13,6 +14,8 @@
 
 #include "vin/diagnostics/error.h"
 #include "vin/diagnostics/model_metadata.h"
+#include "vin/diagnostics/log_sink.h"
+#include "vin/diagnostics/model_loader.h"
 #include "vin/diagnostics/suggest.h"
 #include "vin/diagnostics/tensor_sampling.h"
 
@@ -54,6 +57,8 @@ struct ModelCapture::State {
   std::optional<std::string> stopped_by;
   bool with_stats = false;
   std::optional<SnapshotLocation> first_nonfinite;
+  std::int64_t checked_tensors = 0;
+  std::int64_t nonfinite_tensors = 0;
   std::unordered_map<std::string, std::int64_t> next_call_index;
   std::unordered_map<std::string, std::vector<std::int64_t>> pending_calls;
 
@@ -88,7 +93,10 @@ struct ModelCapture::State {
   void visit(Walk& walk, const c10::IValue& value, std::int64_t depth);
   void visit_children(Walk& walk, const c10::IValue& value, std::int64_t depth);
   void record(Walk& walk, const at::Tensor& tensor);
+  // snapshots are taken until a quota stops them
   bool recording() const { return active && !stopped_by; }
+  // walks go on past the snapshot quotas when every tensor is checked for non-finite values
+  bool walking() const { return active && (!stopped_by || with_stats); }
 };
 
 namespace {
@@ -145,8 +153,26 @@ void register_observer_once() {
       c10::AliasAnalysisKind::CONSERVATIVE)});
 }
 
+// Names under which a module's forward is called (contract 7.1): `forward`; its TorchScript
+// overloads `forward__0`, `forward__1`, ... (scripted nn.LSTM, nn.GRU, any
+// @torch.jit._overload_method forward); and torch.jit.trace's repeats `forward1`, `forward2`, ...
+// (the second and later calls of one module within one traced forward).
+bool is_forward_name(std::string_view name) {
+  constexpr std::string_view kForward = "forward";
+  if (name.substr(0, kForward.size()) != kForward) return false;
+  std::string_view number = name.substr(kForward.size());
+  if (number.empty()) return true;
+  if (number.substr(0, 2) == "__")
+    number.remove_prefix(2);  // an overload: forward__0, forward__1, ...
+  else if (number[0] == '0')
+    return false;  // a traced repeat: forward1, forward2, ...
+  return !number.empty() &&
+         std::all_of(number.begin(), number.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
 bool is_module_call(const torch::jit::Node* node) {
-  if (node->kind() != c10::prim::CallMethod || node->s(c10::attr::name) != "forward") return false;
+  if (node->kind() != c10::prim::CallMethod || !is_forward_name(node->s(c10::attr::name)))
+    return false;
   const c10::TypePtr& callee = node->input(0)->type();
   if (const auto cls = callee->cast<c10::ClassType>()) return cls->is_module();
   if (const auto iface = callee->cast<c10::InterfaceType>()) return iface->is_module();
@@ -262,12 +288,12 @@ void ModelCapture::State::observe(const c10::IValue& module, std::int64_t side,
   if (side == kInputSide) {
     const std::int64_t index = open_call(path);
     // calls between modules inside TorchScript are positional: everything is under "args"
-    if (recording()) {
+    if (walking()) {
       std::vector<c10::IValue> args;
       if (value.isTuple()) args = value.toTupleRef().elements().vec();
       begin_input(path, index, args, {});
     }
-  } else if (const auto index = close_call(path); index && recording()) {
+  } else if (const auto index = close_call(path); index && walking()) {
     begin_output(path, *index, value);
   }
 }
@@ -279,13 +305,13 @@ void ModelCapture::State::observe_root_input(
   check_deadline();
   if (!active || !selected.count(kRootPath)) return;
   const std::int64_t index = open_call(kRootPath);
-  if (recording()) begin_input(kRootPath, index, args, kwargs);
+  if (walking()) begin_input(kRootPath, index, args, kwargs);
 }
 
 void ModelCapture::State::observe_root_output(const c10::IValue& output) {
   std::lock_guard<std::mutex> lock(mutex);
   if (!active || !selected.count(kRootPath)) return;
-  if (const auto index = close_call(kRootPath); index && recording())
+  if (const auto index = close_call(kRootPath); index && walking())
     begin_output(kRootPath, *index, output);
 }
 
@@ -317,9 +343,20 @@ void ModelCapture::State::begin_output(const std::string& path, std::int64_t cal
 }
 
 void ModelCapture::State::visit(Walk& walk, const c10::IValue& value, std::int64_t depth) {
-  if (walk.exhausted || !recording()) return;
+  if (walk.exhausted || !walking()) return;
   ++walk.nodes;
-  if (value.isTensor()) record(walk, value.toTensor());
+  if (value.isTensor()) {
+    // capture never changes whether a forward succeeds (contract 7.1): a tensor this code
+    // cannot read is left out, with a warning, instead of failing the model's forward
+    try {
+      record(walk, value.toTensor());
+    } catch (const std::exception& e) {
+      std::string where = *walk.module_path + " " + to_string(walk.direction);
+      for (const auto& key : walk.path) where += "." + key;
+      log_line(LogLevel::warn, "capture: left out a tensor of " + where + ": " +
+                                   describe_torch_error(e));
+    }
+  }
   // the node that reaches the limit is still handled; then this walk stops
   if (walk.nodes >= limits.max_traversal_nodes()) {
     walk.exhausted = true;
@@ -351,23 +388,33 @@ void ModelCapture::State::visit_children(Walk& walk, const c10::IValue& value, s
 }
 
 void ModelCapture::State::record(Walk& walk, const at::Tensor& tensor) {
-  if (!recording()) return;
   if (!tensor.defined()) return;
+  const bool keep = recording();
+  std::optional<TensorStats> stats;
+  bool nonfinite = false;
+  if (with_stats) {
+    ++checked_tensors;
+    // a kept snapshot's statistics tell; other tensors get the check alone
+    if (keep) stats = tensor_stats(tensor);
+    // (metadata-only snapshots have no statistics: nested tensors are checked all the same)
+    nonfinite = stats && !stats->entries.empty() ? stats->nonfinite : has_nonfinite(tensor);
+    if (nonfinite) {
+      ++nonfinite_tensors;
+      if (!first_nonfinite)
+        first_nonfinite =
+            SnapshotLocation{*walk.module_path, walk.call_index, walk.direction, walk.path, keep};
+    }
+  }
+  if (!keep) return;
   const auto reason = sample_omission_reason(tensor);
   TensorSample sample;
   if (!reason)
     sample =
         sample_tensor(tensor, limits.max_samples_per_tensor(), limits.max_bytes() - sampled_bytes);
-  std::optional<TensorStats> stats;
-  if (with_stats) {
-    stats = tensor_stats(tensor);
-    if (stats->nonfinite && !first_nonfinite)
-      first_nonfinite =
-          SnapshotLocation{*walk.module_path, walk.call_index, walk.direction, walk.path};
-  }
+  auto [shape, numel] = snapshot_shape(tensor);
   snapshots.emplace_back(*walk.module_path, walk.call_index, walk.direction, walk.path,
-                         tensor.sizes().vec(), python_dtype_name(tensor.scalar_type()),
-                         tensor.device().str(), tensor.numel(), sample.sampled_bytes,
+                         std::move(shape), python_dtype_name(tensor.scalar_type()),
+                         tensor.device().str(), numel, sample.sampled_bytes,
                          std::move(sample.values), reason, std::move(stats));
   sampled_bytes += sample.sampled_bytes;
   if (static_cast<std::int64_t>(snapshots.size()) >= limits.max_tensors())
@@ -497,6 +544,8 @@ CaptureSummary ModelCapture::State::summarize() const {
   summary.stopped_by = stopped_by;
   summary.with_stats = with_stats;
   summary.first_nonfinite = first_nonfinite;
+  summary.checked_tensors = checked_tensors;
+  summary.nonfinite_tensors = nonfinite_tensors;
   return summary;
 }
 

@@ -5,6 +5,10 @@
 #include <torch/cuda.h>
 #include <torch/version.h>
 
+#include <algorithm>
+#include <string_view>
+#include <vector>
+
 #include "vin/diagnostics/archive_layout.h"
 #include "vin/diagnostics/error.h"
 #include "vin/diagnostics/printable.h"
@@ -26,6 +30,73 @@ std::string describe_torch_error(const std::exception& error) {
     line.pop_back();
   // LibTorch quotes archive content in some messages (e.g. a damaged pickle's global name)
   return printable(line);
+}
+
+namespace {
+
+std::vector<std::string_view> split_lines(std::string_view text) {
+  std::vector<std::string_view> lines;
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    const std::size_t end = std::min(text.find('\n', pos), text.size());
+    lines.push_back(text.substr(pos, end - pos));
+    pos = end + 1;
+  }
+  return lines;
+}
+
+// `  File "code/__torch__/m.py", line 12, in forward` -> `code/__torch__/m.py:12, in forward`
+std::string frame_position(std::string_view line) {
+  const std::size_t open = line.find('"');
+  const std::size_t close = line.find('"', open + 1);
+  const std::size_t number = line.find(", line ", close);
+  if (open == std::string_view::npos || close == std::string_view::npos ||
+      number == std::string_view::npos)
+    return std::string(line.substr(line.find_first_not_of(' ')));
+  const std::size_t in = line.find(", in ", number);
+  std::string where(line.substr(open + 1, close - open - 1));
+  where += ":" + std::string(line.substr(number + 7, (in == std::string_view::npos ? line.size() : in) -
+                                                        number - 7));
+  if (in != std::string_view::npos) where += ", in " + std::string(line.substr(in + 5));
+  return where;
+}
+
+}  // namespace
+
+ForwardFailure describe_forward_failure(const std::exception& error) {
+  const auto* c10_error = dynamic_cast<const c10::Error*>(&error);
+  const std::string text = c10_error ? c10_error->what_without_backtrace() : error.what();
+  ForwardFailure failure;
+  failure.report = printable_lines(text);
+  constexpr std::string_view kHeader = "The following operation failed in the TorchScript interpreter.";
+  if (std::string_view(text).substr(0, kHeader.size()) != kHeader) {
+    failure.reason = describe_torch_error(error);
+    return failure;
+  }
+  // the report: a header, traceback sections of `  File "...", line N, in F` frames with their
+  // code indented below, then the exception line `RuntimeError: ...` (or `builtins.X: ...`)
+  const auto lines = split_lines(text);
+  std::size_t last_frame = lines.size();
+  for (std::size_t i = 0; i < lines.size(); ++i)
+    if (lines[i].substr(0, 8) == "  File \"") last_frame = i;
+  std::size_t message = lines.size();
+  for (std::size_t i = last_frame == lines.size() ? 1 : last_frame + 1; i < lines.size(); ++i)
+    if (!lines[i].empty() && lines[i][0] != ' ') {
+      message = i;
+      break;
+    }
+  if (last_frame != lines.size()) failure.where = printable(frame_position(lines[last_frame]));
+  if (message == lines.size()) {
+    failure.reason = "the TorchScript interpreter gave no reason";
+    return failure;
+  }
+  std::string_view reason = lines[message];
+  for (std::string_view prefix : {"RuntimeError: ", "builtins."})
+    if (reason.substr(0, prefix.size()) == prefix) reason.remove_prefix(prefix.size());
+  std::string one_line(reason);
+  while (!one_line.empty() && (one_line.back() == ' ' || one_line.back() == '\r')) one_line.pop_back();
+  failure.reason = printable(one_line.empty() ? "the TorchScript interpreter gave no reason" : one_line);
+  return failure;
 }
 
 c10::Device resolve_device(const std::string& device) {

@@ -21,4 +21,20 @@ c10::Device resolve_device(const std::string& device);
 /// line only (TorchScript compile errors go on with source excerpts).
 std::string describe_torch_error(const std::exception& error);
 
+/// Why a forward failed, from the exception it raised.
+struct ForwardFailure {
+  /// LibTorch's own message for the failing operation (`mat1 and mat2 shapes cannot be
+  /// multiplied (2x5 and 6x8)`), or the exception class and message the model raised
+  /// (`ValueError: Input shape must be (N, C, H, W)`); one line.
+  std::string reason;
+  /// Where in the source it failed, `FILE:LINE, in FUNCTION` (the original Python source when the
+  /// archive carries it, else the archive's code/); empty when unknown.
+  std::string where;
+  /// The interpreter's whole report: TorchScript frames and the message, never C++ frames.
+  std::string report;
+};
+
+/// Reads the TorchScript interpreter's report out of what a failed forward raised.
+ForwardFailure describe_forward_failure(const std::exception& error);
+
 }  // namespace vin::diagnostics

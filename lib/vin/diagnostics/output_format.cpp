@@ -63,13 +63,14 @@ void write_capture(std::ostream& out, const std::vector<TensorSnapshot>& snapsho
       out << dump_record_line("CaptureSummary", to_json(summary)) << '\n';
       return;
     case OutputFormat::json: {
+      // the summary's fields, its count replaced by the list itself
       Json doc;
       Json list = Json::array();
       for (const auto& s : snapshots) list.push_back(to_json(s));
       doc["snapshots"] = std::move(list);
-      doc["sampled_bytes"] = summary.sampled_bytes;
-      doc["stopped_by"] = summary.stopped_by ? Json(*summary.stopped_by) : Json(nullptr);
-      if (summary.with_stats) doc["first_nonfinite"] = to_json(summary)["first_nonfinite"];
+      const Json fields = to_json(summary);
+      for (auto it = fields.begin(); it != fields.end(); ++it)
+        if (it.key() != "snapshots") doc[it.key()] = *it;
       out << dump_pretty(doc) << '\n';
       return;
     }

@@ -1,5 +1,7 @@
 #include "vin/diagnostics/printable.h"
 
+#include <algorithm>
+
 namespace vin::diagnostics {
 namespace {
 
@@ -65,6 +67,18 @@ std::string printable(std::string_view text, std::size_t max_bytes) {
       break;
     }
     out += piece;
+  }
+  return out;
+}
+
+std::string printable_lines(std::string_view text, std::size_t max_line_bytes) {
+  std::string out;
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    const std::size_t end = std::min(text.find('\n', pos), text.size());
+    if (pos > 0) out += '\n';
+    out += printable(text.substr(pos, end - pos), max_line_bytes);
+    pos = end + 1;
   }
   return out;
 }

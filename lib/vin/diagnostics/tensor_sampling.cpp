@@ -87,11 +87,35 @@ std::string python_dtype_name(c10::ScalarType type) {
 }
 
 std::optional<std::string> sample_omission_reason(const at::Tensor& tensor) {
+  if (tensor.is_nested()) return "nested_tensor";
   if (tensor.layout() != c10::kStrided) return "non_strided_layout";
   if (tensor.is_meta()) return "meta_device";
   if (tensor.is_quantized()) return "quantized_dtype";
   if (tensor.is_complex()) return "complex_dtype";
   return std::nullopt;
+}
+
+std::pair<std::vector<std::int64_t>, std::int64_t> snapshot_shape(const at::Tensor& tensor) {
+  if (!tensor.is_nested()) return {tensor.sizes().vec(), tensor.numel()};
+  // one row of sizes per component (a small int64 tensor on the CPU)
+  const at::Tensor sizes = tensor._nested_tensor_size().to(at::kCPU).to(at::kLong).contiguous();
+  const std::int64_t components = sizes.size(0);
+  const std::int64_t rank = sizes.dim() == 2 ? sizes.size(1) : 0;
+  const std::int64_t* row = sizes.data_ptr<std::int64_t>();
+  std::vector<std::int64_t> shape{components};
+  for (std::int64_t d = 0; d < rank; ++d) {
+    std::int64_t size = components > 0 ? row[d] : -1;
+    for (std::int64_t c = 1; c < components; ++c)
+      if (row[c * rank + d] != size) size = -1;
+    shape.push_back(size);
+  }
+  std::int64_t numel = 0;
+  for (std::int64_t c = 0; c < components; ++c) {
+    std::int64_t n = 1;
+    for (std::int64_t d = 0; d < rank; ++d) n *= row[c * rank + d];
+    numel += n;
+  }
+  return {shape, numel};
 }
 
 TensorSample sample_tensor(const at::Tensor& tensor, std::int64_t max_samples,
@@ -178,6 +202,19 @@ TensorStats tensor_stats(const at::Tensor& source) {
        {"inf_count", inf_count},
        {"zero_count", zero_count}};
   return stats;
+}
+
+bool has_nonfinite(const at::Tensor& tensor) {
+  if (!tensor.defined()) return false;
+  if (tensor.is_nested()) {
+    for (const at::Tensor& component : tensor.unbind())
+      if (has_nonfinite(component)) return true;
+    return false;
+  }
+  if (tensor.layout() != c10::kStrided || tensor.is_meta() || tensor.is_quantized()) return false;
+  if (!at::isFloatingType(tensor.scalar_type()) && !at::isComplexType(tensor.scalar_type()))
+    return false;
+  return !at::isfinite(tensor.detach()).all().item<bool>();
 }
 
 }  // namespace vin::diagnostics

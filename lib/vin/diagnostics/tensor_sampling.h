@@ -15,9 +15,14 @@ namespace vin::diagnostics {
 /// Python's str(dtype) for a LibTorch scalar type: "torch.float32", "torch.quint8", ...
 std::string python_dtype_name(c10::ScalarType type);
 
-/// Why a tensor's values cannot be sampled, in the contract's order of checks
-/// ("non_strided_layout", "meta_device", "quantized_dtype", "complex_dtype"), or nothing.
+/// Why a tensor's values cannot be sampled, in the contract's order of checks ("nested_tensor",
+/// "non_strided_layout", "meta_device", "quantized_dtype", "complex_dtype"), or nothing.
 std::optional<std::string> sample_omission_reason(const at::Tensor& tensor);
+
+/// A snapshot's `shape` and `numel`. For a nested tensor (which has no sizes of its own): the
+/// number of components, then each further dimension's size where every component agrees and -1
+/// where they differ (`[2, -1, 32]`), and the sum of the components' element counts.
+std::pair<std::vector<std::int64_t>, std::int64_t> snapshot_shape(const at::Tensor& tensor);
 
 /// A tensor's values and the bytes they represent.
 struct TensorSample {
@@ -35,5 +40,10 @@ TensorSample sample_tensor(const at::Tensor& tensor, std::int64_t max_samples,
 /// TensorStats. Floating statistics cover the finite elements and are null when there are none;
 /// std is the unbiased one, as torch.std's default. Nothing for metadata-only tensors.
 TensorStats tensor_stats(const at::Tensor& tensor);
+
+/// Whether `tensor` holds a NaN or an infinity, checked on its own device: floating and complex
+/// tensors, nested ones component by component; false for any other (integers, bool, quantized,
+/// meta, sparse).
+bool has_nonfinite(const at::Tensor& tensor);
 
 }  // namespace vin::diagnostics

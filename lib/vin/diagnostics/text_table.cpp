@@ -264,10 +264,13 @@ std::string format_capture_table(const std::vector<TensorSnapshot>& snapshots,
          "   Sampled bytes: " + with_thousands_separators(summary.sampled_bytes) +
          "   Stopped by: " + (summary.stopped_by ? *summary.stopped_by : "-") + '\n';
   if (with_stats) {
+    out += "Checked tensors: " + with_thousands_separators(summary.checked_tensors) +
+           "   Non-finite: " + with_thousands_separators(summary.nonfinite_tensors) + '\n';
     out += "First non-finite: ";
     if (const auto& at = summary.first_nonfinite)
       out += at->module_path + " call " + std::to_string(at->call_index) + " " +
-             to_string(at->direction) + " " + join(at->tensor_path, ".") + '\n';
+             to_string(at->direction) + " " + join(at->tensor_path, ".") +
+             (at->recorded ? "" : " (past the snapshot quotas: no snapshot)") + '\n';
     else
       out += "none\n";
   }

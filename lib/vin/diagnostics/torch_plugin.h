@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "vin/diagnostics/capture_archive.h"
+#include "vin/diagnostics/log_sink.h"
 #include "vin/diagnostics/model_metadata.h"
 
 namespace vin::diagnostics {
@@ -20,9 +21,11 @@ struct TorchPlugin {
   const char* libtorch_version;  ///< the LibTorch the plugin was built against
   ModelMetadata (*inspect_model_archive)(const std::string& path);
   CaptureResult (*capture_archive)(const CaptureRequest& request);
+  /// Sends the plugin's log lines, LibTorch's warnings among them, to `sink`.
+  void (*set_log_sink)(LogSink sink);
 };
 
-inline constexpr int kTorchPluginAbi = 1;
+inline constexpr int kTorchPluginAbi = 2;
 /// The plugin's one exported symbol: `extern "C" const TorchPlugin* vin_torch_plugin_v1()`.
 inline constexpr const char* kTorchPluginEntry = "vin_torch_plugin_v1";
 inline constexpr const char* kTorchPluginFile = "libvin_torch_plugin.so";

@@ -1,9 +1,42 @@
 // The plugin's entry point (libvin_torch_plugin.so): vin_torch behind the TorchPlugin table.
+#include <c10/util/Exception.h>
+#include <torch/version.h>
+
 #include "vin/diagnostics/capture_archive.h"
 #include "vin/diagnostics/inspect_model.h"
+#include "vin/diagnostics/log_sink.h"
 #include "vin/diagnostics/torch_plugin.h"
 
-#include <torch/version.h>
+namespace {
+
+// LibTorch's warnings (TORCH_WARN, a model's warnings.warn) go to glog on stderr by default,
+// with a "Logging before InitGoogleLogging()" banner; here they become info lines of the log.
+// (LibTorch 2 passes a c10::Warning and moved the setter to c10::WarningUtils.)
+class WarningsToLog : public c10::WarningHandler {
+ public:
+#if TORCH_VERSION_MAJOR >= 2
+  void process(const c10::Warning& warning) override { log(warning.msg()); }
+#else
+  void process(const c10::SourceLocation&, const std::string& msg, bool) override { log(msg); }
+#endif
+
+ private:
+  static void log(const std::string& message) {
+    vin::diagnostics::log_line(vin::diagnostics::LogLevel::info, "LibTorch: " + message);
+  }
+};
+
+void install_log_sink(vin::diagnostics::LogSink sink) {
+  static WarningsToLog handler;
+  vin::diagnostics::set_log_sink(sink);
+#if TORCH_VERSION_MAJOR >= 2
+  c10::WarningUtils::set_warning_handler(&handler);
+#else
+  c10::Warning::set_warning_handler(&handler);
+#endif
+}
+
+}  // namespace
 
 extern "C" __attribute__((visibility("default"))) const vin::diagnostics::TorchPlugin*
 vin_torch_plugin_v1() {
@@ -12,6 +45,7 @@ vin_torch_plugin_v1() {
       TORCH_VERSION,
       &vin::diagnostics::inspect_model_archive,
       &vin::diagnostics::capture_archive,
+      &install_log_sink,
   };
   return &plugin;
 }

@@ -1,0 +1,22 @@
+// Where the library's log lines go. The library has no logger of its own: the program that uses
+// it (the vin-inspect binary, which logs with spdlog) installs a sink; without one, lines are
+// dropped. The LibTorch plugin gets the binary's sink through its table, so that LibTorch's own
+// warnings and the capture's notes reach the same stderr log, at the level the user chose.
+#pragma once
+
+#include <string>
+
+namespace vin::diagnostics {
+
+enum class LogLevel { debug, info, warn };
+
+/// Receives one log line.
+using LogSink = void (*)(LogLevel level, const std::string& message);
+
+/// Installs `sink` for this image (the binary, or the plugin); null drops lines.
+void set_log_sink(LogSink sink);
+
+/// Sends a line to the installed sink, if any.
+void log_line(LogLevel level, const std::string& message);
+
+}  // namespace vin::diagnostics
