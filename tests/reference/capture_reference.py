@@ -25,8 +25,9 @@ How the contract maps onto torch 1.13 hooks:
   root's positional arguments are what the caller gave (after existing pre-hooks); defaults are
   not filled in.
 - A submodule's inputs are its positional arguments with trailing defaults of its forward filled
-  in (TorchScript calls between modules are positional, defaults included). Submodules must be
-  called positionally in the eager model (1.13 hooks cannot see their keyword arguments).
+  in (TorchScript calls between modules are positional, defaults included). Keyword arguments
+  of submodule calls are turned into positional ones while the capture is active (1.13 hooks
+  cannot see keyword arguments; _call_positionally).
 
 usage (CLI): capture_reference.py --factory FILE.py:FUNCTION [--state ARCHIVE.pt] --inputs FILE
              [--inputs FILE ...] [--module PATH ...] [--max-tensors N] ... [--eval]
@@ -93,7 +94,9 @@ def _json_float(x: float) -> Any:
 
 
 def _omission_reason(t: torch.Tensor) -> Optional[str]:
-    # contract section 4, in this order
+    # contract sections 4 and 7.2, in this order
+    if t.is_nested:
+        return "nested_tensor"
     if t.layout != torch.strided:
         return "non_strided_layout"
     if t.device.type == "meta":
@@ -103,6 +106,19 @@ def _omission_reason(t: torch.Tensor) -> Optional[str]:
     if t.is_complex():
         return "complex_dtype"
     return None
+
+
+def _shape_and_numel(t: torch.Tensor) -> Tuple[List[int], int]:
+    """A nested tensor's shape (contract 7.2): the number of components, then each further
+    dimension where all components agree, -1 where they differ; numel sums the components."""
+    if not t.is_nested:
+        return [int(s) for s in t.shape], t.numel()
+    sizes = [list(c.shape) for c in t.unbind()]
+    shape = [len(sizes)]
+    for d in range(len(sizes[0]) if sizes else 0):
+        column = {s[d] for s in sizes}
+        shape.append(int(column.pop()) if len(column) == 1 else -1)
+    return shape, sum(int(torch.Size(s).numel()) for s in sizes)
 
 
 def _children(value: Any) -> Optional[List[Tuple[str, Any]]]:
@@ -143,6 +159,39 @@ def _with_defaults(forward, args: tuple) -> tuple:
     return tuple(filled)
 
 
+def _call_positionally(module: torch.nn.Module) -> None:
+    """Makes `module(...)` pass keyword arguments positionally, in the order of its forward's
+    signature, so that torch 1.13's forward pre-hooks (which see positional arguments only) see
+    them, as TorchScript's calls between modules pass everything positionally. The values and
+    what forward computes are unchanged. Undone by _restore_call."""
+    cls = type(module)
+    if getattr(cls, "_vin_positional", False):
+        return
+    sig = _signature(module.forward)
+    if sig is None or any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD, p.KEYWORD_ONLY)
+                          for p in sig.parameters.values()):
+        return
+    names = list(sig.parameters)
+
+    def __call__(self, *args, **kwargs):
+        if kwargs:
+            bound = sig.bind(*args, **kwargs)
+            last = max(names.index(k) for k in bound.arguments)
+            args = tuple(bound.arguments[n] if n in bound.arguments else sig.parameters[n].default
+                         for n in names[:last + 1])
+            kwargs = {}
+        return cls.__call__(self, *args, **kwargs)
+
+    module.__class__ = type(cls.__name__, (cls,), {"__call__": __call__, "_vin_positional": True,
+                                                   "__module__": cls.__module__})
+
+
+def _restore_call(module: torch.nn.Module) -> None:
+    cls = type(module)
+    if getattr(cls, "_vin_positional", False):
+        module.__class__ = cls.__bases__[0]
+
+
 class ModelCapture:
     """Bounded capture with real hooks on an eager model (mirror of the seed's ModelCapture)."""
 
@@ -180,6 +229,8 @@ class ModelCapture:
     def __enter__(self) -> "ModelCapture":
         if not self._handles:
             for path, module in self._targets:
+                if path != ROOT:
+                    _call_positionally(module)
                 self._handles.append(module.register_forward_pre_hook(self._make_pre_hook(path)))
                 self._handles.append(module.register_forward_hook(self._make_hook(path)))
         return self
@@ -188,6 +239,8 @@ class ModelCapture:
         self.close()
 
     def close(self) -> None:
+        for path, module in self._targets:
+            _restore_call(module)
         for handle in self._handles:
             handle.remove()
         self._handles = []
@@ -278,7 +331,7 @@ class ModelCapture:
     def _record(self, t: torch.Tensor, tensor_path, path, index, direction) -> None:
         limits = self.limits
         reason = _omission_reason(t)
-        numel = t.numel()
+        shape, numel = _shape_and_numel(t)
         values: list = []
         nbytes = 0
         if reason is None and numel > 0:
@@ -297,7 +350,7 @@ class ModelCapture:
             "call_index": index,
             "direction": direction,
             "tensor_path": list(tensor_path),
-            "shape": [int(s) for s in t.shape],
+            "shape": shape,
             "dtype": str(t.dtype),
             "device": str(t.device),
             "numel": numel,

@@ -326,10 +326,29 @@ c10::IValue to_device(const c10::IValue& value, const c10::Device& device) {
   return value;
 }
 
-// forward's arguments without `self`
-std::vector<c10::Argument> forward_parameters(const torch::jit::Module& model) {
-  const auto& all = model.get_method("forward").function().getSchema().arguments();
+// a forward method's arguments without `self`
+std::vector<c10::Argument> forward_parameters(const torch::jit::Module& model,
+                                              const std::string& method) {
+  const auto& all = model.get_method(method).function().getSchema().arguments();
   return std::vector<c10::Argument>(all.begin() + (all.empty() ? 0 : 1), all.end());
+}
+
+// Runs `bind` for each of the model's forward methods (one, or its overloads) and returns the
+// first that fits; when none does, throws the first one's error (whose message lists them all).
+template <class Bind>
+auto first_that_fits(const torch::jit::Module& model, Bind&& bind) {
+  const std::vector<std::string> methods = forward_methods(model);
+  std::optional<Error> first_error;
+  for (const std::string& method : methods) {
+    try {
+      return bind(method);
+    } catch (const UsageError&) {
+      throw;
+    } catch (const Error& e) {
+      if (!first_error) first_error = e;
+    }
+  }
+  throw *first_error;
 }
 
 [[noreturn]] void does_not_fit(const std::string& path, const torch::jit::Module& model,
@@ -362,13 +381,14 @@ std::vector<std::size_t> check_arity(std::size_t positional, const std::vector<s
 }
 
 ForwardInputs bind_to_schema(const ForwardInputs& raw, const torch::jit::Module& model,
-                             const std::string& path) {
-  const std::vector<c10::Argument> params = forward_parameters(model);
+                             const std::string& path, const std::string& method) {
+  const std::vector<c10::Argument> params = forward_parameters(model, method);
   std::vector<std::string> names;
   for (const auto& kw : raw.kwargs) names.push_back(kw.first);
   const std::vector<std::size_t> keyword_index =
       check_arity(raw.args.size(), names, params, model, path);
   ForwardInputs bound;
+  bound.method = method;
   std::vector<bool> given(params.size(), false);
   for (std::size_t i = 0; i < raw.args.size(); ++i) {
     auto value = coerce(raw.args[i], params[i].type());
@@ -419,22 +439,38 @@ void check_npz_names(const std::string& path, const torch::jit::Module& model) {
     positional[static_cast<std::size_t>(index)] = true;
   }
   check_positional_gaps(positional, path);
-  check_arity(positional.size(), names, forward_parameters(model), model, path);
+  first_that_fits(model, [&](const std::string& method) {
+    return check_arity(positional.size(), names, forward_parameters(model, method), model, path);
+  });
 }
 
 }  // namespace
 
+std::vector<std::string> forward_methods(const torch::jit::Module& model) {
+  if (model.find_method("forward")) return {"forward"};
+  // TorchScript compiles an overloaded forward (nn.LSTM's, nn.GRU's) as forward__0, forward__1
+  std::vector<std::string> overloads;
+  for (std::size_t n = 0; model.find_method("forward__" + std::to_string(n)); ++n)
+    overloads.push_back("forward__" + std::to_string(n));
+  if (overloads.empty()) throw Error("the model has no forward method");
+  return overloads;
+}
+
 std::string describe_forward(const torch::jit::Module& model) {
-  const c10::FunctionSchema& schema = model.get_method("forward").function().getSchema();
-  std::string text = "forward(";
-  bool first = true;
-  for (std::size_t i = 1; i < schema.arguments().size(); ++i) {
-    const c10::Argument& a = schema.arguments()[i];
-    text += (first ? "" : ", ") + a.name() + ": " + a.type()->annotation_str();
-    if (a.default_value()) text += " = " + default_text(*a.default_value());
-    first = false;
+  std::string text;
+  for (const std::string& method : forward_methods(model)) {
+    const c10::FunctionSchema& schema = model.get_method(method).function().getSchema();
+    text += (text.empty() ? "" : " or ") + method + "(";
+    bool first = true;
+    for (std::size_t i = 1; i < schema.arguments().size(); ++i) {
+      const c10::Argument& a = schema.arguments()[i];
+      text += (first ? "" : ", ") + a.name() + ": " + a.type()->annotation_str();
+      if (a.default_value()) text += " = " + default_text(*a.default_value());
+      first = false;
+    }
+    text += ")";
   }
-  return text + ")";
+  return text;
 }
 
 ForwardInputs read_forward_inputs(const std::string& path, const torch::jit::Module& model,
@@ -457,7 +493,8 @@ ForwardInputs read_forward_inputs(const std::string& path, const torch::jit::Mod
   } else {
     raw = read_torch_save(path);  // says what the file is, if not readable
   }
-  ForwardInputs bound = bind_to_schema(raw, model, path);
+  ForwardInputs bound = first_that_fits(
+      model, [&](const std::string& method) { return bind_to_schema(raw, model, path, method); });
   for (auto& a : bound.args) a = to_device(a, device);
   for (auto& [name, value] : bound.kwargs) value = to_device(value, device);
   return bound;

@@ -10,7 +10,12 @@
 
 namespace vin::diagnostics {
 
-/// `forward(x: Tensor, scale: float = 1.0)`: the schema without `self`, as a user reads it.
+/// The methods a forward call of `model` may run: `forward`, or, for a root whose forward is
+/// overloaded (a scripted nn.LSTM or nn.GRU), its overloads `forward__0`, `forward__1`, ...
+std::vector<std::string> forward_methods(const torch::jit::Module& model);
+
+/// `forward(x: Tensor, scale: float = 1.0)`: the schema without `self`, as a user reads it (each
+/// overload, joined by " or ").
 std::string describe_forward(const torch::jit::Module& model);
 
 /// Reads one inputs file and binds it to `model`'s forward, with tensors placed on `device`.
@@ -19,7 +24,8 @@ std::string describe_forward(const torch::jit::Module& model);
 /// the positional arguments, a dict with string keys the keyword arguments, a dict of exactly
 /// `args` and `kwargs` both. A 0-d array where forward declares int, float or bool becomes that
 /// scalar. Keyword arguments come back in the order of forward's schema. Throws Error naming
-/// the file (and printing the schema when the inputs do not fit it).
+/// the file (and printing the schema when the inputs do not fit it). For an overloaded forward,
+/// the first overload the inputs fit is chosen (ForwardInputs::method).
 ForwardInputs read_forward_inputs(const std::string& path, const torch::jit::Module& model,
                                   const c10::Device& device);
 

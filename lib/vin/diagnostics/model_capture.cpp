@@ -495,7 +495,7 @@ c10::IValue ModelCapture::forward(const ForwardInputs& inputs) {
   torch::jit::Kwargs kwargs(inputs.kwargs.begin(), inputs.kwargs.end());
   c10::IValue output;
   try {
-    output = s.instrumented.get_method("forward")(args, kwargs);
+    output = s.instrumented.get_method(inputs.method)(args, kwargs);
     for (torch::jit::Function* hook : s.original.type()->getForwardHooks()) {
       c10::IValue result = run_hook(hook, {c10::ivalue::Tuple::create(args), output});
       if (!result.isNone()) output = result;

@@ -26,6 +26,7 @@ namespace vin::diagnostics {
 struct ForwardInputs {
   std::vector<c10::IValue> args;
   std::vector<std::pair<std::string, c10::IValue>> kwargs;
+  std::string method = "forward";  ///< or the overload the inputs fit (`forward__0`)
 };
 
 /// A capture of one model. Snapshots, byte accounting and per-module call indices are

@@ -1,0 +1,216 @@
+#!/usr/bin/python3
+"""The zoo parity test: every model of tests/zoo/zoo_models.py, exported the way users export it
+(torch.jit.script, and torch.jit.trace for classification), checked against Python:
+
+- inspect-model against the torch.jit.load view of the same archive (jit_load_records.py);
+- capture, with the default limits and with limits high enough to reach every call, against the
+  Python reference with real forward hooks on the eager model (capture_reference.py), record
+  for record; a forward that raises must raise in both, after the same records.
+
+Models whose custom operators LibTorch lacks (torchvision's detection models need
+torchvision::nms) must be refused by capture with a message naming the operator.
+
+usage: run_zoo.py --binary PATH [--jobs N] [--only NAME,...] [--list]
+
+Each case runs in a process forked from this one (which imports torch once and runs nothing), so
+that no case sees TorchScript state another left; its archive is written to a temporary folder
+and deleted once checked. Models over 200M parameters run one at a time. Prints one line per
+case and `N passed, M failed`; exit 1 on any failure.
+"""
+import argparse
+import copy
+import json
+import multiprocessing
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "reference"))
+
+HIGH_LIMITS = ["--max-tensors", "1000000000", "--max-bytes", "1000000000000",
+               "--max-samples-per-tensor", "8"]
+
+
+def first_difference(expected, got):
+    for i, (e, g) in enumerate(zip(expected, got)):
+        if e != g:
+            return f"record {i + 1} differs:\n    python: {e[:400]}\n    tool:   {g[:400]}"
+    return f"{len(got)} records, Python has {len(expected)}"
+
+
+def export(case, model, args):
+    import torch
+    if case.export == "trace":
+        return torch.jit.trace(model, args, check_trace=False)
+    return torch.jit.script(model)
+
+
+def inspect_parity(binary, archive):
+    import torch
+    from jit_load_records import records
+    try:  # no weights needed for the records; quantized modules' __setstate__ needs real ones
+        loaded = torch.jit.load(archive, map_location="meta")
+    except Exception:  # noqa: BLE001
+        loaded = torch.jit.load(archive, map_location="cpu")
+    expected = [json.dumps(r) for r in records(loaded)]
+    del loaded
+    p = subprocess.run([binary, "inspect-model", archive], capture_output=True, text=True)
+    if p.returncode != 0:
+        return f"inspect-model: exit {p.returncode}: {p.stderr.strip()[:400]}"
+    got = p.stdout.splitlines()
+    if got != expected:
+        return "inspect-model: " + first_difference(expected, got)
+    return None
+
+
+def capture_parity(binary, archive, inputs_file, model, args, kwargs, flags):
+    import torch
+    import capture_reference as ref
+    values = dict(zip(flags[::2], flags[1::2]))
+    limits = ref.CaptureLimits(
+        max_tensors=int(values.get("--max-tensors", 64)),
+        max_samples_per_tensor=int(values.get("--max-samples-per-tensor", 32)),
+        max_bytes=int(values.get("--max-bytes", 16384)))
+    state = copy.deepcopy(model.state_dict()) if model.training else None
+    records, error = ref.capture_run(model, [(args, kwargs)], limits=limits)
+    if state is not None:
+        model.load_state_dict(state)  # training mode updates buffers; the archive has the old
+    expected = [json.dumps(r) for r in records]
+    p = subprocess.run([binary, "capture", archive, "--inputs", inputs_file, *flags],
+                       capture_output=True, text=True)
+    label = "capture" + (" (high limits)" if flags else "")
+    want = 1 if error is not None else 0
+    if p.returncode != want:
+        return f"{label}: exit {p.returncode}, Python's forward {'raised' if error else 'ran'}: " \
+               f"{p.stderr.strip()[:400]}"
+    got = p.stdout.splitlines()
+    if got != expected:
+        return f"{label}: " + first_difference(expected, got)
+    del torch
+    return None
+
+
+def needs_library(binary, archive, inputs_file):
+    p = subprocess.run([binary, "capture", archive, "--inputs", inputs_file],
+                       capture_output=True, text=True)
+    if p.returncode != 1 or "torchvision::" not in p.stderr:
+        return f"capture: expected a refusal naming a torchvision:: operator, got exit " \
+               f"{p.returncode}: {p.stderr.strip()[:300]}"
+    return None
+
+
+def run_case(case, binary, workdir):
+    import torch
+    start = time.monotonic()
+    torch.manual_seed(0)
+    model = case.build()
+    args, kwargs = case.inputs()
+    archive = os.path.join(workdir, case.name + ".pt")
+    inputs_file = os.path.join(workdir, case.name + "_inputs.pt")
+    try:
+        torch.jit.save(export(case, model, args), archive)
+        torch.save({"args": tuple(args), "kwargs": dict(kwargs)}, inputs_file)
+        problems = [inspect_parity(binary, archive)]
+        if case.capture == "needs_library":
+            problems.append(needs_library(binary, archive, inputs_file))
+        else:
+            for flags in ([], HIGH_LIMITS):
+                problems.append(capture_parity(binary, archive, inputs_file, model, args, kwargs,
+                                               flags))
+        problems = [p for p in problems if p]
+    finally:
+        for path in (archive, inputs_file):
+            if os.path.exists(path):
+                os.remove(path)
+    return problems, time.monotonic() - start
+
+
+def child(name, results, binary, workdir):
+    """One case in a forked process: TorchScript's state (compiled class types, which a later
+    script of a differently configured module of the same class can reuse and compile
+    differently) starts clean for every case."""
+    from zoo_models import cases_by_name
+    import torch
+    torch.set_num_threads(1)
+    try:
+        problems, seconds = run_case(cases_by_name()[name], binary, workdir)
+    except Exception:  # noqa: BLE001 - a case that cannot even run is a failure
+        problems, seconds = ["Python side failed:\n" + traceback.format_exc()], 0.0
+    results.put((name, problems, seconds))
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--binary", required=True)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--only", help="comma-separated case names")
+    parser.add_argument("--list", action="store_true", help="print the cases and their status")
+    args = parser.parse_args()
+    from zoo_models import all_cases
+    cases = all_cases()
+    if args.only:
+        wanted = set(args.only.split(","))
+        cases = [c for c in cases if c.name in wanted]
+    if args.list:
+        for c in cases:
+            status = f"skipped: {c.skip}" if c.skip else (
+                "capture needs torchvision's operators" if c.capture == "needs_library"
+                else "inspect-model and capture")
+            print(f"{c.name} ({c.export}): {status}")
+        return 0
+    binary = os.path.abspath(args.binary)
+    # torch and everything the cases need are imported here, before forking, and no tensor
+    # operation runs in this process (so no thread pool exists to be forked)
+    import warnings
+    warnings.filterwarnings("ignore")
+    import torch  # noqa: F401
+    import torchvision  # noqa: F401
+    import capture_reference  # noqa: F401
+    import jit_load_records  # noqa: F401
+    context = multiprocessing.get_context("fork")
+    results = context.Queue()
+    pending = [c for c in cases if not c.skip]
+    pending.sort(key=lambda c: not c.big)  # the big ones first, one at a time
+    for c in cases:
+        if c.skip:
+            print(f"SKIP {c.name}: {c.skip}")
+    start = time.monotonic()
+    passed = failed = 0
+    jobs = max(1, args.jobs)
+    with tempfile.TemporaryDirectory(prefix="vin-zoo-") as workdir:
+        running = {}  # name -> (process, big)
+        while pending or running:
+            big_running = any(big for _, big in running.values())
+            while len(running) < jobs:
+                ready = [c for c in pending if not (c.big and big_running)]
+                if not ready:
+                    break
+                case = ready[0]
+                pending.remove(case)
+                proc = context.Process(target=child, args=(case.name, results, binary, workdir))
+                proc.start()
+                running[case.name] = (proc, case.big)
+                big_running = big_running or case.big
+            name, problems, seconds = results.get()
+            running.pop(name)[0].join()
+            if problems:
+                failed += 1
+                print(f"FAIL {name} ({seconds:.1f} s)")
+                for problem in problems:
+                    print("  " + problem.replace("\n", "\n  "))
+            else:
+                passed += 1
+                print(f"PASS {name} ({seconds:.1f} s)")
+            sys.stdout.flush()
+    print(f"{passed} passed, {failed} failed, {sum(1 for c in cases if c.skip)} skipped "
+          f"in {time.monotonic() - start:.0f} s")
+    return 1 if failed or not passed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
