@@ -9,6 +9,7 @@ bundled example archive (examples/convnet.pt, committed) is written to PATH.
 Run with Debian's /usr/bin/python3 (python3-torch, python3-torchvision).
 """
 import argparse
+import collections
 import io
 import os
 import sys
@@ -174,6 +175,10 @@ def write_input_files(out: str) -> None:
     torch.save((tx, tt), os.path.join(d, "everything_tuple.pt"))
     torch.save([tx, tt], os.path.join(d, "everything_list.pt"))
     torch.save({"x": tx, "tokens": tt}, os.path.join(d, "everything_dict.pt"))
+    # what many training scripts save: an OrderedDict (LibTorch's unpickler made it None)
+    torch.save(collections.OrderedDict(x=tx, tokens=tt), os.path.join(d, "everything_ordered.pt"))
+    # an nn.Parameter and a list of one tensor (SETITEM/APPEND, which LibTorch 1.13 lacked)
+    torch.save({"x": torch.nn.Parameter(tx), "tokens": tt}, os.path.join(d, "everything_parameter.pt"))
     torch.save({"args": (tx,), "kwargs": {"tokens": tt}}, os.path.join(d, "everything_split.pt"))
     torch.save(tx, os.path.join(d, "single_tensor.pt"))
     # Python pickles these with SETITEM / APPEND, which LibTorch's unpickler lacks

@@ -6,10 +6,12 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <filesystem>
 #include <functional>
 #include <iostream>
 #include <sstream>
+#include <unordered_map>
 
 #include "vin/diagnostics/capture_archive.h"
 #include "vin/diagnostics/error.h"
@@ -346,6 +348,51 @@ std::string unknown_command_hint(const std::vector<Command>& cmds, int argc, cha
   return "";
 }
 
+// An option the chosen subcommand does not have ("--input" for "--inputs"), named with the
+// closest valid one: CLI11 would first report a required option as missing, which misleads.
+std::string unknown_option_hint(CLI::App& app, int argc, char** argv) {
+  CLI::App* sub = nullptr;
+  std::vector<std::string> known;
+  std::unordered_map<std::string, bool> takes_value;
+  const auto learn = [&](CLI::App& from) {
+    for (const CLI::Option* opt : from.get_options()) {
+      for (const auto& n : opt->get_lnames()) {
+        known.push_back("--" + n);
+        takes_value["--" + n] = opt->get_type_size_max() > 0;
+      }
+      for (const auto& n : opt->get_snames()) {
+        known.push_back("-" + n);
+        takes_value["-" + n] = opt->get_type_size_max() > 0;
+      }
+    }
+  };
+  learn(app);
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word == "--") break;
+    const bool is_number = word.size() > 1 && (std::isdigit(static_cast<unsigned char>(word[1])) ||
+                                                word[1] == '.');
+    if (word.size() > 1 && word[0] == '-' && !is_number) {
+      const std::string name = word.substr(0, word.find('='));
+      const auto it = takes_value.find(name);
+      if (it == takes_value.end()) {
+        std::string hint = "unknown option '" + name + "'";
+        const auto near = vd::closest_matches(name, known, 1);
+        if (!near.empty()) hint += "; did you mean '" + near.front() + "'?";
+        return hint;
+      }
+      if (it->second && word.find('=') == std::string::npos) ++i;  // its value
+      continue;
+    }
+    if (!sub) {
+      for (CLI::App* candidate : app.get_subcommands({}))
+        if (candidate->check_name(word)) sub = candidate;
+      if (sub) learn(*sub);
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -375,7 +422,8 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
-    const std::string hint = unknown_command_hint(cmds, argc, argv);
+    std::string hint = unknown_command_hint(cmds, argc, argv);
+    if (hint.empty()) hint = unknown_option_hint(app, argc, argv);
     return usage_error(hint.empty() ? e.what() : hint);
   }
 

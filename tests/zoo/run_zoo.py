@@ -5,7 +5,11 @@
 - inspect-model against the torch.jit.load view of the same archive (jit_load_records.py);
 - capture, with the default limits and with limits high enough to reach every call, against the
   Python reference with real forward hooks on the eager model (capture_reference.py), record
-  for record; a forward that raises must raise in both, after the same records.
+  for record; a forward that raises must raise in both, after the same records. Both run on one
+  thread (a convolution's rounding depends on how the work is split). For traced archives,
+  what torch.jit.trace itself changes is allowed for: a submodule whose forward returned its
+  input unchanged is never called (no operation was traced), and container arguments are
+  flattened into tensors (tensor paths are not compared; the tensors and their order are).
 
 Models whose custom operators LibTorch lacks (torchvision's detection models need
 torchvision::nms) must be refused by capture with a message naming the operator.
@@ -68,7 +72,32 @@ def inspect_parity(binary, archive):
     return None
 
 
-def capture_parity(binary, archive, inputs_file, model, args, kwargs, flags):
+def identity_modules(traced):
+    """Paths of a traced module's submodules whose forward is its input unchanged: the tracer
+    recorded no operation for them, so the traced archive never calls them."""
+    paths = []
+    for path, module in traced.named_modules():
+        graph = module.forward.graph if path else None
+        if graph is None:
+            continue
+        inputs, outputs = list(graph.inputs()), list(graph.outputs())
+        if len(outputs) == 1 and len(inputs) == 2 and outputs[0] is inputs[1]:
+            paths.append(path)
+    return paths
+
+
+def without_tensor_paths(lines):
+    """torch.jit.trace flattens a submodule's container arguments into tensors, so a traced
+    archive's tensor paths follow its traced signatures; the tensors and their order stay."""
+    out = []
+    for line in lines:
+        record = json.loads(line)
+        record.pop("tensor_path", None)
+        out.append(json.dumps(record))
+    return out
+
+
+def capture_parity(binary, archive, inputs_file, model, args, kwargs, flags, traced=None):
     import torch
     import capture_reference as ref
     values = dict(zip(flags[::2], flags[1::2]))
@@ -76,19 +105,28 @@ def capture_parity(binary, archive, inputs_file, model, args, kwargs, flags):
         max_tensors=int(values.get("--max-tensors", 64)),
         max_samples_per_tensor=int(values.get("--max-samples-per-tensor", 32)),
         max_bytes=int(values.get("--max-bytes", 16384)))
+    module_paths = None
+    if traced is not None:
+        skipped = set(identity_modules(traced))
+        module_paths = [p or ref.ROOT for p, _ in model.named_modules() if p not in skipped]
     state = copy.deepcopy(model.state_dict()) if model.training else None
-    records, error = ref.capture_run(model, [(args, kwargs)], limits=limits)
+    records, error = ref.capture_run(model, [(args, kwargs)], module_paths=module_paths,
+                                     limits=limits)
     if state is not None:
         model.load_state_dict(state)  # training mode updates buffers; the archive has the old
     expected = [json.dumps(r) for r in records]
+    # the reference runs on one thread: so does the tool (threads change float rounding)
     p = subprocess.run([binary, "capture", archive, "--inputs", inputs_file, *flags],
-                       capture_output=True, text=True)
+                       capture_output=True, text=True,
+                       env=dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1"))
     label = "capture" + (" (high limits)" if flags else "")
     want = 1 if error is not None else 0
     if p.returncode != want:
         return f"{label}: exit {p.returncode}, Python's forward {'raised' if error else 'ran'}: " \
                f"{p.stderr.strip()[:400]}"
     got = p.stdout.splitlines()
+    if traced is not None:
+        expected, got = without_tensor_paths(expected), without_tensor_paths(got)
     if got != expected:
         return f"{label}: " + first_difference(expected, got)
     del torch
@@ -113,7 +151,10 @@ def run_case(case, binary, workdir):
     archive = os.path.join(workdir, case.name + ".pt")
     inputs_file = os.path.join(workdir, case.name + "_inputs.pt")
     try:
-        torch.jit.save(export(case, model, args), archive)
+        exported = export(case, model, args)
+        torch.jit.save(exported, archive)
+        traced = exported if case.export == "trace" else None
+        del exported
         torch.save({"args": tuple(args), "kwargs": dict(kwargs)}, inputs_file)
         problems = [inspect_parity(binary, archive)]
         if case.capture == "needs_library":
@@ -121,7 +162,7 @@ def run_case(case, binary, workdir):
         else:
             for flags in ([], HIGH_LIMITS):
                 problems.append(capture_parity(binary, archive, inputs_file, model, args, kwargs,
-                                               flags))
+                                               flags, traced))
         problems = [p for p in problems if p]
     finally:
         for path in (archive, inputs_file):

@@ -317,6 +317,35 @@ std::optional<std::string> code_problem(
   return std::nullopt;
 }
 
+struct ZipMembers::Handle {
+  ZipHandle zip;
+};
+
+ZipMembers::ZipMembers(const std::string& path) : path_(path), handle_(nullptr) {
+  check_regular_file(path);
+  ZipHandle zip = open_zip(path);
+  check_members(zip.get(), path);
+  if (zip_get_num_entries(zip.get(), 0) <= 0) throw Error(path + ": an empty zip archive");
+  const char* first = zip_get_name(zip.get(), 0, 0);
+  const std::string_view name = first ? first : "";
+  const auto slash = name.find('/');
+  prefix_ = slash == std::string_view::npos ? "" : std::string(name.substr(0, slash + 1));
+  handle_ = new Handle{std::move(zip)};
+}
+
+ZipMembers::~ZipMembers() { delete handle_; }
+
+std::optional<std::string> ZipMembers::read(const std::string& name, std::size_t max_bytes) const {
+  zip_stat_t st;
+  const zip_int64_t index = zip_name_locate(handle_->zip.get(), name.c_str(), 0);
+  if (index < 0 || zip_stat_index(handle_->zip.get(), static_cast<zip_uint64_t>(index), 0, &st) != 0)
+    return std::nullopt;
+  if (!(st.valid & ZIP_STAT_SIZE) || st.size > max_bytes)
+    throw Error(path_ + ": the record " + printable(name) + " is larger than " +
+                std::to_string(max_bytes) + " bytes");
+  return read_member(handle_->zip.get(), static_cast<zip_uint64_t>(index), st.size, path_, name);
+}
+
 void check_zip_members(const std::string& path) {
   int code = 0;
   ZipHandle zip(zip_open(path.c_str(), ZIP_RDONLY, &code));

@@ -60,6 +60,28 @@ std::optional<std::string> code_problem(
 /// code_problem refuses. Call before torch::jit::load. Reads those records only, never data/.
 void check_archive_records(const std::string& path, const ArchiveLayout& layout);
 
+/// A zip file opened once to read members by name (a torch.save file's data.pkl and storages).
+class ZipMembers {
+ public:
+  /// Opens `path` (check_zip_members first); throws Error naming the file when it cannot.
+  explicit ZipMembers(const std::string& path);
+  ~ZipMembers();
+  ZipMembers(const ZipMembers&) = delete;
+  ZipMembers& operator=(const ZipMembers&) = delete;
+
+  /// The folder of the first member, with its '/': where PyTorch's writers put every record.
+  const std::string& prefix() const { return prefix_; }
+  /// The member `name` (a full name), its CRC checked; nothing when there is none. Throws Error
+  /// when it is larger than `max_bytes` or damaged.
+  std::optional<std::string> read(const std::string& name, std::size_t max_bytes) const;
+
+ private:
+  std::string path_;
+  std::string prefix_;
+  struct Handle;
+  Handle* handle_;
+};
+
 /// Refuses (Error naming the file and member) a zip file with a member that is neither stored nor
 /// deflated (what torch.save, torch.jit.save and numpy write, and all LibTorch reads), or whose
 /// declared size its compressed size cannot hold (a stored member of another size, a deflated one

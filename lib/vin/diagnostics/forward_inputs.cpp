@@ -1,9 +1,6 @@
 #include "vin/diagnostics/forward_inputs.h"
 
 #include <ATen/ATen.h>
-#include <caffe2/serialize/inline_container.h>
-#include <torch/csrc/jit/serialization/pickle.h>
-#include <torch/csrc/jit/serialization/unpickler.h>
 #include <torch/version.h>
 
 #include <algorithm>
@@ -18,8 +15,7 @@
 #include "vin/diagnostics/json_encoding.h"
 #include "vin/diagnostics/model_loader.h"
 #include "vin/diagnostics/npy_reader.h"
-#include "vin/diagnostics/pickle_rewrite.h"
-#include "vin/diagnostics/pickle_safety.h"
+#include "vin/diagnostics/torch_save_reader.h"
 #include "vin/diagnostics/printable.h"
 
 namespace vin::diagnostics {
@@ -122,35 +118,8 @@ ForwardInputs read_npz(const std::string& path) {
 
 // --- torch.save -----------------------------------------------------------------------------
 
-// torch.save's zip format read as torch::pickle_load reads it, except that data.pkl first goes
-// through rewrite_single_item_opcodes (LibTorch 1.13 cannot unpickle SETITEM and APPEND, which
-// Python writes for a dict of one entry and a list of one item).
-c10::IValue unpickle_zip(const std::string& path) {
-  caffe2::serialize::PyTorchStreamReader reader(path);
-  auto [data, size] = reader.getRecord("data.pkl");
-  std::string pickle(static_cast<const char*>(data.get()), size);
-  if (auto rewritten = rewrite_single_item_opcodes(pickle)) pickle = std::move(*rewritten);
-  if (auto problem = pickle_problem(pickle))
-    throw Error(path + ": not a readable torch.save file: data.pkl: " + *problem);
-  std::size_t pos = 0;
-  auto read = [&pickle, &pos](char* buffer, std::size_t len) {
-    const std::size_t n = std::min(len, pickle.size() - pos);
-    std::memcpy(buffer, pickle.data() + pos, n);
-    pos += n;
-    return n;
-  };
-  auto read_record = [&reader](const std::string& name) {
-    return std::get<0>(reader.getRecord("data/" + name));
-  };
-  torch::jit::Unpickler unpickler(read, nullptr, nullptr, read_record, c10::nullopt);
-  unpickler.set_version(reader.version());
-  return unpickler.parse_ivalue();
-}
-
 ForwardInputs read_torch_save(const std::string& path) {
-  // LibTorch reads torch.save's zip format only. Other bytes never reach it: its in-memory zip
-  // reader (torch::jit::pickle_load) trusts zip64 offsets found anywhere in them and reads out
-  // of bounds (found by torch_save_fuzzer; tests/fuzz/regressions/torch_save).
+  // torch.save's zip format, read by read_torch_save_value (never by LibTorch's unpickler)
   if (!file_starts_with(path, "PK")) {
     if (file_starts_with(path, "\x80"))
       throw Error(path +
@@ -158,19 +127,7 @@ ForwardInputs read_torch_save(const std::string& path) {
                   "LibTorch cannot read; save it again with torch.save from PyTorch 1.6 or newer");
     throw Error(path + ": not an inputs file: expected .npz, .npy or torch.save (zip) data");
   }
-  c10::IValue value;
-  try {
-    value = unpickle_zip(path);
-  } catch (const Error&) {
-    throw;
-  } catch (const std::exception& e) {
-    const std::string why = describe_torch_error(e);
-    if (why.find("_get_layout") != std::string::npos || why.find("sparse") != std::string::npos)
-      throw Error(path +
-                  ": holds sparse tensors, which LibTorch's reader cannot load; save "
-                  "dense tensors (x.to_dense())");
-    throw Error(path + ": not a readable torch.save file: " + why);
-  }
+  const c10::IValue value = read_torch_save_value(path);
   ForwardInputs raw;
   if (value.isTensor()) {
     raw.args.push_back(value);

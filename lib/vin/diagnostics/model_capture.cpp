@@ -16,7 +16,7 @@
 #include "vin/diagnostics/model_metadata.h"
 #include "vin/diagnostics/log_sink.h"
 #include "vin/diagnostics/model_loader.h"
-#include "vin/diagnostics/suggest.h"
+#include "vin/diagnostics/module_selection.h"
 #include "vin/diagnostics/tensor_sampling.h"
 
 namespace vin::diagnostics {
@@ -436,20 +436,8 @@ ModelCapture::Scope ModelCapture::enter() {
   State& s = *state_;
   std::unordered_set<std::string> selected;
   if (s.requested_paths) {
-    for (const auto& path : *s.requested_paths) {
-      if (std::find(s.all_paths.begin(), s.all_paths.end(), path) == s.all_paths.end()) {
-        std::string message = "unknown module path '" + path + "'";
-        const auto near = closest_matches(path, s.all_paths, 3);
-        if (!near.empty()) {
-          message += "; closest registered paths:";
-          for (const auto& n : near) message += " '" + n + "'";
-        } else {
-          message += "; run inspect-model to list the registered paths";
-        }
-        throw UsageError(message);
-      }
-      selected.insert(path);
-    }
+    for (auto& path : select_module_paths(*s.requested_paths, s.all_paths))
+      selected.insert(std::move(path));
   } else {
     selected.insert(s.all_paths.begin(), s.all_paths.end());
   }

@@ -1,6 +1,6 @@
 // The argument layout and stack effect of the pickle opcodes that torch.save and TorchScript
-// write (protocols 0-4): one table for every walk over a pickle in this project (pickle_rewrite's
-// rewrite, pickle_safety's scan, pickle_reader).
+// write (protocols 0-4): one table for every walk over a pickle in this project (pickle_safety's
+// scan, pickle_reader).
 #pragma once
 
 #include <cstddef>

@@ -285,6 +285,8 @@ class Machine {
       return make(Kind::opaque);
     auto v = make(Kind::storage);
     v->numel = f[4]->integer;
+    v->text = f[1]->kind == Kind::global ? f[1]->text : std::string();
+    v->items = f;
     return v;
   }
   void push(PickleRef v) { stack_.push_back(std::move(v)); }
@@ -350,6 +352,11 @@ class Machine {
 PickleRef reduce(Machine& m, PickleRef callable, PickleRef args) {
   if (callable->kind != Kind::global || args->kind != Kind::tuple) return m.make(Kind::opaque);
   const std::string& name = callable->text;
+  const auto opaque = [&] {
+    auto v = m.make(Kind::opaque);
+    v->text = name;
+    return v;
+  };
   const auto& a = args->items;
   if (name == "torch._utils._rebuild_tensor_v2" || name == "torch._utils._rebuild_qtensor") {
     // (storage, storage_offset, size, stride, [quantizer params,] requires_grad, hooks, ...)
@@ -361,12 +368,22 @@ PickleRef reduce(Machine& m, PickleRef callable, PickleRef args) {
     if (!fits_storage(a[0], a[1], a[2], a[3], t->numel))
       throw UnsupportedPickle(name + " of a tensor its storage cannot hold");
     t->requires_grad = a[grad_at]->boolean;
+    t->text = name;
+    t->items = a;
+    return t;
+  }
+  // torch.save of an nn.Parameter: (tensor, requires_grad, hooks)
+  if (name == "torch._utils._rebuild_parameter" && a.size() >= 2 && a[0]->kind == Kind::tensor &&
+      a[1]->kind == Kind::boolean) {
+    auto t = m.make(Kind::tensor);
+    *t = *a[0];
+    t->requires_grad = a[1]->boolean;
     return t;
   }
   if (name == "collections.OrderedDict") return m.make(Kind::dict);
   // typed containers: the value is the first argument
   if (name.rfind("torch.jit._pickle.", 0) == 0 && !a.empty()) return a[0];
-  return m.make(Kind::opaque);
+  return opaque();
 }
 
 }  // namespace

@@ -33,7 +33,7 @@ struct PickleValue {
     dict,
     global,   ///< a GLOBAL reference: `text` is "module.name"
     object,   ///< an instance of a TorchScript class: `text` is its qualified name
-    tensor,   ///< from torch._utils._rebuild_tensor_v2 or _rebuild_qtensor
+    tensor,   ///< from torch._utils._rebuild_tensor_v2, _rebuild_qtensor or _rebuild_parameter
     storage,  ///< a BINPERSID ('storage', type, key, location, numel) reference
     opaque,   ///< anything else (a call this reader does not model)
   };
@@ -41,8 +41,13 @@ struct PickleValue {
   bool boolean = false;
   std::int64_t integer = 0;
   double floating = 0;
-  std::string text;              ///< string, bytes, global or object class name
-  std::vector<PickleRef> items;  ///< tuple and list items; dict keys and values, alternating
+  /// string, bytes, global or object class name; tensor: its rebuild function; storage: its
+  /// storage type ("torch.FloatStorage"); opaque: the callable, when it is a global
+  std::string text;
+  /// tuple and list items; dict keys and values, alternating; tensor: the rebuild function's
+  /// arguments (storage, offset, size, stride, ...); storage: the persistent id's fields
+  /// ('storage', type, key, location, numel)
+  std::vector<PickleRef> items;
   PickleRef state;               ///< an object's BUILD state (null when it had none)
   std::int64_t numel = 0;  ///< tensor: elements, the product of its sizes; storage: its elements
   bool requires_grad = false;  ///< tensor

@@ -1,0 +1,200 @@
+#include "vin/diagnostics/torch_save_reader.h"
+
+#include <ATen/ATen.h>
+
+#include <cstring>
+#include <unordered_map>
+
+#include "vin/diagnostics/archive_layout.h"
+#include "vin/diagnostics/error.h"
+#include "vin/diagnostics/pickle_reader.h"
+#include "vin/diagnostics/pickle_safety.h"
+#include "vin/diagnostics/printable.h"
+
+namespace vin::diagnostics {
+namespace {
+
+using Kind = PickleValue::Kind;
+
+// Inputs nest a few levels; the conversion below recurses once per level.
+constexpr std::size_t kMaxInputNesting = 1000;
+constexpr std::size_t kMaxStorageBytes = std::size_t{64} << 30;
+
+std::optional<c10::ScalarType> storage_dtype(const std::string& type) {
+  static const std::unordered_map<std::string, c10::ScalarType> types = {
+      {"torch.FloatStorage", at::kFloat},          {"torch.DoubleStorage", at::kDouble},
+      {"torch.HalfStorage", at::kHalf},            {"torch.BFloat16Storage", at::kBFloat16},
+      {"torch.LongStorage", at::kLong},            {"torch.IntStorage", at::kInt},
+      {"torch.ShortStorage", at::kShort},          {"torch.CharStorage", at::kChar},
+      {"torch.ByteStorage", at::kByte},            {"torch.BoolStorage", at::kBool},
+      {"torch.ComplexFloatStorage", at::kComplexFloat},
+      {"torch.ComplexDoubleStorage", at::kComplexDouble},
+      {"torch.QInt8Storage", at::kQInt8},          {"torch.QUInt8Storage", at::kQUInt8},
+      {"torch.QInt32Storage", at::kQInt32},
+  };
+  const auto it = types.find(type);
+  if (it == types.end()) return std::nullopt;
+  return it->second;
+}
+
+std::vector<std::int64_t> int_tuple(PickleRef value) {
+  std::vector<std::int64_t> out;
+  for (PickleRef item : value->items) out.push_back(item->integer);
+  return out;
+}
+
+class Converter {
+ public:
+  Converter(const std::string& path, const ZipMembers& zip) : path_(path), zip_(zip) {}
+
+  c10::IValue convert(PickleRef value, std::size_t depth = 0) {
+    if (depth > kMaxInputNesting)
+      throw Error(path_ + ": its values nest more than " + std::to_string(kMaxInputNesting) +
+                  " deep, more than inputs of a forward do");
+    if (const auto it = done_.find(value); it != done_.end()) return it->second;
+    c10::IValue result = make(value, depth);
+    done_.emplace(value, result);
+    return result;
+  }
+
+ private:
+  c10::IValue make(PickleRef value, std::size_t depth) {
+    switch (value->kind) {
+      case Kind::none:
+        return c10::IValue();
+      case Kind::boolean:
+        return value->boolean;
+      case Kind::integer:
+        return value->integer;
+      case Kind::floating:
+        return value->floating;
+      case Kind::string:
+        return value->text;
+      case Kind::tuple: {
+        std::vector<c10::IValue> items;
+        for (PickleRef item : value->items) items.push_back(convert(item, depth + 1));
+        return c10::ivalue::Tuple::create(std::move(items));
+      }
+      case Kind::list: {
+        c10::impl::GenericList list(c10::AnyType::get());
+        for (PickleRef item : value->items) list.push_back(convert(item, depth + 1));
+        return list;
+      }
+      case Kind::dict: {
+        c10::impl::GenericDict dict(c10::AnyType::get(), c10::AnyType::get());
+        for (std::size_t i = 0; i + 1 < value->items.size(); i += 2)
+          dict.insert_or_assign(convert(value->items[i], depth + 1),
+                                convert(value->items[i + 1], depth + 1));
+        return dict;
+      }
+      case Kind::tensor:
+        return tensor(value);
+      case Kind::bytes:
+        throw Error(path_ + ": holds a bytes value, which no forward takes");
+      case Kind::object:
+        throw Error(path_ + ": holds a pickled " + printable(value->text, 200) +
+                    " object, which this tool does not rebuild (inputs are tensors, numbers, "
+                    "strings and containers of these)");
+      case Kind::global:
+      case Kind::opaque:
+      case Kind::storage:
+        break;
+    }
+    if (value->text.find("_rebuild_sparse") != std::string::npos)
+      throw Error(path_ + ": holds sparse tensors (" + value->text +
+                  "), which this tool does not read; save dense tensors (x.to_dense())");
+    const std::string what = value->text.empty() ? "an object" : printable(value->text, 200);
+    throw Error(path_ + ": holds " + what +
+                ", which this tool does not rebuild (inputs are tensors, numbers, strings and "
+                "containers of these)");
+  }
+
+  // the storage's elements, read once however many tensors view it
+  at::Tensor storage(PickleRef storage, c10::ScalarType dtype) {
+    const std::string& key = storage->items[2]->text;
+    if (const auto it = storages_.find(key); it != storages_.end()) return it->second;
+    const std::int64_t numel = storage->numel;
+    const std::size_t element = c10::elementSize(dtype);
+    const auto bytes = zip_.read(zip_.prefix() + "data/" + key, kMaxStorageBytes);
+    if (!bytes) throw Error(path_ + ": the storage record data/" + printable(key) + " is missing");
+    if (bytes->size() != static_cast<std::size_t>(numel) * element)
+      throw Error(path_ + ": the storage record data/" + printable(key) + " holds " +
+                  std::to_string(bytes->size()) + " bytes for " + std::to_string(numel) +
+                  " elements of " + std::to_string(element) + " bytes");
+    at::Tensor flat = at::empty({numel}, at::TensorOptions().dtype(
+                                             c10::isQIntType(dtype) ? c10::toUnderlying(dtype)
+                                                                    : dtype));
+    if (!bytes->empty()) std::memcpy(flat.data_ptr(), bytes->data(), bytes->size());
+    storages_.emplace(key, flat);
+    return flat;
+  }
+
+  c10::IValue tensor(PickleRef value) {
+    const auto& a = value->items;  // (storage, offset, size, stride, ...), checked by the reader
+    const PickleRef storage_ref = a[0];
+    const auto dtype = storage_dtype(storage_ref->text);
+    if (!dtype)
+      throw Error(path_ + ": a tensor of storage type " + printable(storage_ref->text, 100) +
+                  ", which this tool does not read");
+    const at::Tensor flat = storage(storage_ref, *dtype);
+    const auto size = int_tuple(a[2]);
+    const auto stride = int_tuple(a[3]);
+    const std::int64_t offset = a[1]->integer;
+    at::Tensor t;
+    if (value->text == "torch._utils._rebuild_qtensor") {
+      t = quantized(flat, *dtype, size, stride, offset, a[4]);
+    } else {
+      t = flat.as_strided(size, stride, offset);
+    }
+    if (value->requires_grad && t.is_floating_point()) t.set_requires_grad(true);
+    return t;
+  }
+
+  // _rebuild_qtensor's quantizer: (torch.per_tensor_affine, scale, zero_point) or
+  // (torch.per_channel_affine, scales, zero_points, axis)
+  at::Tensor quantized(const at::Tensor& flat, c10::ScalarType dtype,
+                       const std::vector<std::int64_t>& size,
+                       const std::vector<std::int64_t>& stride, std::int64_t offset,
+                       PickleRef params) {
+    const auto& q = params->items;
+    if (params->kind != Kind::tuple || q.empty() || q[0]->kind != Kind::global)
+      throw Error(path_ + ": a quantized tensor without a quantizer this tool reads");
+    const at::Tensor values = flat.as_strided(size, stride, offset).contiguous();
+    if (q[0]->text == "torch.per_tensor_affine" && q.size() == 3 &&
+        q[1]->kind == Kind::floating && q[2]->kind == Kind::integer)
+      return at::_make_per_tensor_quantized_tensor(values, q[1]->floating, q[2]->integer)
+          .to(at::TensorOptions().dtype(dtype), /*non_blocking=*/false, /*copy=*/false);
+    if (q[0]->text == "torch.per_channel_affine" && q.size() == 4 &&
+        q[1]->kind == Kind::tensor && q[2]->kind == Kind::tensor && q[3]->kind == Kind::integer)
+      return at::_make_per_channel_quantized_tensor(values, tensor(q[1]).toTensor(),
+                                                    tensor(q[2]).toTensor(), q[3]->integer);
+    throw Error(path_ + ": a quantized tensor whose quantizer " + printable(q[0]->text, 100) +
+                " this tool does not read");
+  }
+
+  const std::string& path_;
+  const ZipMembers& zip_;
+  std::unordered_map<PickleRef, c10::IValue> done_;
+  std::unordered_map<std::string, at::Tensor> storages_;
+};
+
+}  // namespace
+
+c10::IValue read_torch_save_value(const std::string& path) {
+  const ZipMembers zip(path);
+  const auto pickle = zip.read(zip.prefix() + "data.pkl", std::size_t{1} << 30);
+  if (!pickle) throw Error(path + ": a zip file without data.pkl, not a torch.save file");
+  PickleLimits limits;
+  limits.max_nesting = kMaxInputNesting;
+  if (const auto problem = pickle_problem(*pickle, limits))
+    throw Error(path + ": not a readable torch.save file: data.pkl: " + *problem);
+  PickleDocument document;
+  try {
+    document = read_pickle(*pickle);
+  } catch (const UnsupportedPickle& e) {
+    throw Error(path + ": not a readable torch.save file: data.pkl: " + e.what());
+  }
+  return Converter(path, zip).convert(document.root);
+}
+
+}  // namespace vin::diagnostics
