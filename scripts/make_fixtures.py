@@ -155,6 +155,10 @@ def write_input_files(out: str) -> None:
              int64_extremes=np.array([-2**63, 2**63 - 1, 2**53 + 1], dtype=np.int64),
              nonfinite=np.array([np.nan, np.inf, -np.inf, -0.0], dtype=np.float32))
     np.save(os.path.join(d, "single.npy"), np.arange(4, dtype=np.float32))
+    # images for resnet18 and convnet: float32, and numpy's default float64 (a forward failure)
+    image = np.random.RandomState(5).standard_normal((1, 3, 32, 32))
+    np.savez(os.path.join(d, "image32.npz"), image.astype(np.float32))
+    np.savez(os.path.join(d, "image32_float64.npz"), image)
     # positional and keyword arguments for the Everything model: forward(x, tokens)
     x = np.linspace(-1, 1, 2 * 2 * 5, dtype=np.float32).reshape(2, 2, 5)
     tokens = np.array([[1, 2, 3], [4, 5, 6]], dtype=np.int64)

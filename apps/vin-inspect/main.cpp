@@ -222,6 +222,11 @@ std::vector<Command> commands(CommonOptions& common) {
          sub.add_flag("--eval", request->eval, "Switch every module to eval mode first");
          sub.add_flag("--stats", request->stats,
                       "Add statistics over each whole tensor and report the first non-finite one");
+         sub.add_option("--quantized-engine", request->quantized_engine,
+                        "Backend of quantized operators: qnnpack, fbgemm, onednn or x86, as "
+                        "torch.backends.quantized.engine (default: LibTorch's)")
+             ->type_name("ENGINE")
+             ->check(CLI::IsMember({"qnnpack", "fbgemm", "onednn", "x86"}));
          auto fail_on_nonfinite = std::make_shared<bool>(false);
          sub.add_flag("--fail-on-nonfinite", *fail_on_nonfinite,
                       "Exit with status 3 when a tensor holds a NaN or an infinity (implies "
@@ -244,7 +249,7 @@ std::vector<Command> commands(CommonOptions& common) {
            const auto print = [&common, inputs](const vd::CaptureResult& result) {
              emit(common, format_records(inputs.back(), [&](std::ostream& out) {
                     vd::write_capture(out, result.snapshots, result.summary,
-                                      vd::parse_output_format(common.format));
+                                      vd::parse_output_format(common.format), &result.sources);
                   }),
                   inputs);
            };

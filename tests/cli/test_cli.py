@@ -566,6 +566,61 @@ def timeout_stops_a_forward_and_prints_the_records_so_far():
 
 
 @test
+def a_forward_failure_gives_libtorchs_reason_and_where():
+    # numpy's default float64 into a float32 model: the operation's own message, not the
+    # interpreter's header, and where in the model's source
+    p = run("capture", fixture("resnet18.pt"), "--inputs", fixture("inputs/image32_float64.npz"))
+    assert p.returncode == 1, p.stderr
+    lines = p.stderr.rstrip("\n").split("\n")
+    assert len(lines) == 2, p.stderr
+    assert re.fullmatch(r"vin-inspect: error: .*resnet18\.pt: the model's forward raised on "
+                        r".*image32_float64\.npz: expected scalar type Double but found Float",
+                        lines[0]), lines[0]
+    assert re.fullmatch(r"  at .*conv\.py:\d+, in _conv_forward", lines[1]), lines[1]
+    assert "TorchScript interpreter" not in p.stderr
+    # --log-level debug adds the interpreter's report: TorchScript frames, no C++ ones
+    p = run("--log-level", "debug", "capture", fixture("resnet18.pt"), "--inputs",
+            fixture("inputs/image32_float64.npz"))
+    assert "Traceback of TorchScript" in p.stderr and "frame #" not in p.stderr, p.stderr
+
+
+@test
+def module_patterns_select_every_path_below():
+    p = run("capture", fixture("resnet18.pt"), "--inputs", fixture("inputs/image32.npz"),
+            "--module", "layer3.*", "--max-tensors", "100000", "--max-bytes", "100000000")
+    assert p.returncode == 0, p.stderr
+    paths = {json.loads(l).get("module_path") for l in p.stdout.splitlines()[:-1]}
+    assert "layer3" not in paths and "layer3.0" in paths and "layer3.1.bn2" in paths, paths
+    assert all(x.startswith("layer3.") for x in paths), paths
+    everything = run("capture", fixture("resnet18.pt"), "--inputs", fixture("inputs/image32.npz"),
+                     "--module", "*", "--max-tensors", "100000", "--max-bytes", "100000000")
+    assert "<root>" in {json.loads(l).get("module_path") for l in everything.stdout.splitlines()}
+    assert_clean_error(run("capture", fixture("resnet18.pt"), "--inputs",
+                           fixture("inputs/image32.npz"), "--module", "layer9.*"), 2,
+                       r"no module path matches 'layer9\.\*'; closest registered paths:")
+
+
+@test
+def unknown_options_are_named_with_the_closest_one():
+    assert_clean_error(run("capture", fixture("everything.pt"), "--input", "x.npz"), 2,
+                       r"unknown option '--input'; did you mean '--inputs'\?")
+    assert_clean_error(run("model", fixture("everything.pt"), "--formt", "json"), 2,
+                       r"unknown option '--formt'; did you mean '--format'\?")
+
+
+@test
+def the_table_says_which_inputs_file_each_call_came_from():
+    first, second = fixture("inputs/everything_positional.npz"), fixture("inputs/everything_keyword.npz")
+    p = run("capture", fixture("everything.pt"), "--inputs", first, "--inputs", second,
+            "--module", "<root>", "--format", "table")
+    rows = [l for l in p.stdout.splitlines() if "<root>" in l]
+    assert rows[0].startswith("everything_positional.npz ") and \
+        rows[-1].startswith("everything_keyword.npz "), p.stdout
+    single = run("capture", fixture("everything.pt"), "--inputs", first, "--format", "table")
+    assert single.stdout.startswith("Module "), single.stdout[:100]
+
+
+@test
 def capture_usage_errors_exit_2():
     cases = [
         (("--max-tensors", "0"), r"--max-tensors must be a positive integer, got '0'"),

@@ -73,15 +73,21 @@ def inspect_parity(binary, archive):
 
 
 def identity_modules(traced):
-    """Paths of a traced module's submodules whose forward is its input unchanged: the tracer
-    recorded no operation for them, so the traced archive never calls them."""
+    """Paths of a traced module's submodules whose calls in the traced archive pass no tensor:
+    those whose forward returned its input unchanged (the tracer recorded no operation, and
+    calls them with no argument, returning None, or not at all) and those the traced run did
+    not reach (no forward at all). Eager hooks see tensors there; the archive has none."""
     paths = []
     for path, module in traced.named_modules():
-        graph = module.forward.graph if path else None
-        if graph is None:
+        if not path:
             continue
+        if not module._c._has_method("forward"):
+            paths.append(path)
+            continue
+        graph = module._c._get_method("forward").graph
         inputs, outputs = list(graph.inputs()), list(graph.outputs())
-        if len(outputs) == 1 and len(inputs) == 2 and outputs[0] is inputs[1]:
+        if len(inputs) == 1 or (len(outputs) == 1 and len(inputs) == 2 and
+                                outputs[0].unique() == inputs[1].unique()):
             paths.append(path)
     return paths
 
@@ -97,7 +103,8 @@ def without_tensor_paths(lines):
     return out
 
 
-def capture_parity(binary, archive, inputs_file, model, args, kwargs, flags, traced=None):
+def capture_parity(binary, archive, inputs_file, model, args, kwargs, flags, traced=None,
+                   quantized=False):
     import torch
     import capture_reference as ref
     values = dict(zip(flags[::2], flags[1::2]))
@@ -116,7 +123,9 @@ def capture_parity(binary, archive, inputs_file, model, args, kwargs, flags, tra
         model.load_state_dict(state)  # training mode updates buffers; the archive has the old
     expected = [json.dumps(r) for r in records]
     # the reference runs on one thread: so does the tool (threads change float rounding)
-    p = subprocess.run([binary, "capture", archive, "--inputs", inputs_file, *flags],
+    # quantized models were quantized for qnnpack (Debian's torch has no fbgemm)
+    engine = ["--quantized-engine", "qnnpack"] if quantized else []
+    p = subprocess.run([binary, "capture", archive, "--inputs", inputs_file, *flags, *engine],
                        capture_output=True, text=True,
                        env=dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1"))
     label = "capture" + (" (high limits)" if flags else "")
@@ -155,6 +164,8 @@ def run_case(case, binary, workdir):
         torch.jit.save(exported, archive)
         traced = exported if case.export == "trace" else None
         del exported
+        if case.as_scripted and case.export == "script":
+            case.as_scripted(model)
         torch.save({"args": tuple(args), "kwargs": dict(kwargs)}, inputs_file)
         problems = [inspect_parity(binary, archive)]
         if case.capture == "needs_library":
@@ -162,7 +173,7 @@ def run_case(case, binary, workdir):
         else:
             for flags in ([], HIGH_LIMITS):
                 problems.append(capture_parity(binary, archive, inputs_file, model, args, kwargs,
-                                               flags, traced))
+                                               flags, traced, case.name.startswith("quantized_")))
         problems = [p for p in problems if p]
     finally:
         for path in (archive, inputs_file):

@@ -28,6 +28,20 @@ class ZooCase:
     capture: str = "compare"
     skip: Optional[str] = None       # why TorchScript cannot export it (listed, never run)
     big: bool = False                # over 200M parameters: run alone, not beside another
+    # makes the eager model return what the scripted one does, where the model's own code
+    # branches on torch.jit.is_scripting() (the reference hooks run on the eager model)
+    as_scripted: Optional[Callable[[nn.Module], None]] = None
+
+
+def outputs_tuple_when_scripted(model: nn.Module) -> None:
+    """GoogLeNet and Inception v3 return their named tuple of outputs (logits and the auxiliary
+    ones, None in eval) when scripted, and the logits alone in eager eval mode."""
+    from torchvision.models.googlenet import GoogLeNetOutputs
+    from torchvision.models.inception import InceptionOutputs
+    if hasattr(model, "aux1") or type(model).__name__.endswith("GoogLeNet"):
+        model.eager_outputs = lambda x, aux2, aux1: GoogLeNetOutputs(x, aux2, aux1)
+    else:
+        model.eager_outputs = lambda x, aux: InceptionOutputs(x, aux)
 
 
 # a quasi-random pattern in [0, 1) (multiples of the golden ratio), of a prime length so that
@@ -184,7 +198,10 @@ def torchvision_cases() -> List[ZooCase]:
             size = classification_size(name)
             base = name.replace("quantized_", "")
             build = torchvision_builder(name, **SIZE_KWARGS.get(base, {}))
-            cases.append(ZooCase(name, build, lambda s=size: ((image(3, s, s),), {}), big=big))
+            scripted_outputs = outputs_tuple_when_scripted if base in ("googlenet", "inception_v3") \
+                else None
+            cases.append(ZooCase(name, build, lambda s=size: ((image(3, s, s),), {}), big=big,
+                                 as_scripted=scripted_outputs))
             if not name.startswith("quantized_"):
                 cases.append(ZooCase(name + "_traced", build, lambda s=size: ((image(3, s, s),), {}),
                                      export="trace", big=big))

@@ -4,6 +4,9 @@
 
 #include <torch/csrc/autograd/grad_mode.h>
 
+#include <ATen/Context.h>
+
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
@@ -105,10 +108,33 @@ class Watchdog {
   std::thread thread_;  // last: starts once everything above exists
 };
 
+// Selects the quantized backend before the archive is loaded (its packed parameters are packed
+// for the backend in force when __setstate__ runs), as torch.backends.quantized.engine does.
+void select_quantized_engine(const std::string& name) {
+  static const std::pair<const char*, at::QEngine> engines[] = {
+      {"fbgemm", at::QEngine::FBGEMM},
+      {"qnnpack", at::QEngine::QNNPACK},
+      {"onednn", at::QEngine::ONEDNN},
+      {"x86", at::QEngine::X86}};
+  std::string supported;
+  for (const auto& [engine_name, engine] : engines) {
+    const auto& available = at::globalContext().supportedQEngines();
+    if (std::find(available.begin(), available.end(), engine) == available.end()) continue;
+    if (name == engine_name) {
+      at::globalContext().setQEngine(engine);
+      return;
+    }
+    supported += (supported.empty() ? "" : ", ") + std::string(engine_name);
+  }
+  throw UsageError("--quantized-engine " + name + " is not available in this LibTorch build " +
+                   "(available: " + supported + ")");
+}
+
 }  // namespace
 
 CaptureResult capture_archive(const CaptureRequest& request) {
   const c10::Device device = resolve_device(request.device);
+  if (request.quantized_engine) select_quantized_engine(*request.quantized_engine);
   torch::jit::Module model = naming_out_of_memory(request.archive, "loading the archive", [&] {
     return load_torchscript_archive(request.archive, request.device);
   });
@@ -140,9 +166,12 @@ CaptureResult capture_archive(const CaptureRequest& request) {
         capture.set_deadline(deadline);
         watchdog->arm(deadline, request.inputs[i]);
       }
+      result.sources.files.push_back(request.inputs[i]);
       try {
         capture.forward(inputs[i]);
+        result.sources.ends.push_back(capture.snapshots().size());
       } catch (const std::exception& e) {
+        result.sources.ends.push_back(capture.snapshots().size());
         if (watchdog) watchdog->disarm();
         if (capture.timed_out())
           result.error = request.archive + ": the forward on " + request.inputs[i] +

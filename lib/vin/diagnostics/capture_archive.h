@@ -20,6 +20,9 @@ struct CaptureRequest {
   std::string device = "cpu";  ///< map location of the archive and of the inputs
   bool eval = false;           ///< switch every module to eval mode first
   bool stats = false;          ///< compute TensorStats per snapshot (capture --stats)
+  /// capture --quantized-engine: the backend of quantized operators ("qnnpack", "fbgemm",
+  /// "onednn", "x86"), as torch.backends.quantized.engine; nothing: LibTorch's default
+  std::optional<std::string> quantized_engine;
   /// capture --timeout: the longest one forward may run, in seconds
   std::optional<double> timeout_seconds;
   /// Called, from another thread, with what was captured so far when a forward overruns its
@@ -35,6 +38,7 @@ struct CaptureResult {
   CaptureSummary summary;
   std::optional<std::string> error;  ///< one or two lines
   std::string error_report;           ///< a failed forward's whole TorchScript report (debug log)
+  ForwardSources sources;             ///< which inputs file each forward's snapshots came from
 };
 
 /// Runs the request without autograd. Unreadable archives or inputs throw Error; bad devices

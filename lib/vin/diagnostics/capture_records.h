@@ -156,6 +156,13 @@ struct CaptureSummary {
   std::int64_t nonfinite_tensors = 0;  ///< of those, how many held a NaN or an infinity
 };
 
+/// Which inputs file each forward of a capture ran on, for people (the table's Input column):
+/// forward i ran on `files[i]` and produced the snapshots before `ends[i]`.
+struct ForwardSources {
+  std::vector<std::string> files;
+  std::vector<std::size_t> ends;
+};
+
 /// "input" or "output".
 const char* to_string(Direction direction);
 

@@ -55,7 +55,8 @@ void write_structure_spec(std::ostream& out, const ModelStructureSpec& spec, Out
 }
 
 void write_capture(std::ostream& out, const std::vector<TensorSnapshot>& snapshots,
-                   const CaptureSummary& summary, OutputFormat format) {
+                   const CaptureSummary& summary, OutputFormat format,
+                   const ForwardSources* sources) {
   switch (format) {
     case OutputFormat::jsonl:
       for (const auto& s : snapshots)
@@ -75,7 +76,7 @@ void write_capture(std::ostream& out, const std::vector<TensorSnapshot>& snapsho
       return;
     }
     case OutputFormat::table:
-      out << format_capture_table(snapshots, summary);
+      out << format_capture_table(snapshots, summary, sources);
       return;
   }
 }

@@ -29,8 +29,10 @@ void write_structure_spec(std::ostream& out, const ModelStructureSpec& spec, Out
 
 /// Writes capture's records: one TensorSnapshot line each then the CaptureSummary line (jsonl),
 /// {"snapshots": [...], "sampled_bytes", "stopped_by"} (json), or one row per snapshot with
-/// the summary underneath (table). Ends with a newline.
+/// the summary underneath (table; with `sources` of several forwards, a column says which inputs
+/// file each row came from). Ends with a newline.
 void write_capture(std::ostream& out, const std::vector<TensorSnapshot>& snapshots,
-                   const CaptureSummary& summary, OutputFormat format);
+                   const CaptureSummary& summary, OutputFormat format,
+                   const ForwardSources* sources = nullptr);
 
 }  // namespace vin::diagnostics

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <variant>
 
 #include "vin/diagnostics/json_encoding.h"
@@ -231,8 +232,10 @@ std::string format_config_table(const ModelStructureSpec& spec) {
 }
 
 std::string format_capture_table(const std::vector<TensorSnapshot>& snapshots,
-                                 const CaptureSummary& summary) {
+                                 const CaptureSummary& summary, const ForwardSources* sources) {
   TextTable table;
+  const bool with_sources = sources && sources->files.size() > 1;
+  if (with_sources) table.add_column("Input", TextTable::Align::left);
   table.add_column("Module", TextTable::Align::left);
   table.add_column("Call", TextTable::Align::right);
   table.add_column("Side", TextTable::Align::left);
@@ -242,7 +245,9 @@ std::string format_capture_table(const std::vector<TensorSnapshot>& snapshots,
   table.add_column("First values", TextTable::Align::left);
   const bool with_stats = summary.with_stats;
   if (with_stats) table.add_column("Stats", TextTable::Align::left);
-  for (const auto& s : snapshots) {
+  std::size_t forward = 0;
+  for (std::size_t row_index = 0; row_index < snapshots.size(); ++row_index) {
+    const TensorSnapshot& s = snapshots[row_index];
     std::vector<std::string> dims;
     for (auto d : s.shape()) dims.push_back(std::to_string(d));
     std::string dtype = s.dtype();
@@ -256,6 +261,11 @@ std::string format_capture_table(const std::vector<TensorSnapshot>& snapshots,
                                  dtype,
                                  first_values(s)};
     if (with_stats) row.push_back(stats_text(s));
+    if (with_sources) {
+      while (forward + 1 < sources->ends.size() && row_index >= sources->ends[forward]) ++forward;
+      const std::string& file = sources->files[std::min(forward, sources->files.size() - 1)];
+      row.insert(row.begin(), std::filesystem::path(file).filename().string());
+    }
     table.add_row(std::move(row));
   }
   std::string out = table.render() + '\n';

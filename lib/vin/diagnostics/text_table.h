@@ -44,8 +44,10 @@ std::string format_model_table(const ModelMetadata& model);
 std::string format_config_table(const ModelStructureSpec& spec);
 
 /// capture for people: one row per snapshot (module path, call, direction, tensor path, shape,
-/// dtype, first values), then the summary.
+/// dtype, first values; with `sources` of several forwards first the inputs file), then the
+/// summary.
 std::string format_capture_table(const std::vector<TensorSnapshot>& snapshots,
-                                 const CaptureSummary& summary);
+                                 const CaptureSummary& summary,
+                                 const ForwardSources* sources = nullptr);
 
 }  // namespace vin::diagnostics
