@@ -239,6 +239,47 @@ class Exotic(nn.Module):
         return made[0], x.sum(), b.float() * 2.0, c.abs()
 
 
+# ---- calls through a module interface, and a submodule's helper method -------------------------
+
+@torch.jit.interface
+class StepInterface(nn.Module):
+    def forward(self, x: Tensor) -> Tensor:
+        pass
+
+
+class Double(nn.Module):
+    def forward(self, x: Tensor) -> Tensor:
+        return x * 2.0
+
+
+class HelperEncoder(nn.Module):
+    """`encode` is a helper, not its forward: calling it is not an invocation of this module,
+    but the module calls inside it are recorded."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+        self.act = nn.ReLU()
+
+    def encode(self, x: Tensor) -> Tensor:
+        return self.act(self.lin(x))
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.encode(x) + 1.0
+
+
+class Interfaces(nn.Module):
+    step: StepInterface  # TorchScript calls it through the interface type
+
+    def __init__(self):
+        super().__init__()
+        self.step = Double()
+        self.enc = HelperEncoder()
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.enc(self.enc.encode(self.step(x)))
+
+
 # ---- builders --------------------------------------------------------------------------------
 
 def resnet18() -> nn.Module:
@@ -258,6 +299,7 @@ BUILDERS = {
     "dtypenet": lambda: DtypeNet().eval(),
     "exotic": lambda: Exotic().eval(),
     "resnet18": resnet18,
+    "interfaces": lambda: Interfaces().eval(),
 }
 
 

@@ -110,6 +110,9 @@ def write_inputs(out: str) -> None:
     torch.save((torch.tensor([[1.5, 0.0, -2.0], [0.25, 4.0, 100.0]]), torch.tensor([True, False]),
                 torch.tensor([-3, 4], dtype=torch.int16)), path("exotic_inputs.pt"))
 
+    # interfaces: a module called through an interface type, and a submodule's helper method
+    np.savez(path("interfaces_input.npz"), f32(2, 3))
+
     # resnet18: one 1x3x32x32 image
     np.savez(path("resnet18_input.npz"), f32(1, 3, 32, 32))
 
@@ -152,6 +155,7 @@ CASES = [
     case("exotic", "exotic", ["exotic_inputs.pt"]),
     case("exotic_tiny_bytes", "exotic", ["exotic_inputs.pt"],
          ["--max-samples-per-tensor", "1", "--max-bytes", "3", "--module", "maker"]),
+    case("interfaces", "interfaces", ["interfaces_input.npz"]),
     case("resnet18", "resnet18", ["resnet18_input.npz"]),
     case("resnet18_all", "resnet18", ["resnet18_input.npz"],
          ["--max-tensors", "100000", "--max-samples-per-tensor", "4", "--max-bytes", "1000000"]),

@@ -196,8 +196,11 @@ class ModelCapture:
     """Bounded capture with real hooks on an eager model (mirror of the seed's ModelCapture)."""
 
     def __init__(self, model: torch.nn.Module, *, module_paths: Optional[Sequence[str]] = None,
-                 limits: Optional[CaptureLimits] = None):
+                 limits: Optional[CaptureLimits] = None, traced_inputs: bool = False):
         self.model = model
+        # as a traced archive of this model passes them: torch.jit.trace passes a tensor given
+        # to a submodule several times (q, k, v of self-attention) once
+        self._traced_inputs = traced_inputs
         self.limits = limits if limits is not None else CaptureLimits()
         modules: Dict[str, torch.nn.Module] = {}
         for name, module in model.named_modules():  # unique modules, first path
@@ -220,6 +223,7 @@ class ModelCapture:
         self._pending: Dict[str, List[int]] = {}
         self._handles: list = []
         self._root_kwargs: Optional[Dict[str, Any]] = None
+        self._seen: Optional[set] = None
 
     # ---- context -------------------------------------------------------------------------
     @property
@@ -309,6 +313,8 @@ class ModelCapture:
         if self._stopped_by is not None:
             return  # recording has stopped for good; nothing in the walk could be recorded
         budget = [0]
+        self._seen = set() if self._traced_inputs and direction == "input" and path != ROOT \
+            else None
         try:
             for name, value in roots:
                 self._visit(value, [name], 0, budget, path, index, direction)
@@ -320,7 +326,10 @@ class ModelCapture:
             raise _StopWalk
         budget[0] += 1
         if isinstance(value, torch.Tensor):
-            self._record(value, tensor_path, path, index, direction)
+            if self._seen is None or id(value) not in self._seen:
+                self._record(value, tensor_path, path, index, direction)
+            if self._seen is not None:
+                self._seen.add(id(value))
         if budget[0] >= self.limits.max_traversal_nodes:
             raise _StopWalk
         children = _children(value)
@@ -377,12 +386,13 @@ def _as_call(model, item) -> Tuple[tuple, dict]:
 
 
 def capture_run(model: torch.nn.Module, inputs_list, module_paths=None,
-                limits: Optional[CaptureLimits] = None):
+                limits: Optional[CaptureLimits] = None, traced_inputs: bool = False):
     """Runs one forward per item ((args, kwargs) pair or input file path), all in one capture.
 
     Returns (records, exception): records as capture_records; exception is what the forward
-    raised (the run stops there, like the tool), or None."""
-    capture = ModelCapture(model, module_paths=module_paths, limits=limits)
+    raised (the run stops there, like the tool), or None. `traced_inputs`: see ModelCapture."""
+    capture = ModelCapture(model, module_paths=module_paths, limits=limits,
+                           traced_inputs=traced_inputs)
     calls = [_as_call(model, item) for item in inputs_list]
     error = None
     with capture:

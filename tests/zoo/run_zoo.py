@@ -8,8 +8,9 @@
   for record; a forward that raises must raise in both, after the same records. Both run on one
   thread (a convolution's rounding depends on how the work is split). For traced archives,
   what torch.jit.trace itself changes is allowed for: a submodule whose forward returned its
-  input unchanged is never called (no operation was traced), and container arguments are
-  flattened into tensors (tensor paths are not compared; the tensors and their order are).
+  input unchanged is never called (no operation was traced), container arguments are flattened
+  into tensors (tensor paths are not compared; the tensors and their order are), and a tensor
+  passed to one call several times is passed once.
 
 Models whose custom operators LibTorch lacks (torchvision's detection models need
 torchvision::nms) must be refused by capture with a message naming the operator.
@@ -118,7 +119,7 @@ def capture_parity(binary, archive, inputs_file, model, args, kwargs, flags, tra
         module_paths = [p or ref.ROOT for p, _ in model.named_modules() if p not in skipped]
     state = copy.deepcopy(model.state_dict()) if model.training else None
     records, error = ref.capture_run(model, [(args, kwargs)], module_paths=module_paths,
-                                     limits=limits)
+                                     limits=limits, traced_inputs=traced is not None)
     if state is not None:
         model.load_state_dict(state)  # training mode updates buffers; the archive has the old
     expected = [json.dumps(r) for r in records]
