@@ -5,6 +5,7 @@
 #include <torch/csrc/jit/runtime/custom_operator.h>
 
 #include <algorithm>
+#include <array>
 #include <string_view>
 #include <mutex>
 #include <thread>
@@ -36,6 +37,17 @@ struct ModelCapture::State {
   void check_deadline();
   // the summary record of what was captured so far; called with `mutex` held
   CaptureSummary summarize() const;
+  // has_nonfinite, remembered for the last few tensors: one module's output is the next one's
+  // input (and its parent's), so most tensors are met several times, unchanged in between (the
+  // version counter says so). The references kept delay freeing those few tensors a little.
+  bool checked_nonfinite(const at::Tensor& tensor);
+  struct Checked {
+    at::Tensor tensor;
+    std::int64_t version = 0;
+    bool nonfinite = false;
+  };
+  std::array<Checked, 8> recently_checked;
+  std::size_t next_checked = 0;
 
   std::int64_t id = 0;
   torch::jit::Module original;
@@ -315,6 +327,22 @@ void ModelCapture::State::observe_root_output(const c10::IValue& output) {
     begin_output(kRootPath, *index, output);
 }
 
+bool ModelCapture::State::checked_nonfinite(const at::Tensor& tensor) {
+  const bool versioned = !tensor.is_inference();  // inference tensors have no version counter
+  const std::int64_t version = versioned ? tensor._version() : 0;
+  if (versioned)
+    for (const Checked& c : recently_checked)
+      if (c.tensor.defined() && c.tensor.unsafeGetTensorImpl() == tensor.unsafeGetTensorImpl() &&
+          c.version == version)
+        return c.nonfinite;
+  const bool nonfinite = has_nonfinite(tensor);
+  if (versioned) {
+    recently_checked[next_checked] = Checked{tensor, version, nonfinite};
+    next_checked = (next_checked + 1) % recently_checked.size();
+  }
+  return nonfinite;
+}
+
 void ModelCapture::State::check_deadline() {
   if (!deadline || std::chrono::steady_clock::now() < *deadline) return;
   timed_out = true;
@@ -397,7 +425,7 @@ void ModelCapture::State::record(Walk& walk, const at::Tensor& tensor) {
     // a kept snapshot's statistics tell; other tensors get the check alone
     if (keep) stats = tensor_stats(tensor);
     // (metadata-only snapshots have no statistics: nested tensors are checked all the same)
-    nonfinite = stats && !stats->entries.empty() ? stats->nonfinite : has_nonfinite(tensor);
+    nonfinite = stats && !stats->entries.empty() ? stats->nonfinite : checked_nonfinite(tensor);
     if (nonfinite) {
       ++nonfinite_tensors;
       if (!first_nonfinite)
@@ -455,6 +483,7 @@ void ModelCapture::enable_stats(bool on) {
 
 void ModelCapture::close() {
   std::lock_guard<std::mutex> lock(state_->mutex);
+  state_->recently_checked = {};
   state_->active = false;
   state_->pending_calls.clear();
 }

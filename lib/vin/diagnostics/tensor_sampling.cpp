@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 namespace vin::diagnostics {
 namespace {
@@ -34,6 +35,67 @@ at::Tensor logical_prefix(const at::Tensor& t, std::int64_t count) {
   const at::Tensor positions =
       at::tensor(offsets, at::TensorOptions().dtype(at::kLong)).to(t.device());
   return flat.index_select(0, positions);
+}
+
+// The first `count` logical elements of a strided CPU tensor, read in place (no tensor is made:
+// at the snapshot quotas' sizes, building tensors cost more than the forward's own module calls).
+// False for dtypes it does not read directly (the caller then copies through LibTorch).
+bool read_cpu_prefix(const at::Tensor& t, std::int64_t count, std::vector<SampleValue>& out) {
+  const auto sizes = t.sizes();
+  const auto strides = t.strides();
+  const std::size_t rank = sizes.size();
+  const auto read = [&](auto* data, auto convert) {
+    std::vector<std::int64_t> index(rank, 0);
+    out.reserve(static_cast<std::size_t>(count));
+    for (std::int64_t k = 0; k < count; ++k) {
+      std::int64_t offset = 0;
+      for (std::size_t d = 0; d < rank; ++d) offset += index[d] * strides[d];
+      out.emplace_back(convert(data[offset]));
+      for (std::size_t d = rank; d-- > 0;) {  // advance the row-major multi-index
+        if (++index[d] < sizes[d]) break;
+        index[d] = 0;
+      }
+    }
+    return true;
+  };
+  const auto as_double = [](auto v) { return static_cast<double>(v); };
+  const auto as_int = [](auto v) { return static_cast<std::int64_t>(v); };
+  switch (t.scalar_type()) {
+    case at::kFloat:
+      return read(t.data_ptr<float>(), as_double);
+    case at::kDouble:
+      return read(t.data_ptr<double>(), as_double);
+    case at::kHalf:
+      return read(t.data_ptr<at::Half>(), [](at::Half v) { return static_cast<double>(float(v)); });
+    case at::kBFloat16:
+      return read(t.data_ptr<at::BFloat16>(),
+                  [](at::BFloat16 v) { return static_cast<double>(float(v)); });
+    case at::kLong:
+      return read(t.data_ptr<std::int64_t>(), as_int);
+    case at::kInt:
+      return read(t.data_ptr<std::int32_t>(), as_int);
+    case at::kShort:
+      return read(t.data_ptr<std::int16_t>(), as_int);
+    case at::kChar:
+      return read(t.data_ptr<std::int8_t>(), as_int);
+    case at::kByte:
+      return read(t.data_ptr<std::uint8_t>(), as_int);
+    case at::kBool:
+      return read(t.data_ptr<bool>(), [](bool v) { return v; });
+    default:
+      return false;
+  }
+}
+
+// Whether every element is finite. A NaN or an infinity anywhere makes the sum non-finite, so a
+// finite sum (one vectorised pass, nothing allocated) answers for almost every tensor; only a
+// non-finite sum (which large finite values can also give) needs the element-wise check.
+bool all_finite(const at::Tensor& t) {
+  if (t.numel() == 0) return true;
+  const at::Tensor sum = t.sum();
+  const bool finite_sum = t.is_complex() ? at::isfinite(sum).item<bool>()
+                                         : std::isfinite(sum.item<double>());
+  return finite_sum || at::isfinite(t).all().item<bool>();
 }
 
 }  // namespace
@@ -127,6 +189,9 @@ TensorSample sample_tensor(const at::Tensor& tensor, std::int64_t max_samples,
       {tensor.numel(), max_samples, std::max<std::int64_t>(0, remaining_bytes) / element_size});
   if (count <= 0) return sample;
 
+  sample.sampled_bytes = count * element_size;
+  if (tensor.is_cpu() && read_cpu_prefix(tensor, count, sample.values)) return sample;
+
   const at::Tensor prefix = logical_prefix(tensor.detach(), count).to(at::kCPU);
   sample.values.reserve(static_cast<std::size_t>(count));
   if (prefix.scalar_type() == at::kBool) {
@@ -143,7 +208,6 @@ TensorSample sample_tensor(const at::Tensor& tensor, std::int64_t max_samples,
     const std::int64_t* data = l.data_ptr<std::int64_t>();
     for (std::int64_t i = 0; i < count; ++i) sample.values.emplace_back(data[i]);
   }
-  sample.sampled_bytes = count * element_size;
   return sample;
 }
 
@@ -167,32 +231,60 @@ TensorStats tensor_stats(const at::Tensor& source) {
     e.emplace_back("zero_count", count(t == 0));
     return stats;
   }
-  const at::Tensor finite = at::isfinite(t);
-  const std::int64_t n = count(finite);
-  const std::int64_t nan_count = count(at::isnan(t));
-  const std::int64_t inf_count = count(at::isinf(t));
-  const std::int64_t zero_count = count(t == 0);
-  stats.nonfinite = nan_count + inf_count > 0;
+  const std::int64_t numel = t.numel();
+  const std::int64_t zero_count = numel - at::count_nonzero(t).item<std::int64_t>();
+  // aminmax has no CPU kernel for 16-bit floats; their values are exact in float32
+  const auto widened = [](const at::Tensor& x) {
+    return x.scalar_type() == at::kHalf || x.scalar_type() == at::kBFloat16 ? x.to(at::kFloat) : x;
+  };
   StatValue min = nullptr, max = nullptr, mean = nullptr, std_dev = nullptr, abs_max = nullptr;
-  if (n > 0) {
-    // statistics over the finite elements: masked by where(), accumulated in double
-    const auto inf = std::numeric_limits<double>::infinity();
-    const at::Tensor values = t.to(at::kDouble);
-    const at::Tensor zeroed = at::where(finite, values, at::zeros({}, values.options()));
-    const double lo =
-        at::where(finite, values, at::full({}, inf, values.options())).min().item<double>();
-    const double hi =
-        at::where(finite, values, at::full({}, -inf, values.options())).max().item<double>();
-    const double m = zeroed.sum().item<double>() / static_cast<double>(n);
-    const double squares = at::where(finite, (values - m).pow(2), at::zeros({}, values.options()))
-                               .sum()
-                               .item<double>();
+  std::int64_t nan_count = 0, inf_count = 0;
+  const auto set_min_max = [&](const at::Tensor& values) {
+    const auto [lo_t, hi_t] = at::aminmax(widened(values));  // exact in the values' own dtype
+    const double lo = lo_t.item<double>(), hi = hi_t.item<double>();
     min = lo;
     max = hi;
-    mean = m;
-    std_dev = n > 1 ? std::sqrt(squares / static_cast<double>(n - 1)) : std::nan("");
     abs_max = std::max(std::abs(lo), std::abs(hi));
+  };
+  // mean and the unbiased variance in float64, two-pass as numpy computes them: a float64 copy
+  // (LibTorch's float32 reductions accumulate in float32, 1e-8 off numpy), its sum, then the
+  // squared deviations as a dot product (Welford's var_mean is three times slower)
+  const auto set_moments = [&](const at::Tensor& values, std::int64_t n) {
+    at::Tensor d = values.to(at::kDouble, /*non_blocking=*/false, /*copy=*/true).reshape({-1});
+    const double m = d.sum().item<double>() / static_cast<double>(n);
+    mean = m;
+    if (n > 1 && std::isfinite(m)) {
+      d.sub_(m);
+      std_dev = std::sqrt(at::dot(d, d).item<double>() / static_cast<double>(n - 1));
+    } else {
+      std_dev = std::nan("");
+    }
+    return m;
+  };
+  if (numel > 0) {
+    // no float32 or 16-bit value can make a float64 sum overflow, so a finite mean there also
+    // says that every element is finite
+    const double m = set_moments(t, numel);
+    const bool finite =
+        t.scalar_type() == at::kDouble ? all_finite(t) : std::isfinite(m);
+    if (finite) {
+      set_min_max(t);
+    } else {
+      // statistics over the finite elements only
+      mean = nullptr;
+      std_dev = nullptr;
+      const at::Tensor mask = at::isfinite(t);
+      const std::int64_t n = count(mask);
+      nan_count = count(at::isnan(t));
+      inf_count = count(at::isinf(t));
+      if (n > 0) {
+        const at::Tensor values = t.masked_select(mask);
+        set_min_max(values);
+        set_moments(values, n);
+      }
+    }
   }
+  stats.nonfinite = nan_count + inf_count > 0;
   e = {{"min", min},
        {"max", max},
        {"mean", mean},
@@ -214,7 +306,7 @@ bool has_nonfinite(const at::Tensor& tensor) {
   if (tensor.layout() != c10::kStrided || tensor.is_meta() || tensor.is_quantized()) return false;
   if (!at::isFloatingType(tensor.scalar_type()) && !at::isComplexType(tensor.scalar_type()))
     return false;
-  return !at::isfinite(tensor.detach()).all().item<bool>();
+  return !all_finite(tensor.detach());
 }
 
 }  // namespace vin::diagnostics
