@@ -70,40 +70,38 @@ class Machine {
         case OpcodeRead::unknown:
           break;  // refused below
       }
-      const unsigned char op = code.op;
+      const Op op = static_cast<Op>(code.op);
       switch (op) {
-        case 0x80:
-          break;   // PROTO
-        case '.':  // STOP
+        case Op::PROTO:
+          break;
+        case Op::STOP:
           if (stack_.size() != 1 || !stack_.back()) throw UnsupportedPickle("bad STOP");
           doc_.root = stack_.back();
           return std::move(doc_);
-        case '(':
+        case Op::MARK:
           marks_.push_back(stack_.size());
-          break;  // MARK
-        case 'N':
+          break;
+        case Op::NONE:
           push(make(Kind::none));
           break;
-        case 0x88:
-        case 0x89: {  // NEWTRUE, NEWFALSE
+        case Op::NEWTRUE:
+        case Op::NEWFALSE: {
           auto v = make(Kind::boolean);
-          v->boolean = op == 0x88;
+          v->boolean = op == Op::NEWTRUE;
           push(v);
           break;
         }
-        case 'K':
+        case Op::BININT1:
+        case Op::BININT2:
           push_int(static_cast<std::int64_t>(code.value));
-          break;  // BININT1
-        case 'M':
-          push_int(static_cast<std::int64_t>(code.value));
-          break;  // BININT2
-        case 'J':
+          break;
+        case Op::BININT:
           push_int(static_cast<std::int32_t>(code.value));
-          break;  // BININT
-        case 0x8a:
+          break;
+        case Op::LONG1:
           push_int(long1(argument(code)));
-          break;                   // LONG1
-        case 'G': {                // BINFLOAT
+          break;
+        case Op::BINFLOAT: {
           std::uint64_t bits = 0;  // the 8 bytes again, big-endian
           for (unsigned char c : p_.substr(code.at + 1, 8)) bits = (bits << 8) | c;
           auto v = make(Kind::floating);
@@ -111,82 +109,74 @@ class Machine {
           push(v);
           break;
         }
-        case 'X':
+        case Op::BINUNICODE:
+        case Op::SHORT_BINUNICODE:
+        case Op::BINSTRING:
+        case Op::SHORT_BINSTRING:
           push_text(Kind::string, argument(code));
-          break;  // BINUNICODE
-        case 0x8c:
-          push_text(Kind::string, argument(code));
-          break;  // SHORT_BINUNICODE
-        case 'T':
-          push_text(Kind::string, argument(code));
-          break;  // BINSTRING
-        case 'U':
-          push_text(Kind::string, argument(code));
-          break;  // SHORT_BINSTRING
-        case 'B':
+          break;
+        case Op::BINBYTES:
+        case Op::SHORT_BINBYTES:
           push_text(Kind::bytes, argument(code));
-          break;  // BINBYTES
-        case 'C':
-          push_text(Kind::bytes, argument(code));
-          break;  // SHORT_BINBYTES
-        case ')':
+          break;
+        case Op::EMPTY_TUPLE:
           push(make(Kind::tuple));
-          break;  // EMPTY_TUPLE
-        case ']':
+          break;
+        case Op::EMPTY_LIST:
           push(make(Kind::list));
-          break;  // EMPTY_LIST
-        case '}':
+          break;
+        case Op::EMPTY_DICT:
           push(make(Kind::dict));
-          break;     // EMPTY_DICT
-        case 't': {  // TUPLE
+          break;
+        case Op::TUPLE: {
           auto v = make(Kind::tuple);
           v->items = pop_to_mark();
           push(v);
           break;
         }
-        case 0x85:
-        case 0x86:
-        case 0x87: {  // TUPLE1..3
+        case Op::TUPLE1:
+        case Op::TUPLE2:
+        case Op::TUPLE3: {
           auto v = make(Kind::tuple);
-          const std::size_t n = op - 0x84u;
+          const std::size_t n = stack_effect(code.op).takes;
           need_stack(n);
           v->items.assign(stack_.end() - static_cast<std::ptrdiff_t>(n), stack_.end());
           stack_.resize(stack_.size() - n);
           push(v);
           break;
         }
-        case 'l': {  // LIST
+        case Op::LIST: {
           auto v = make(Kind::list);
           v->items = pop_to_mark();
           push(v);
           break;
         }
-        case 'd': {  // DICT
+        case Op::DICT: {
           auto v = make(Kind::dict);
           v->items = pop_to_mark();
           if (v->items.size() % 2) throw UnsupportedPickle("DICT with an odd count");
           push(v);
           break;
         }
-        case 'e': {  // APPENDS
+        case Op::APPENDS: {
           auto items = pop_to_mark();
           auto list = top(Kind::list);
           list->items.insert(list->items.end(), items.begin(), items.end());
           break;
         }
-        case 'a': {  // APPEND
+        case Op::APPEND: {
           auto item = pop();
           top(Kind::list)->items.push_back(item);
           break;
         }
-        case 'u': {  // SETITEMS
+        case Op::SETITEMS: {
           auto items = pop_to_mark();
           if (items.size() % 2) throw UnsupportedPickle("SETITEMS with an odd count");
           auto dict = top(Kind::dict);
           dict->items.insert(dict->items.end(), items.begin(), items.end());
           break;
         }
-        case 's': {  // SETITEM
+        case Op::SETITEM: {
           auto value = pop();
           auto key = pop();
           auto dict = top(Kind::dict);
@@ -194,22 +184,18 @@ class Machine {
           dict->items.push_back(value);
           break;
         }
-        case 'q':
+        case Op::BINPUT:
+        case Op::LONG_BINPUT:
           memo_put(code.value);
-          break;  // BINPUT
-        case 'r':
-          memo_put(code.value);
-          break;  // LONG_BINPUT
-        case 0x94:
+          break;
+        case Op::MEMOIZE:
           memo_put(memo_.size());
-          break;  // MEMOIZE
-        case 'h':
+          break;
+        case Op::BINGET:
+        case Op::LONG_BINGET:
           push(memo_get(code.value));
-          break;  // BINGET
-        case 'j':
-          push(memo_get(code.value));
-          break;     // LONG_BINGET
-        case 'c': {  // GLOBAL
+          break;
+        case Op::GLOBAL: {
           // "module\nname\n" between the opcode and pos_
           const std::string_view lines = p_.substr(code.at + 1, pos_ - code.at - 2);
           const std::size_t nl = lines.find('\n');
@@ -220,7 +206,7 @@ class Machine {
           push(v);
           break;
         }
-        case 0x81: {  // NEWOBJ: cls, args
+        case Op::NEWOBJ: {  // NEWOBJ: cls, args
           pop();      // the arguments: TorchScript writes an empty tuple
           auto cls = pop();
           if (cls->kind != Kind::global) throw UnsupportedPickle("NEWOBJ of a non-global");
@@ -229,33 +215,33 @@ class Machine {
           push(v);
           break;
         }
-        case 'R': {  // REDUCE: callable, args
+        case Op::REDUCE: {  // REDUCE: callable, args
           auto args = pop();
           auto callable = pop();
           push(reduce(*this, callable, args));
           break;
         }
-        case 'b': {  // BUILD: object, state
+        case Op::BUILD: {  // BUILD: object, state
           auto state = pop();
           auto object = top(Kind::object);
           if (object->state) throw UnsupportedPickle("BUILD twice on one object");
           object->state = state;
           break;
         }
-        case 'Q':
+        case Op::BINPERSID:
           push(storage(pop()));
-          break;  // BINPERSID
-        case '0':
+          break;
+        case Op::POP:
           pop();
-          break;  // POP
-        case '1':
+          break;
+        case Op::POP_MARK:
           pop_to_mark();
-          break;  // POP_MARK
-        case '2':
+          break;
+        case Op::DUP:
           push(top_any());
-          break;  // DUP
+          break;
         default:
-          throw UnsupportedPickle("opcode " + std::to_string(op) + " not understood");
+          throw UnsupportedPickle("opcode " + std::to_string(code.op) + " not understood");
       }
     }
     throw UnsupportedPickle("no STOP");

@@ -103,9 +103,9 @@ std::optional<std::string> pickle_problem(std::string_view p, const PickleLimits
         return std::nullopt;
       case K::push: {
         Shape leaf;
-        if (code.counted && code.op != 0x8a && code.op != 0x8b)  // strings and bytes, not LONGs
+        if (code.counted && !is(code, Op::LONG1) && !is(code, Op::LONG4))  // strings, bytes
           leaf.type_depth = bracket_depth(p.substr(pos - code.value, code.value));
-        if (code.op == 'c')
+        if (is(code, Op::GLOBAL))
           leaf.restore_type_tag =
               p.substr(code.at + 1, pos - code.at - 1) == "torch.jit._pickle\nrestore_type_tag\n";
         stack.push_back(leaf);
@@ -113,12 +113,12 @@ std::optional<std::string> pickle_problem(std::string_view p, const PickleLimits
       }
       case K::memo_put:
         // a pickler numbers its memo entries from 0, one per PUT
-        if (code.op != 0x94 && code.value > p.size())
+        if (!is(code, Op::MEMOIZE) && code.value > p.size())
           return "memo index " + std::to_string(code.value) + " at byte " +
                  std::to_string(code.at) + " is larger than a pickle of " +
                  std::to_string(p.size()) + " bytes can use";
         if (available() < 1) return needs(1);
-        memo[code.op == 0x94 ? memo.size() : code.value] = stack.back();
+        memo[is(code, Op::MEMOIZE) ? memo.size() : code.value] = stack.back();
         break;
       case K::memo_get: {
         const auto it = memo.find(code.value);
@@ -132,7 +132,7 @@ std::optional<std::string> pickle_problem(std::string_view p, const PickleLimits
         if (available() < effect.takes) return needs(effect.takes);
         const Shape* taken = stack.data() + stack.size() - effect.takes;
         // restore_type_tag(value, "List[...]"): LibTorch parses the type string recursively
-        if (code.op == 'R' && taken[0].restore_type_tag &&
+        if (is(code, Op::REDUCE) && taken[0].restore_type_tag &&
             taken[1].type_depth > limits.max_type_depth)
           return problem_at("gives restore_type_tag a type nested more than " +
                             std::to_string(limits.max_type_depth) + " deep");
