@@ -5,7 +5,6 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <array>
 #include <cctype>
 #include <filesystem>
 #include <functional>
@@ -127,19 +126,20 @@ void add_common_options(CLI::App& sub, CommonOptions& common) {
       ->type_name("FILE");
 }
 
-// A positive integer option; zero or negative is a usage error naming the flag.
+// A positive integer option bound to one of the capture's quotas (its default shown); zero or
+// negative is a usage error, which CLI11 prefixes with the flag.
 void add_limit(CLI::App& sub, const std::string& flag, std::int64_t& value,
                const std::string& help) {
   sub.add_option(flag, value, help + " (default " + std::to_string(value) + ")")
       ->type_name("N")
       ->check(CLI::Validator(
-          [flag](std::string& text) -> std::string {
+          [](std::string& text) -> std::string {
             try {
               std::size_t used = 0;
               if (std::stoll(text, &used) > 0 && used == text.size()) return "";
             } catch (const std::exception&) {
             }
-            return flag + " must be a positive integer, got '" + text + "'";
+            return "must be a positive integer, got '" + text + "'";
           },
           "N > 0"));
 }
@@ -196,8 +196,7 @@ std::vector<Command> commands(CommonOptions& common) {
        [&common](CLI::App& sub, std::function<int()>& action) {
          auto request = std::make_shared<vd::CaptureRequest>();
          auto modules = std::make_shared<std::vector<std::string>>();
-         auto limits = std::make_shared<std::array<std::int64_t, 5>>(
-             std::array<std::int64_t, 5>{64, 32, 16 * 1024, 4096, 32});
+         auto quotas = std::make_shared<vd::CaptureQuotas>();  // the defaults
          sub.add_option("ARCHIVE", request->archive,
                         "TorchScript archive written by torch.jit.save")
              ->required();
@@ -210,12 +209,14 @@ std::vector<Command> commands(CommonOptions& common) {
                         "Registered path to capture, e.g. blocks.0.lin or <root> (repeatable; "
                         "default: every module)")
              ->type_name("PATH");
-         add_limit(sub, "--max-tensors", (*limits)[0], "Snapshots kept in all");
-         add_limit(sub, "--max-samples-per-tensor", (*limits)[1], "Values copied per tensor");
-         add_limit(sub, "--max-bytes", (*limits)[2], "Source-dtype bytes copied in all");
-         add_limit(sub, "--max-traversal-nodes", (*limits)[3],
+         add_limit(sub, "--max-tensors", quotas->max_tensors, "Snapshots kept in all");
+         add_limit(sub, "--max-samples-per-tensor", quotas->max_samples_per_tensor,
+                   "Values copied per tensor");
+         add_limit(sub, "--max-bytes", quotas->max_bytes, "Source-dtype bytes copied in all");
+         add_limit(sub, "--max-traversal-nodes", quotas->max_traversal_nodes,
                    "Nodes visited per input/output walk");
-         add_limit(sub, "--max-container-depth", (*limits)[4], "Container edges followed per walk");
+         add_limit(sub, "--max-container-depth", quotas->max_container_depth,
+                   "Container edges followed per walk");
          sub.add_option("--device", request->device,
                         "Where the archive is loaded and inputs placed (default cpu; cuda, cuda:N)")
              ->type_name("DEVICE");
@@ -237,11 +238,10 @@ std::vector<Command> commands(CommonOptions& common) {
              ->type_name("SECONDS")
              ->check(CLI::PositiveNumber);
          add_common_options(sub, common);
-         action = [&common, request, modules, limits, fail_on_nonfinite] {
+         action = [&common, request, modules, quotas, fail_on_nonfinite] {
            if (!modules->empty()) request->module_paths = *modules;
            if (*fail_on_nonfinite) request->stats = true;
-           const auto& l = *limits;
-           request->limits = vd::CaptureLimits(l[0], l[1], l[2], l[3], l[4]);
+           request->limits = vd::CaptureLimits(*quotas);
            spdlog::debug("capturing {} on {} input file(s)", request->archive,
                          request->inputs.size());
            std::vector<std::string> inputs = request->inputs;

@@ -623,9 +623,10 @@ def the_table_says_which_inputs_file_each_call_came_from():
 @test
 def capture_usage_errors_exit_2():
     cases = [
-        (("--max-tensors", "0"), r"--max-tensors must be a positive integer, got '0'"),
-        (("--max-bytes", "-5"), r"--max-bytes must be a positive integer, got '-5'"),
-        (("--max-container-depth", "two"), r"--max-container-depth must be a positive integer"),
+        (("--max-tensors", "0"), r"error: --max-tensors: must be a positive integer, got '0'\n"),
+        (("--max-bytes", "-5"), r"error: --max-bytes: must be a positive integer, got '-5'\n"),
+        (("--max-container-depth", "two"),
+         r"error: --max-container-depth: must be a positive integer, got 'two'\n"),
         (("--module", "encoder.blok"), r"unknown module path 'encoder\.blok'; closest registered "
                                        r"paths: 'encoder\.block'"),
         (("--device", "banana"), r"invalid device 'banana'"),

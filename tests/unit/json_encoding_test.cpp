@@ -140,11 +140,13 @@ TEST_CASE("CaptureLimits: the seed's defaults; non-positive quotas are rejected 
   CHECK(d.max_bytes() == 16384);
   CHECK(d.max_traversal_nodes() == 4096);
   CHECK(d.max_container_depth() == 32);
-  CHECK(CaptureLimits(64, 32, 16384, 4096, 32) == d);
-  CHECK_THROWS_WITH_AS(CaptureLimits(0, 1, 1, 1, 1), "max_tensors must be positive, got 0",
+  CHECK(CaptureLimits() == d);
+  CHECK_THROWS_WITH_AS(CaptureLimits().with_max_tensors(0), "max_tensors must be positive, got 0",
                        UsageError);
-  CHECK_THROWS_WITH_AS(CaptureLimits(1, 1, -5, 1, 1), "max_bytes must be positive, got -5",
+  CHECK_THROWS_WITH_AS(CaptureLimits().with_max_bytes(-5), "max_bytes must be positive, got -5",
                        UsageError);
-  CHECK_THROWS_WITH_AS(CaptureLimits(1, 1, 1, 1, 0), "max_container_depth must be positive, got 0",
+  CaptureQuotas quotas;
+  quotas.max_container_depth = 0;
+  CHECK_THROWS_WITH_AS(CaptureLimits{quotas}, "max_container_depth must be positive, got 0",
                        UsageError);
 }

@@ -137,7 +137,7 @@ TEST_CASE("unknown module paths are rejected when the scope is entered, with sug
 }
 
 TEST_CASE("max_tensors stops recording for good and says so") {
-  auto capture = capture_model(twice_model(), std::nullopt, CaptureLimits(3, 32, 16384, 4096, 32));
+  auto capture = capture_model(twice_model(), std::nullopt, CaptureLimits().with_max_tensors(3));
   auto scope = capture.enter();
   capture.forward(positional({kInput}));
   capture.forward(positional({kInput}));
@@ -147,7 +147,7 @@ TEST_CASE("max_tensors stops recording for good and says so") {
 }
 
 TEST_CASE("max_bytes: a sample is cut to the bytes left, then recording stops") {
-  auto capture = capture_model(twice_model(), std::nullopt, CaptureLimits(64, 32, 40, 4096, 32));
+  auto capture = capture_model(twice_model(), std::nullopt, CaptureLimits().with_max_bytes(40));
   auto scope = capture.enter();
   capture.forward(positional({kInput}));
   REQUIRE(capture.snapshots().size() == 2);
@@ -158,7 +158,7 @@ TEST_CASE("max_bytes: a sample is cut to the bytes left, then recording stops") 
 }
 
 TEST_CASE("max_bytes: fewer bytes left than one element still records, and recording goes on") {
-  auto capture = capture_model(twice_model(), std::nullopt, CaptureLimits(64, 32, 26, 4096, 32));
+  auto capture = capture_model(twice_model(), std::nullopt, CaptureLimits().with_max_bytes(26));
   auto scope = capture.enter();
   capture.forward(positional({kInput}));
   REQUIRE(capture.snapshots().size() == 6);
@@ -172,7 +172,7 @@ TEST_CASE("max_bytes: fewer bytes left than one element still records, and recor
 }
 
 TEST_CASE("when one snapshot reaches both quotas, max_tensors is reported") {
-  auto capture = capture_model(twice_model(), std::nullopt, CaptureLimits(1, 32, 24, 4096, 32));
+  auto capture = capture_model(twice_model(), std::nullopt, CaptureLimits().with_max_tensors(1).with_max_bytes(24));
   auto scope = capture.enter();
   capture.forward(positional({kInput}));
   CHECK(capture.snapshots().size() == 1);
@@ -181,7 +181,7 @@ TEST_CASE("when one snapshot reaches both quotas, max_tensors is reported") {
 
 TEST_CASE("max_samples_per_tensor bounds each value list") {
   auto capture = capture_model(twice_model(), std::vector<std::string>{"<root>"},
-                               CaptureLimits(64, 2, 16384, 4096, 32));
+                               CaptureLimits().with_max_samples_per_tensor(2));
   auto scope = capture.enter();
   capture.forward(positional({kInput}));
   REQUIRE(capture.snapshots().size() == 2);
@@ -193,7 +193,7 @@ TEST_CASE("traversal quota: the node reaching the limit is handled, then the wal
   const auto model = scripted("Fan",
                               "def forward(self, x):\n"
                               "  return (x, x + 1, x + 2, x + 3)\n");
-  auto capture = capture_model(model, std::nullopt, CaptureLimits(64, 32, 16384, 3, 32));
+  auto capture = capture_model(model, std::nullopt, CaptureLimits().with_max_traversal_nodes(3));
   auto scope = capture.enter();
   capture.forward(positional({kInput}));
   // input walk: args(1) x(2); output walk: tuple(1) output.0(2) output.1(3, recorded) stop
@@ -207,14 +207,14 @@ TEST_CASE("depth quota: children of a container at the limit are not visited") {
                               "def forward(self, x):\n"
                               "  return (x, ([x], {'k': x}))\n");
   SUBCASE("depth 1") {
-    auto capture = capture_model(model, std::nullopt, CaptureLimits(64, 32, 16384, 4096, 1));
+    auto capture = capture_model(model, std::nullopt, CaptureLimits().with_max_container_depth(1));
     auto scope = capture.enter();
     capture.forward(positional({kInput}));
     CHECK(trace(capture) ==
           std::vector<std::string>{"<root> 0 input args 0", "<root> 0 output output 0"});
   }
   SUBCASE("depth 3") {
-    auto capture = capture_model(model, std::nullopt, CaptureLimits(64, 32, 16384, 4096, 3));
+    auto capture = capture_model(model, std::nullopt, CaptureLimits().with_max_container_depth(3));
     auto scope = capture.enter();
     capture.forward(positional({kInput}));
     CHECK(trace(capture) ==
@@ -238,7 +238,7 @@ TEST_CASE("the root's keyword arguments: their own root, in schema order, counte
   }
   {
     // args(1) x(2) kwargs(3): the walk stops before bias
-    auto capture = capture_model(model, std::nullopt, CaptureLimits(64, 32, 16384, 3, 32));
+    auto capture = capture_model(model, std::nullopt, CaptureLimits().with_max_traversal_nodes(3));
     auto scope = capture.enter();
     capture.forward(inputs);
     CHECK(trace(capture) ==

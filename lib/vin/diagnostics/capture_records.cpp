@@ -24,19 +24,38 @@ bool same_value(const SampleValue& a, const SampleValue& b) {
 
 }  // namespace
 
-CaptureLimits::CaptureLimits(std::int64_t max_tensors, std::int64_t max_samples_per_tensor,
-                             std::int64_t max_bytes, std::int64_t max_traversal_nodes,
-                             std::int64_t max_container_depth)
-    : max_tensors_(max_tensors),
-      max_samples_per_tensor_(max_samples_per_tensor),
-      max_bytes_(max_bytes),
-      max_traversal_nodes_(max_traversal_nodes),
-      max_container_depth_(max_container_depth) {
-  require_positive("max_tensors", max_tensors);
-  require_positive("max_samples_per_tensor", max_samples_per_tensor);
-  require_positive("max_bytes", max_bytes);
-  require_positive("max_traversal_nodes", max_traversal_nodes);
-  require_positive("max_container_depth", max_container_depth);
+CaptureLimits::CaptureLimits(const CaptureQuotas& quotas) : q_(quotas) {
+  require_positive("max_tensors", q_.max_tensors);
+  require_positive("max_samples_per_tensor", q_.max_samples_per_tensor);
+  require_positive("max_bytes", q_.max_bytes);
+  require_positive("max_traversal_nodes", q_.max_traversal_nodes);
+  require_positive("max_container_depth", q_.max_container_depth);
+}
+
+CaptureLimits CaptureLimits::with_max_tensors(std::int64_t n) const {
+  CaptureQuotas q = q_;
+  q.max_tensors = n;
+  return CaptureLimits(q);
+}
+CaptureLimits CaptureLimits::with_max_samples_per_tensor(std::int64_t n) const {
+  CaptureQuotas q = q_;
+  q.max_samples_per_tensor = n;
+  return CaptureLimits(q);
+}
+CaptureLimits CaptureLimits::with_max_bytes(std::int64_t n) const {
+  CaptureQuotas q = q_;
+  q.max_bytes = n;
+  return CaptureLimits(q);
+}
+CaptureLimits CaptureLimits::with_max_traversal_nodes(std::int64_t n) const {
+  CaptureQuotas q = q_;
+  q.max_traversal_nodes = n;
+  return CaptureLimits(q);
+}
+CaptureLimits CaptureLimits::with_max_container_depth(std::int64_t n) const {
+  CaptureQuotas q = q_;
+  q.max_container_depth = n;
+  return CaptureLimits(q);
 }
 
 bool operator==(const TensorSnapshot& a, const TensorSnapshot& b) {

@@ -11,42 +11,52 @@
 
 namespace vin::diagnostics {
 
+/// The quotas of a capture by name, with the seed's defaults: the one place they are written.
+struct CaptureQuotas {
+  std::int64_t max_tensors = 64;              ///< snapshots retained across the capture
+  std::int64_t max_samples_per_tensor = 32;   ///< row-major elements copied from one tensor
+  std::int64_t max_bytes = 16 * 1024;         ///< source-dtype bytes copied across the capture
+  std::int64_t max_traversal_nodes = 4096;    ///< nodes visited in one input or output walk
+  std::int64_t max_container_depth = 32;      ///< container edges followed from a walk's root
+};
+
 /// Positive quotas for one ModelCapture. Tensor-count and byte quotas are cumulative across every
 /// forward and every entrance of the capture; traversal quotas restart for each input walk and
-/// each output walk.
+/// each output walk. Built by name: `CaptureLimits().with_max_tensors(8).with_max_bytes(1024)`.
 class CaptureLimits {
  public:
-  /// The seed's defaults: 64, 32, 16 KiB, 4096, 32.
+  /// The seed's defaults (CaptureQuotas).
   CaptureLimits() = default;
   /// Throws UsageError naming the first quota that is not positive.
-  CaptureLimits(std::int64_t max_tensors, std::int64_t max_samples_per_tensor,
-                std::int64_t max_bytes, std::int64_t max_traversal_nodes,
-                std::int64_t max_container_depth);
+  explicit CaptureLimits(const CaptureQuotas& quotas);
+
+  /// A copy with one quota changed; throws UsageError when it is not positive.
+  CaptureLimits with_max_tensors(std::int64_t n) const;
+  CaptureLimits with_max_samples_per_tensor(std::int64_t n) const;
+  CaptureLimits with_max_bytes(std::int64_t n) const;
+  CaptureLimits with_max_traversal_nodes(std::int64_t n) const;
+  CaptureLimits with_max_container_depth(std::int64_t n) const;
 
   /// Maximum tensor snapshots retained across the capture.
-  std::int64_t max_tensors() const { return max_tensors_; }
+  std::int64_t max_tensors() const { return q_.max_tensors; }
   /// Maximum row-major flattened elements copied from one tensor.
-  std::int64_t max_samples_per_tensor() const { return max_samples_per_tensor_; }
+  std::int64_t max_samples_per_tensor() const { return q_.max_samples_per_tensor; }
   /// Maximum source-dtype bytes copied into samples across the capture.
-  std::int64_t max_bytes() const { return max_bytes_; }
+  std::int64_t max_bytes() const { return q_.max_bytes; }
   /// Maximum containers, leaves and tensors visited in one input or output walk.
-  std::int64_t max_traversal_nodes() const { return max_traversal_nodes_; }
+  std::int64_t max_traversal_nodes() const { return q_.max_traversal_nodes; }
   /// Maximum container edges followed from an input or output root.
-  std::int64_t max_container_depth() const { return max_container_depth_; }
+  std::int64_t max_container_depth() const { return q_.max_container_depth; }
 
   friend bool operator==(const CaptureLimits& a, const CaptureLimits& b) {
-    return a.max_tensors_ == b.max_tensors_ &&
-           a.max_samples_per_tensor_ == b.max_samples_per_tensor_ && a.max_bytes_ == b.max_bytes_ &&
-           a.max_traversal_nodes_ == b.max_traversal_nodes_ &&
-           a.max_container_depth_ == b.max_container_depth_;
+    return a.max_tensors() == b.max_tensors() &&
+           a.max_samples_per_tensor() == b.max_samples_per_tensor() &&
+           a.max_bytes() == b.max_bytes() && a.max_traversal_nodes() == b.max_traversal_nodes() &&
+           a.max_container_depth() == b.max_container_depth();
   }
 
  private:
-  std::int64_t max_tensors_ = 64;
-  std::int64_t max_samples_per_tensor_ = 32;
-  std::int64_t max_bytes_ = 16 * 1024;
-  std::int64_t max_traversal_nodes_ = 4096;
-  std::int64_t max_container_depth_ = 32;
+  CaptureQuotas q_;
 };
 
 /// One sampled element: integers (exact), floating values (the element's exact double), bools.
