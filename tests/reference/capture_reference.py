@@ -198,8 +198,8 @@ class ModelCapture:
     def __init__(self, model: torch.nn.Module, *, module_paths: Optional[Sequence[str]] = None,
                  limits: Optional[CaptureLimits] = None, traced_inputs: bool = False):
         self.model = model
-        # as a traced archive of this model passes them: torch.jit.trace passes a tensor given
-        # to a submodule several times (q, k, v of self-attention) once
+        # as a traced archive of this model runs: torch.jit.trace passes a tensor given to a
+        # submodule several times (q, k, v of self-attention) once, and traced with autograd on
         self._traced_inputs = traced_inputs
         self.limits = limits if limits is not None else CaptureLimits()
         modules: Dict[str, torch.nn.Module] = {}
@@ -256,7 +256,9 @@ class ModelCapture:
         kwargs = dict(kwargs or {})
         self._root_kwargs = kwargs
         try:
-            with torch.no_grad():
+            # a traced archive holds the operations its trace ran, with autograd on: fast paths
+            # that need it off (nn.MultiheadAttention's) are not in it
+            with torch.set_grad_enabled(self._traced_inputs):
                 return self.model(*args, **kwargs)
         finally:
             self._root_kwargs = None
