@@ -12,7 +12,7 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "vin/diagnostics/capture_archive.h"
+#include "vin/diagnostics/capture_request.h"
 #include "vin/diagnostics/error.h"
 #include "vin/diagnostics/inspect_config.h"
 #include "vin/diagnostics/model_source.h"
@@ -68,7 +68,7 @@ vd::LibTorchInspector libtorch_fallback(bool allowed) {
   return [](const std::string& path, const std::string& why) {
     spdlog::debug("{}: {}; reading it with LibTorch instead ({})", path, why,
                   vd::kLoadWithLibTorchFlag);
-    return torch_plugin().inspect_model_archive(path);
+    return torch_plugin().describe_with_libtorch(path);
   };
 }
 
@@ -180,7 +180,7 @@ std::vector<Command> commands(CommonOptions& common) {
          action = [&common, archive, with_libtorch] {
            spdlog::debug("inspecting {}", *archive);
            const vd::ModelMetadata model =
-               vd::inspect_archive(*archive, libtorch_fallback(*with_libtorch));
+               vd::describe_archive(*archive, libtorch_fallback(*with_libtorch));
            spdlog::debug("{} modules, {} parameters", model.modules().size(),
                          model.total_parameters());
            emit(common, format_records(*archive, [&](std::ostream& out) {

@@ -14,7 +14,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   namespace vd = vin::diagnostics;
   const std::string& path = vin::fuzz::write_scratch_file(data, size, ".pt");
   try {
-    const vd::ModelMetadata model = vd::inspect_model_archive(path);
+    const vd::ModelMetadata model = vd::describe_with_libtorch(path);
     std::ostringstream out;
     vd::write_model_metadata(out, model, vd::OutputFormat::jsonl);
   } catch (const vd::Error&) {

@@ -1,4 +1,4 @@
-// Fuzz target: inspect-model's reader of an archive without LibTorch (read_model_structure: the
+// Fuzz target: inspect-model's reader of an archive without LibTorch (read_archive_metadata: the
 // zip checks, data.pkl through read_pickle, class headers from code/), then the jsonl writer.
 // Mutated and truncated zips must end in vin::diagnostics::Error or a fallback, never a crash.
 #include <cstddef>
@@ -14,7 +14,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   namespace vd = vin::diagnostics;
   const std::string& path = vin::fuzz::write_scratch_file(data, size, ".pt");
   try {
-    if (const auto model = vd::read_model_structure(path)) {
+    if (const auto model = vd::read_archive_metadata(path)) {
       std::ostringstream out;
       vd::write_model_metadata(out, *model, vd::OutputFormat::jsonl);
     }

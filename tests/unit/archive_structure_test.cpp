@@ -34,13 +34,13 @@ TEST_CASE("the archive reader gives LibTorch's records on every fixture archive"
     CAPTURE(path);
     std::optional<ModelMetadata> expected;
     try {
-      expected = inspect_model_archive(path);
+      expected = describe_with_libtorch(path);
     } catch (const Error&) {
     }
     std::optional<ModelMetadata> structure;
     std::string why_not;
     try {
-      structure = read_model_structure(path, &why_not);
+      structure = read_archive_metadata(path, &why_not);
     } catch (const Error&) {
       CHECK_FALSE(expected.has_value());  // both refuse a file that is not an archive
       continue;

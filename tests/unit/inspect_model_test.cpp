@@ -116,7 +116,7 @@ TEST_CASE("inspection leaves the module exactly as it was") {
 }
 
 TEST_CASE("ModuleDict, GRU parameters and a LayerNorm without affine parameters") {
-  const ModelMetadata got = inspect_model_archive(fixture("dict_model.pt"));
+  const ModelMetadata got = describe_with_libtorch(fixture("dict_model.pt"));
   // GRU(4, 4): weight_ih 12x4, weight_hh 12x4, bias_ih 12, bias_hh 12
   const ModelMetadata expected(
       "fixture_models.DictModel", 15 + 16 + 120, 15 + 16 + 120,
@@ -130,11 +130,11 @@ TEST_CASE("ModuleDict, GRU parameters and a LayerNorm without affine parameters"
 }
 
 TEST_CASE("a model of 5,054 modules and one 40 deep") {
-  const ModelMetadata wide = inspect_model_archive(fixture("wide.pt"));
+  const ModelMetadata wide = describe_with_libtorch(fixture("wide.pt"));
   CHECK(wide.modules().size() == 2 + 3 * 1684);
   CHECK(wide.total_parameters() == 6 * 1684);  // Linear(2, 2) per block
   CHECK(wide.modules().back().path() == "blocks.1683.act");
-  const ModelMetadata deep = inspect_model_archive(fixture("deep.pt"));
+  const ModelMetadata deep = describe_with_libtorch(fixture("deep.pt"));
   CHECK(deep.modules().size() == 1 + 2 * 40);  // a Deep and a Linear per level, then a Leaf
   CHECK(deep.modules().back().module_type() == "fixture_models.Leaf");
   CHECK(deep.total_parameters() == 20 * 40);

@@ -15,6 +15,7 @@
 #include "vin/diagnostics/error.h"
 #include "vin/diagnostics/pickle_safety.h"
 #include "vin/diagnostics/printable.h"
+#include "vin/diagnostics/zip_handle.h"
 
 namespace vin::diagnostics {
 namespace {
@@ -25,14 +26,6 @@ bool ends_with(std::string_view text, std::string_view suffix) {
   return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
 }
 
-struct ZipCloser {
-  void operator()(zip_t* z) const { zip_discard(z); }
-};
-using ZipHandle = std::unique_ptr<zip_t, ZipCloser>;
-
-struct ZipFileCloser {
-  void operator()(zip_file_t* f) const { zip_fclose(f); }
-};
 
 // The first bytes, to tell "not a zip at all" from "a damaged zip".
 std::string read_magic(const std::string& path) {
@@ -57,7 +50,7 @@ void check_regular_file(const std::string& path) {
 // checks no CRC at all). `record` names it in the error.
 std::string read_member(zip_t* zip, zip_uint64_t index, zip_uint64_t size, const std::string& path,
                         const std::string& record) {
-  std::unique_ptr<zip_file_t, ZipFileCloser> file(zip_fopen_index(zip, index, 0));
+  ZipFileHandle file(zip_fopen_index(zip, index, 0));
   std::string bytes(size, '\0');
   char past_end = 0;
   if (!file || zip_fread(file.get(), bytes.data(), size) != static_cast<zip_int64_t>(size) ||
@@ -174,7 +167,7 @@ std::uint64_t read_version(zip_t* z, const std::string& prefix, const std::strin
   constexpr zip_uint64_t kMaxVersionBytes = 64;
   if (!(st.valid & ZIP_STAT_SIZE) || st.size == 0 || st.size > kMaxVersionBytes)
     throw Error(path + ": the archive's version record is malformed");
-  std::unique_ptr<zip_file_t, ZipFileCloser> file(zip_fopen(z, record.c_str(), 0));
+  ZipFileHandle file(zip_fopen(z, record.c_str(), 0));
   std::string text(st.size, '\0');
   if (!file || zip_fread(file.get(), text.data(), st.size) != static_cast<zip_int64_t>(st.size))
     throw Error(path + ": cannot read the archive's version record (damaged archive)");

@@ -121,7 +121,7 @@ class StructureWalker {
 
 }  // namespace
 
-std::optional<ModelMetadata> read_model_structure(const std::string& path, std::string* why_not) {
+std::optional<ModelMetadata> read_archive_metadata(const std::string& path, std::string* why_not) {
   const ArchiveLayout layout = probe_torchscript_archive(path);
   const auto records = read_archive_records(
       path, layout,

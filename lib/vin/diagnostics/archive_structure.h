@@ -18,7 +18,7 @@ namespace vin::diagnostics {
 /// without a definition, a `__setstate__` that computes what the records hold, a parameter
 /// rebuilt by an unknown function, ...). Throws Error for files that are not TorchScript
 /// archives (probe_torchscript_archive), records it cannot read, or a damaged data.pkl.
-std::optional<ModelMetadata> read_model_structure(const std::string& path,
+std::optional<ModelMetadata> read_archive_metadata(const std::string& path,
                                                   std::string* why_not = nullptr);
 
 }  // namespace vin::diagnostics

@@ -5,10 +5,18 @@
 #include <torch/csrc/jit/api/module.h>
 
 #include <string>
+#include <utility>
+#include <vector>
 
-#include "vin/diagnostics/model_capture.h"
 
 namespace vin::diagnostics {
+
+/// Arguments of one root forward call: positional, then keyword arguments in the order given.
+struct ForwardInputs {
+  std::vector<c10::IValue> args;
+  std::vector<std::pair<std::string, c10::IValue>> kwargs;
+  std::string method = "forward";  ///< or the overload the inputs fit (`forward__0`)
+};
 
 /// The methods a forward call of `model` may run: `forward`, or, for a root whose forward is
 /// overloaded (a scripted nn.LSTM or nn.GRU), its overloads `forward__0`, `forward__1`, ...

@@ -80,7 +80,7 @@ class ModelWalker {
 
 ModelMetadata inspect_model(const torch::jit::Module& model) { return ModelWalker().run(model); }
 
-ModelMetadata inspect_model_archive(const std::string& path) {
+ModelMetadata describe_with_libtorch(const std::string& path) {
   const torch::jit::Module model = load_torchscript_archive(path, "cpu");
   try {
     return inspect_model(model);

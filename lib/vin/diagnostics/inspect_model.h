@@ -17,6 +17,6 @@ namespace vin::diagnostics {
 ModelMetadata inspect_model(const torch::jit::Module& model);
 
 /// Loads the TorchScript archive at `path` on the CPU (load_torchscript_archive) and inspects it.
-ModelMetadata inspect_model_archive(const std::string& path);
+ModelMetadata describe_with_libtorch(const std::string& path);
 
 }  // namespace vin::diagnostics

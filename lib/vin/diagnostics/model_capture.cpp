@@ -18,6 +18,7 @@
 #include "vin/diagnostics/log_sink.h"
 #include "vin/diagnostics/model_loader.h"
 #include "vin/diagnostics/module_selection.h"
+#include "vin/diagnostics/dtype_names.h"
 #include "vin/diagnostics/tensor_sampling.h"
 
 namespace vin::diagnostics {

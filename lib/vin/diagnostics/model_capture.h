@@ -19,15 +19,9 @@
 #include <vector>
 
 #include "vin/diagnostics/capture_records.h"
+#include "vin/diagnostics/forward_inputs.h"
 
 namespace vin::diagnostics {
-
-/// Arguments of one root forward call: positional, then keyword arguments in the order given.
-struct ForwardInputs {
-  std::vector<c10::IValue> args;
-  std::vector<std::pair<std::string, c10::IValue>> kwargs;
-  std::string method = "forward";  ///< or the overload the inputs fit (`forward__0`)
-};
 
 /// A capture of one model. Snapshots, byte accounting and per-module call indices are
 /// cumulative across forwards and across entrances.

@@ -5,10 +5,10 @@
 
 namespace vin::diagnostics {
 
-ModelMetadata inspect_archive(const std::string& path, const LibTorchInspector& fallback) {
+ModelMetadata describe_archive(const std::string& path, const LibTorchInspector& fallback) {
   std::string why_not;
   auto structure = naming_out_of_memory(path, "reading the archive's structure",
-                                        [&] { return read_model_structure(path, &why_not); });
+                                        [&] { return read_archive_metadata(path, &why_not); });
   if (structure) return std::move(*structure);
   if (fallback) return fallback(path, why_not);
   throw Error(path + ": cannot be described without running the archive's code (" + why_not +

@@ -12,6 +12,7 @@
 
 #include "vin/diagnostics/error.h"
 #include "vin/diagnostics/printable.h"
+#include "vin/diagnostics/zip_handle.h"
 
 namespace vin::diagnostics {
 namespace {
@@ -63,10 +64,6 @@ class FileSource : public ByteSource {
  private:
   std::ifstream& in_;
   std::uint64_t left_;
-};
-
-struct ZipFileCloser {
-  void operator()(zip_file_t* f) const { zip_fclose(f); }
 };
 
 class ZipMemberSource : public ByteSource {
@@ -337,10 +334,6 @@ NpyArray read_array(ByteSource& in, const std::string& source) {
   return array;
 }
 
-struct ZipCloser {
-  void operator()(zip_t* z) const { zip_discard(z); }
-};
-
 }  // namespace
 
 std::int64_t NpyArray::numel() const {
@@ -382,7 +375,7 @@ NpyArray read_npy_file(const std::string& path) {
 
 std::vector<NpyArray> read_npz_file(const std::string& path) {
   int code = 0;
-  std::unique_ptr<zip_t, ZipCloser> zip(zip_open(path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &code));
+  ZipHandle zip(zip_open(path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &code));
   if (!zip) throw Error(path + ": not a readable .npz file (a truncated or damaged zip archive)");
   std::vector<NpyArray> arrays;
   const zip_int64_t n = zip_get_num_entries(zip.get(), 0);
@@ -392,7 +385,7 @@ std::vector<NpyArray> read_npz_file(const std::string& path) {
     const std::string source = path + " (member " + printable(member, 200) + ")";
     if (member.size() < 4 || member.compare(member.size() - 4, 4, ".npy") != 0)
       throw Error(source + ": an .npz member that is not a .npy array");
-    std::unique_ptr<zip_file_t, ZipFileCloser> file(
+    ZipFileHandle file(
         zip_fopen_index(zip.get(), static_cast<zip_uint64_t>(i), 0));
     if (!file) throw Error(source + ": cannot read (" + zip_strerror(zip.get()) + ")");
     zip_stat_t st;

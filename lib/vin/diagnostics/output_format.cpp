@@ -81,4 +81,47 @@ void write_capture(std::ostream& out, const std::vector<TensorSnapshot>& snapsho
   }
 }
 
+void write_diff(std::ostream& out, const RecordSet& old_set, const RecordSet& new_set,
+                const std::vector<Change>& changes, OutputFormat format) {
+  std::int64_t added = 0, removed = 0, changed = 0;
+  for (const auto& c : changes)
+    (c.kind == "added" ? added : c.kind == "removed" ? removed : changed)++;
+  Json summary;
+  summary["kind"] = to_string(old_set.kind);
+  summary["old"] = old_set.source;
+  summary["new"] = new_set.source;
+  summary["added"] = added;
+  summary["removed"] = removed;
+  summary["changed"] = changed;
+  summary["identical"] = changes.empty();
+  auto change_json = [](const Change& c) {
+    Json j;
+    j["kind"] = c.kind;
+    j["subject"] = c.subject;
+    j["path"] = c.path;
+    j["field"] = c.field;
+    j["old"] = c.old_value;
+    j["new"] = c.new_value;
+    return j;
+  };
+  switch (format) {
+    case OutputFormat::jsonl:
+      for (const auto& c : changes)
+        out << dump_record_line("Change", change_json(c)) << '\n';
+      out << dump_record_line("DiffSummary", summary) << '\n';
+      return;
+    case OutputFormat::json: {
+      Json doc = summary;
+      Json list = Json::array();
+      for (const auto& c : changes) list.push_back(change_json(c));
+      doc["changes"] = std::move(list);
+      out << dump_pretty(doc) << '\n';
+      return;
+    }
+    case OutputFormat::table:
+      out << format_diff_table(old_set, new_set, changes);
+      return;
+  }
+}
+
 }  // namespace vin::diagnostics

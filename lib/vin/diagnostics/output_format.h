@@ -9,6 +9,7 @@
 
 #include "vin/diagnostics/capture_records.h"
 #include "vin/diagnostics/config_records.h"
+#include "vin/diagnostics/diff_records.h"
 #include "vin/diagnostics/model_metadata.h"
 
 namespace vin::diagnostics {
@@ -34,5 +35,10 @@ void write_structure_spec(std::ostream& out, const ModelStructureSpec& spec, Out
 void write_capture(std::ostream& out, const std::vector<TensorSnapshot>& snapshots,
                    const CaptureSummary& summary, OutputFormat format,
                    const ForwardSources* sources = nullptr);
+
+/// Writes diff's records: one "Change" line each then a "DiffSummary" line (jsonl), one document
+/// (json), or a readable summary with +, -, ~ marks (table).
+void write_diff(std::ostream& out, const RecordSet& old_set, const RecordSet& new_set,
+                const std::vector<Change>& changes, OutputFormat format);
 
 }  // namespace vin::diagnostics

@@ -4,19 +4,13 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <ostream>
 #include <unordered_map>
 
 #include "vin/diagnostics/error.h"
 #include "vin/diagnostics/printable.h"
-#include "vin/diagnostics/text_table.h"
 
 namespace vin::diagnostics {
 namespace {
-
-const char* kind_name(RecordSet::Kind kind) {
-  return kind == RecordSet::Kind::model ? "model" : "config";
-}
 
 Json without_record(const Json& j) {
   Json out;
@@ -35,23 +29,6 @@ void require_keys(const Json& j, const std::vector<const char*>& keys, const std
   for (const char* key : keys)
     if (!j.contains(key))
       throw Error(where + ": a " + j.value("record", "record") + " without '" + key + "'");
-}
-
-std::string value_text(const Json& v) {
-  if (v.is_number_integer()) return with_thousands_separators(v.get<std::int64_t>());
-  if (v.is_object() && v.contains("type_marker") && v.size() == 1)
-    return "<" + v["type_marker"].get<std::string>() + ">";
-  return dump_line(v);
-}
-
-std::string path_text(const Json& path) {
-  if (path.is_string()) return path.get<std::string>();
-  if (path.is_array()) {
-    std::string out;
-    for (const auto& p : path) out += (out.empty() ? "" : ".") + p.get<std::string>();
-    return out;
-  }
-  return "";
 }
 
 }  // namespace
@@ -159,8 +136,8 @@ RecordSet read_record_file(const std::string& path) {
 std::vector<Change> diff_records(const RecordSet& old_set, const RecordSet& new_set,
                                  const std::vector<std::string>& ignore) {
   if (old_set.kind != new_set.kind)
-    throw UsageError("cannot compare " + std::string(kind_name(old_set.kind)) + " records (" +
-                     old_set.source + ") with " + kind_name(new_set.kind) + " records (" +
+    throw UsageError("cannot compare " + std::string(to_string(old_set.kind)) + " records (" +
+                     old_set.source + ") with " + to_string(new_set.kind) + " records (" +
                      new_set.source + ")");
   const auto ignored = [&](const std::string& field) {
     return std::find(ignore.begin(), ignore.end(), field) != ignore.end();
@@ -173,7 +150,7 @@ std::vector<Change> diff_records(const RecordSet& old_set, const RecordSet& new_
     if (ignored(field)) continue;
     const Json new_value = new_set.header.value(field, Json());
     if (!same(old_value, new_value))
-      changes.push_back({"changed", kind_name(old_set.kind), Json(), field, old_value, new_value});
+      changes.push_back({"changed", to_string(old_set.kind), Json(), field, old_value, new_value});
   }
 
   std::unordered_map<std::string, const Json*> new_items, old_items;
@@ -196,67 +173,6 @@ std::vector<Change> diff_records(const RecordSet& old_set, const RecordSet& new_
     if (!old_items.count(item_key(item)))
       changes.push_back({"added", item_subject, item["path"], Json(), Json(), item});
   return changes;
-}
-
-void write_diff(std::ostream& out, const RecordSet& old_set, const RecordSet& new_set,
-                const std::vector<Change>& changes, OutputFormat format) {
-  std::int64_t added = 0, removed = 0, changed = 0;
-  for (const auto& c : changes)
-    (c.kind == "added" ? added : c.kind == "removed" ? removed : changed)++;
-  Json summary;
-  summary["kind"] = kind_name(old_set.kind);
-  summary["old"] = old_set.source;
-  summary["new"] = new_set.source;
-  summary["added"] = added;
-  summary["removed"] = removed;
-  summary["changed"] = changed;
-  summary["identical"] = changes.empty();
-  auto change_json = [](const Change& c) {
-    Json j;
-    j["kind"] = c.kind;
-    j["subject"] = c.subject;
-    j["path"] = c.path;
-    j["field"] = c.field;
-    j["old"] = c.old_value;
-    j["new"] = c.new_value;
-    return j;
-  };
-  switch (format) {
-    case OutputFormat::jsonl:
-      for (const auto& c : changes)
-        out << dump_record_line("Change", change_json(c)) << '\n';
-      out << dump_record_line("DiffSummary", summary) << '\n';
-      return;
-    case OutputFormat::json: {
-      Json doc = summary;
-      Json list = Json::array();
-      for (const auto& c : changes) list.push_back(change_json(c));
-      doc["changes"] = std::move(list);
-      out << dump_pretty(doc) << '\n';
-      return;
-    }
-    case OutputFormat::table: {
-      out << "--- " << old_set.source << "\n+++ " << new_set.source << "\n";
-      for (const auto& c : changes) {
-        const std::string where = c.subject + (c.path.is_null() ? "" : " " + path_text(c.path));
-        if (c.kind == "changed") {
-          out << "~ " << where << ": " << c.field.get<std::string>() << " "
-              << value_text(c.old_value) << " -> " << value_text(c.new_value) << "\n";
-        } else {
-          const Json& item = c.kind == "added" ? c.new_value : c.old_value;
-          std::string detail = item.value("module_type", item.value("configured_type", ""));
-          if (item.contains("direct_parameters"))
-            detail += ", " + value_text(item["direct_parameters"]) + " parameters";
-          else if (item.contains("value"))
-            detail += " = " + value_text(item["value"]);
-          out << (c.kind == "added" ? "+ " : "- ") << where << " (" << detail << ")\n";
-        }
-      }
-      out << (changes.empty() ? "identical" : "different") << ": " << added << " added, " << removed
-          << " removed, " << changed << " changed\n";
-      return;
-    }
-  }
 }
 
 }  // namespace vin::diagnostics

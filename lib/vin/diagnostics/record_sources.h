@@ -9,7 +9,7 @@
 
 namespace vin::diagnostics {
 
-/// inspect-model records of a TorchScript archive (inspect_archive, with `fallback` for archives
+/// inspect-model records of a TorchScript archive (describe_archive, with `fallback` for archives
 /// the structure reader does not understand), inspect-config records of a YAML rendering, or the
 /// records a jsonl file holds (told apart by content). Throws Error when unreadable.
 RecordSet load_record_set(const std::string& path, const LibTorchInspector& fallback);

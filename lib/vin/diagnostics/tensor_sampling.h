@@ -12,9 +12,6 @@
 
 namespace vin::diagnostics {
 
-/// Python's str(dtype) for a LibTorch scalar type: "torch.float32", "torch.quint8", ...
-std::string python_dtype_name(c10::ScalarType type);
-
 /// Why a tensor's values cannot be sampled, in the contract's order of checks ("nested_tensor",
 /// "non_strided_layout", "meta_device", "quantized_dtype", "complex_dtype"), or nothing.
 std::optional<std::string> sample_omission_reason(const at::Tensor& tensor);

@@ -12,6 +12,24 @@
 namespace vin::diagnostics {
 namespace {
 
+std::string value_text(const Json& v) {
+  if (v.is_number_integer()) return with_thousands_separators(v.get<std::int64_t>());
+  if (v.is_object() && v.contains("type_marker") && v.size() == 1)
+    return "<" + v["type_marker"].get<std::string>() + ">";
+  return dump_line(v);
+}
+
+std::string path_text(const Json& path) {
+  if (path.is_string()) return path.get<std::string>();
+  if (path.is_array()) {
+    std::string out;
+    for (const auto& p : path) out += (out.empty() ? "" : ".") + p.get<std::string>();
+    return out;
+  }
+  return "";
+}
+
+
 constexpr std::size_t kColumnGap = 2;
 // Deeper modules are drawn at this indentation with their depth written out, so a 200-deep
 // model stays readable.
@@ -284,6 +302,33 @@ std::string format_capture_table(const std::vector<TensorSnapshot>& snapshots,
     else
       out += "none\n";
   }
+  return out;
+}
+
+std::string format_diff_table(const RecordSet& old_set, const RecordSet& new_set,
+                              const std::vector<Change>& changes) {
+  std::int64_t added = 0, removed = 0, changed = 0;
+  for (const auto& c : changes)
+    (c.kind == "added" ? added : c.kind == "removed" ? removed : changed)++;
+  std::string out = "--- " + old_set.source + "\n+++ " + new_set.source + "\n";
+  for (const auto& c : changes) {
+    const std::string where = c.subject + (c.path.is_null() ? "" : " " + path_text(c.path));
+    if (c.kind == "changed") {
+      out += "~ " + where + ": " + c.field.get<std::string>() + " " + value_text(c.old_value) +
+             " -> " + value_text(c.new_value) + "\n";
+    } else {
+      const Json& item = c.kind == "added" ? c.new_value : c.old_value;
+      std::string detail = item.value("module_type", item.value("configured_type", ""));
+      if (item.contains("direct_parameters"))
+        detail += ", " + value_text(item["direct_parameters"]) + " parameters";
+      else if (item.contains("value"))
+        detail += " = " + value_text(item["value"]);
+      out += (c.kind == "added" ? "+ " : "- ") + where + " (" + detail + ")\n";
+    }
+  }
+  out += std::string(changes.empty() ? "identical" : "different") + ": " + std::to_string(added) +
+         " added, " + std::to_string(removed) + " removed, " + std::to_string(changed) +
+         " changed\n";
   return out;
 }
 

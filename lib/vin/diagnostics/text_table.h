@@ -7,6 +7,7 @@
 
 #include "vin/diagnostics/capture_records.h"
 #include "vin/diagnostics/config_records.h"
+#include "vin/diagnostics/diff_records.h"
 #include "vin/diagnostics/model_metadata.h"
 
 namespace vin::diagnostics {
@@ -49,5 +50,9 @@ std::string format_config_table(const ModelStructureSpec& spec);
 std::string format_capture_table(const std::vector<TensorSnapshot>& snapshots,
                                  const CaptureSummary& summary,
                                  const ForwardSources* sources = nullptr);
+
+/// diff for people: the sides' names, one line per change marked +, - or ~, then the counts.
+std::string format_diff_table(const RecordSet& old_set, const RecordSet& new_set,
+                              const std::vector<Change>& changes);
 
 }  // namespace vin::diagnostics

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "vin/diagnostics/capture_archive.h"
+#include "vin/diagnostics/capture_request.h"
 #include "vin/diagnostics/log_sink.h"
 #include "vin/diagnostics/model_metadata.h"
 
@@ -19,7 +19,7 @@ namespace vin::diagnostics {
 struct TorchPlugin {
   int abi_version;               ///< kTorchPluginAbi of the build that made the plugin
   const char* libtorch_version;  ///< the LibTorch the plugin was built against
-  ModelMetadata (*inspect_model_archive)(const std::string& path);
+  ModelMetadata (*describe_with_libtorch)(const std::string& path);
   CaptureResult (*capture_archive)(const CaptureRequest& request);
   /// Sends the plugin's log lines, LibTorch's warnings among them, to `sink`.
   void (*set_log_sink)(LogSink sink);

@@ -43,7 +43,7 @@ vin_torch_plugin_v1() {
   static const vin::diagnostics::TorchPlugin plugin{
       vin::diagnostics::kTorchPluginAbi,
       TORCH_VERSION,
-      &vin::diagnostics::inspect_model_archive,
+      &vin::diagnostics::describe_with_libtorch,
       &vin::diagnostics::capture_archive,
       &install_log_sink,
   };
