@@ -12,16 +12,16 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "vin/diagnostics/capture_request.h"
-#include "vin/diagnostics/error.h"
-#include "vin/diagnostics/inspect_config.h"
-#include "vin/diagnostics/model_source.h"
-#include "vin/diagnostics/output_format.h"
-#include "vin/diagnostics/output_sink.h"
-#include "vin/diagnostics/printable.h"
-#include "vin/diagnostics/record_sources.h"
-#include "vin/diagnostics/suggest.h"
-#include "vin/diagnostics/torch_plugin.h"
+#include "vin/diagnostics/records/capture_request.h"
+#include "vin/diagnostics/records/error.h"
+#include "vin/diagnostics/config/inspect_config.h"
+#include "vin/diagnostics/archive/model_source.h"
+#include "vin/diagnostics/output/output_format.h"
+#include "vin/diagnostics/output/output_sink.h"
+#include "vin/diagnostics/text/printable.h"
+#include "vin/diagnostics/diff/record_sources.h"
+#include "vin/diagnostics/text/suggest.h"
+#include "vin/diagnostics/plugin/torch_plugin.h"
 
 namespace vd = vin::diagnostics;
 namespace fs = std::filesystem;

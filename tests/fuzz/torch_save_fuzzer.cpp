@@ -7,7 +7,7 @@
 #include <cstdint>
 
 #include "fuzz_input.h"
-#include "vin/diagnostics/error.h"
+#include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/forward_inputs.h"
 
 namespace {

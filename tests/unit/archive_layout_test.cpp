@@ -3,8 +3,8 @@
 #include <string>
 
 #include "fixtures.h"
-#include "vin/diagnostics/archive_layout.h"
-#include "vin/diagnostics/error.h"
+#include "vin/diagnostics/archive/archive_layout.h"
+#include "vin/diagnostics/records/error.h"
 
 using namespace vin::diagnostics;
 

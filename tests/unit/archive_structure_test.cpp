@@ -6,8 +6,8 @@
 
 #include "fixtures.h"
 #include "records_printing.h"
-#include "vin/diagnostics/archive_structure.h"
-#include "vin/diagnostics/error.h"
+#include "vin/diagnostics/archive/archive_structure.h"
+#include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/inspect_model.h"
 
 #include "doctest_after_torch.h"  // last: after glog's CHECK macros

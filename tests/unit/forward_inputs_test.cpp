@@ -5,7 +5,7 @@
 #include <string>
 
 #include "fixtures.h"
-#include "vin/diagnostics/error.h"
+#include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/forward_inputs.h"
 #include "vin/diagnostics/model_loader.h"
 

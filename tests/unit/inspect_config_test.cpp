@@ -4,9 +4,9 @@
 #include <string>
 
 #include "fixtures.h"
-#include "vin/diagnostics/error.h"
-#include "vin/diagnostics/inspect_config.h"
-#include "vin/diagnostics/json_encoding.h"
+#include "vin/diagnostics/records/error.h"
+#include "vin/diagnostics/config/inspect_config.h"
+#include "vin/diagnostics/records/json_encoding.h"
 
 using namespace vin::diagnostics;
 

@@ -6,7 +6,7 @@
 
 #include "fixtures.h"
 #include "records_printing.h"
-#include "vin/diagnostics/error.h"
+#include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/inspect_model.h"
 #include "vin/diagnostics/model_loader.h"
 

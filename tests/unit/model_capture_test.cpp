@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "fixtures.h"
-#include "vin/diagnostics/error.h"
-#include "vin/diagnostics/json_encoding.h"
+#include "vin/diagnostics/records/error.h"
+#include "vin/diagnostics/records/json_encoding.h"
 #include "vin/diagnostics/model_capture.h"
 #include "vin/diagnostics/model_loader.h"
 

@@ -3,8 +3,8 @@
 #include <string>
 #include <vector>
 
-#include "vin/diagnostics/error.h"
-#include "vin/diagnostics/module_selection.h"
+#include "vin/diagnostics/records/error.h"
+#include "vin/diagnostics/text/module_selection.h"
 
 using namespace vin::diagnostics;
 

@@ -2,8 +2,8 @@
 
 #include <string>
 
-#include "vin/diagnostics/class_source.h"
-#include "vin/diagnostics/module_state.h"
+#include "vin/diagnostics/archive/class_source.h"
+#include "vin/diagnostics/archive/module_state.h"
 
 using namespace vin::diagnostics;
 

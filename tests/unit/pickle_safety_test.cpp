@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "vin/diagnostics/pickle_safety.h"
+#include "vin/diagnostics/archive/pickle_safety.h"
 
 using vin::diagnostics::pickle_problem;
 using vin::diagnostics::PickleLimits;

@@ -1,6 +1,6 @@
 #include <doctest/doctest.h>
 
-#include "vin/diagnostics/printable.h"
+#include "vin/diagnostics/text/printable.h"
 
 using vin::diagnostics::printable;
 

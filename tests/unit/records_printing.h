@@ -3,8 +3,8 @@
 
 #include <ostream>
 
-#include "vin/diagnostics/json_encoding.h"
-#include "vin/diagnostics/model_metadata.h"
+#include "vin/diagnostics/records/json_encoding.h"
+#include "vin/diagnostics/records/model_metadata.h"
 
 namespace vin::diagnostics {
 

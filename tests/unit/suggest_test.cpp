@@ -1,6 +1,6 @@
 #include <doctest/doctest.h>
 
-#include "vin/diagnostics/suggest.h"
+#include "vin/diagnostics/text/suggest.h"
 
 using namespace vin::diagnostics;
 

@@ -2,7 +2,7 @@
 
 #include <limits>
 
-#include "vin/diagnostics/text_table.h"
+#include "vin/diagnostics/output/text_table.h"
 
 using namespace vin::diagnostics;
 

@@ -1,6 +1,6 @@
 #include <doctest/doctest.h>
 
-#include "vin/diagnostics/type_names.h"
+#include "vin/diagnostics/text/type_names.h"
 
 using vin::diagnostics::python_type_name;
 

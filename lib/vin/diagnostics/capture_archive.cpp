@@ -15,7 +15,7 @@
 #include <string_view>
 #include <thread>
 
-#include "vin/diagnostics/error.h"
+#include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/forward_inputs.h"
 #include "vin/diagnostics/model_capture.h"
 #include "vin/diagnostics/model_loader.h"

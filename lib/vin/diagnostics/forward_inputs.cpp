@@ -10,13 +10,13 @@
 #include <iterator>
 #include <sstream>
 
-#include "vin/diagnostics/archive_layout.h"
-#include "vin/diagnostics/error.h"
-#include "vin/diagnostics/json_encoding.h"
+#include "vin/diagnostics/archive/archive_layout.h"
+#include "vin/diagnostics/records/error.h"
+#include "vin/diagnostics/records/json_encoding.h"
 #include "vin/diagnostics/model_loader.h"
-#include "vin/diagnostics/npy_reader.h"
+#include "vin/diagnostics/archive/npy_reader.h"
 #include "vin/diagnostics/torch_save_reader.h"
-#include "vin/diagnostics/printable.h"
+#include "vin/diagnostics/text/printable.h"
 
 namespace vin::diagnostics {
 namespace {

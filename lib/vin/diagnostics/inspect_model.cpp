@@ -2,9 +2,9 @@
 
 #include <unordered_set>
 
-#include "vin/diagnostics/error.h"
+#include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/model_loader.h"
-#include "vin/diagnostics/type_names.h"
+#include "vin/diagnostics/text/type_names.h"
 
 namespace vin::diagnostics {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "vin/diagnostics/model_metadata.h"
+#include "vin/diagnostics/records/model_metadata.h"
 
 namespace vin::diagnostics {
 

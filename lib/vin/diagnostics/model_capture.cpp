@@ -13,11 +13,11 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "vin/diagnostics/error.h"
-#include "vin/diagnostics/model_metadata.h"
-#include "vin/diagnostics/log_sink.h"
+#include "vin/diagnostics/records/error.h"
+#include "vin/diagnostics/records/model_metadata.h"
+#include "vin/diagnostics/records/log_sink.h"
 #include "vin/diagnostics/model_loader.h"
-#include "vin/diagnostics/module_selection.h"
+#include "vin/diagnostics/text/module_selection.h"
 #include "vin/diagnostics/dtype_names.h"
 #include "vin/diagnostics/tensor_sampling.h"
 

@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-#include "vin/diagnostics/capture_records.h"
+#include "vin/diagnostics/records/capture_records.h"
 #include "vin/diagnostics/forward_inputs.h"
 
 namespace vin::diagnostics {

@@ -9,9 +9,9 @@
 #include <string_view>
 #include <vector>
 
-#include "vin/diagnostics/archive_layout.h"
-#include "vin/diagnostics/error.h"
-#include "vin/diagnostics/printable.h"
+#include "vin/diagnostics/archive/archive_layout.h"
+#include "vin/diagnostics/records/error.h"
+#include "vin/diagnostics/text/printable.h"
 
 namespace vin::diagnostics {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "vin/diagnostics/capture_records.h"
+#include "vin/diagnostics/records/capture_records.h"
 
 namespace vin::diagnostics {
 

@@ -4,8 +4,8 @@
 
 #include "vin/diagnostics/capture_archive.h"
 #include "vin/diagnostics/inspect_model.h"
-#include "vin/diagnostics/log_sink.h"
-#include "vin/diagnostics/torch_plugin.h"
+#include "vin/diagnostics/records/log_sink.h"
+#include "vin/diagnostics/plugin/torch_plugin.h"
 
 namespace {
 

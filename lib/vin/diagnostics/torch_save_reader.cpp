@@ -5,11 +5,11 @@
 #include <cstring>
 #include <unordered_map>
 
-#include "vin/diagnostics/archive_layout.h"
-#include "vin/diagnostics/error.h"
-#include "vin/diagnostics/pickle_reader.h"
-#include "vin/diagnostics/pickle_safety.h"
-#include "vin/diagnostics/printable.h"
+#include "vin/diagnostics/archive/archive_layout.h"
+#include "vin/diagnostics/records/error.h"
+#include "vin/diagnostics/archive/pickle_reader.h"
+#include "vin/diagnostics/archive/pickle_safety.h"
+#include "vin/diagnostics/text/printable.h"
 
 namespace vin::diagnostics {
 namespace {

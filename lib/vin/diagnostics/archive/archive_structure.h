@@ -1,0 +1,24 @@
+// inspect-model without LibTorch: the records of a TorchScript archive read from the archive
+// itself, as data. The LibTorch path (inspect_model on a loaded module) stays the reference; this
+// reader must give identical records, and answers only when it understands the whole archive.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "vin/diagnostics/records/model_metadata.h"
+
+namespace vin::diagnostics {
+
+/// The inspect-model records of the TorchScript archive at `path`, from its zip directory,
+/// data.pkl (read_pickle) and the class sources under code/ (read_class_sources; a module's
+/// attributes from module_attributes, which reads `__setstate__` source); no data/ record is
+/// read and nothing from the archive runs. Nothing, with the reason in `why_not`, when the
+/// archive holds anything this reader does not model (an unknown pickle opcode, a module class
+/// without a definition, a `__setstate__` that computes what the records hold, a parameter
+/// rebuilt by an unknown function, ...). Throws Error for files that are not TorchScript
+/// archives (probe_torchscript_archive), records it cannot read, or a damaged data.pkl.
+std::optional<ModelMetadata> read_archive_metadata(const std::string& path,
+                                                  std::string* why_not = nullptr);
+
+}  // namespace vin::diagnostics

@@ -1,0 +1,26 @@
+// Where inspect-model's records come from: the archive itself, read as data (read_archive_metadata),
+// or, only when the user asks for it (--load-with-libtorch), LibTorch's loader, which runs the
+// archive's TorchScript (`__setstate__` methods) and so is never used on its own initiative.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "vin/diagnostics/records/model_metadata.h"
+
+namespace vin::diagnostics {
+
+/// Loads `path` with LibTorch and inspects it; `why` says why the structure reader gave up.
+using LibTorchInspector =
+    std::function<ModelMetadata(const std::string& path, const std::string& why)>;
+
+/// The inspect-model records of the archive at `path`: from read_archive_metadata when it
+/// understands the archive, else from `fallback` when one is given. Without a fallback such an
+/// archive is refused: Error naming the file, the construct the reader cannot describe, and the
+/// flag that would load it with LibTorch. Throws Error for files that are not archives.
+ModelMetadata describe_archive(const std::string& path, const LibTorchInspector& fallback);
+
+/// The flag of inspect-model and diff that allows the LibTorch fallback.
+inline constexpr const char* kLoadWithLibTorchFlag = "--load-with-libtorch";
+
+}  // namespace vin::diagnostics

@@ -1,0 +1,379 @@
+#include "vin/diagnostics/archive/pickle_reader.h"
+
+#include <cstring>
+
+#include "vin/diagnostics/archive/pickle_opcodes.h"
+
+namespace vin::diagnostics {
+namespace {
+
+using Kind = PickleValue::Kind;
+
+// Sizes of a tensor from _rebuild_tensor_v2's `size` argument: a tuple of non-negative ints.
+std::int64_t numel_of(PickleRef size) {
+  if (!size || size->kind != Kind::tuple) throw UnsupportedPickle("tensor size is not a tuple");
+  std::int64_t n = 1;
+  for (const auto& d : size->items) {
+    if (d->kind != Kind::integer || d->integer < 0)
+      throw UnsupportedPickle("tensor size is not a tuple of non-negative ints");
+    if (d->integer != 0 && n > INT64_MAX / d->integer)
+      throw UnsupportedPickle("tensor size overflows");
+    n *= d->integer;
+  }
+  return n;
+}
+
+// Whether a tensor of `size` and `stride` from `offset` fits in `storage`, as LibTorch's
+// Tensor::set_ demands when it rebuilds the tensor (else LibTorch refuses the archive, and so must
+// this reader, to give no answer LibTorch would not).
+bool fits_storage(PickleRef storage, PickleRef offset, PickleRef size, PickleRef stride,
+                  std::int64_t numel) {
+  if (storage->kind != Kind::storage || offset->kind != Kind::integer || offset->integer < 0 ||
+      stride->kind != Kind::tuple || stride->items.size() != size->items.size())
+    return false;
+  if (numel == 0) return true;
+  std::int64_t last = offset->integer;  // the element the tensor's last index reaches
+  for (std::size_t i = 0; i < size->items.size(); ++i) {
+    const PickleRef st = stride->items[i];
+    if (st->kind != Kind::integer || st->integer < 0) return false;
+    std::int64_t step = 0;
+    if (__builtin_mul_overflow(size->items[i]->integer - 1, st->integer, &step) ||
+        __builtin_add_overflow(last, step, &last))
+      return false;
+  }
+  return last < storage->numel;
+}
+
+class Machine;
+
+// What REDUCE makes of `callable(*args)` for the callables TorchScript writes.
+PickleRef reduce(Machine& m, PickleRef callable, PickleRef args);
+
+class Machine {
+ public:
+  explicit Machine(std::string_view p) : p_(p) {}
+
+  PickleValue* make(Kind kind) {
+    doc_.values.emplace_back().kind = kind;
+    return &doc_.values.back();
+  }
+
+  PickleDocument run() && {
+    PickleOpcode code;
+    while (pos_ < p_.size()) {
+      switch (next_opcode(p_, pos_, code)) {
+        case OpcodeRead::ok:
+          break;
+        case OpcodeRead::truncated:
+        case OpcodeRead::too_long:
+          throw UnsupportedPickle("truncated");
+        case OpcodeRead::unknown:
+          break;  // refused below
+      }
+      const Op op = static_cast<Op>(code.op);
+      switch (op) {
+        case Op::PROTO:
+          break;
+        case Op::STOP:
+          if (stack_.size() != 1 || !stack_.back()) throw UnsupportedPickle("bad STOP");
+          doc_.root = stack_.back();
+          return std::move(doc_);
+        case Op::MARK:
+          marks_.push_back(stack_.size());
+          break;
+        case Op::NONE:
+          push(make(Kind::none));
+          break;
+        case Op::NEWTRUE:
+        case Op::NEWFALSE: {
+          auto v = make(Kind::boolean);
+          v->boolean = op == Op::NEWTRUE;
+          push(v);
+          break;
+        }
+        case Op::BININT1:
+        case Op::BININT2:
+          push_int(static_cast<std::int64_t>(code.value));
+          break;
+        case Op::BININT:
+          push_int(static_cast<std::int32_t>(code.value));
+          break;
+        case Op::LONG1:
+          push_int(long1(argument(code)));
+          break;
+        case Op::BINFLOAT: {
+          std::uint64_t bits = 0;  // the 8 bytes again, big-endian
+          for (unsigned char c : p_.substr(code.at + 1, 8)) bits = (bits << 8) | c;
+          auto v = make(Kind::floating);
+          std::memcpy(&v->floating, &bits, sizeof bits);
+          push(v);
+          break;
+        }
+        case Op::BINUNICODE:
+        case Op::SHORT_BINUNICODE:
+        case Op::BINSTRING:
+        case Op::SHORT_BINSTRING:
+          push_text(Kind::string, argument(code));
+          break;
+        case Op::BINBYTES:
+        case Op::SHORT_BINBYTES:
+          push_text(Kind::bytes, argument(code));
+          break;
+        case Op::EMPTY_TUPLE:
+          push(make(Kind::tuple));
+          break;
+        case Op::EMPTY_LIST:
+          push(make(Kind::list));
+          break;
+        case Op::EMPTY_DICT:
+          push(make(Kind::dict));
+          break;
+        case Op::TUPLE: {
+          auto v = make(Kind::tuple);
+          v->items = pop_to_mark();
+          push(v);
+          break;
+        }
+        case Op::TUPLE1:
+        case Op::TUPLE2:
+        case Op::TUPLE3: {
+          auto v = make(Kind::tuple);
+          const std::size_t n = stack_effect(code.op).takes;
+          need_stack(n);
+          v->items.assign(stack_.end() - static_cast<std::ptrdiff_t>(n), stack_.end());
+          stack_.resize(stack_.size() - n);
+          push(v);
+          break;
+        }
+        case Op::LIST: {
+          auto v = make(Kind::list);
+          v->items = pop_to_mark();
+          push(v);
+          break;
+        }
+        case Op::DICT: {
+          auto v = make(Kind::dict);
+          v->items = pop_to_mark();
+          if (v->items.size() % 2) throw UnsupportedPickle("DICT with an odd count");
+          push(v);
+          break;
+        }
+        case Op::APPENDS: {
+          auto items = pop_to_mark();
+          auto list = top(Kind::list);
+          list->items.insert(list->items.end(), items.begin(), items.end());
+          break;
+        }
+        case Op::APPEND: {
+          auto item = pop();
+          top(Kind::list)->items.push_back(item);
+          break;
+        }
+        case Op::SETITEMS: {
+          auto items = pop_to_mark();
+          if (items.size() % 2) throw UnsupportedPickle("SETITEMS with an odd count");
+          auto dict = top(Kind::dict);
+          dict->items.insert(dict->items.end(), items.begin(), items.end());
+          break;
+        }
+        case Op::SETITEM: {
+          auto value = pop();
+          auto key = pop();
+          auto dict = top(Kind::dict);
+          dict->items.push_back(key);
+          dict->items.push_back(value);
+          break;
+        }
+        case Op::BINPUT:
+        case Op::LONG_BINPUT:
+          memo_put(code.value);
+          break;
+        case Op::MEMOIZE:
+          memo_put(memo_.size());
+          break;
+        case Op::BINGET:
+        case Op::LONG_BINGET:
+          push(memo_get(code.value));
+          break;
+        case Op::GLOBAL: {
+          // "module\nname\n" between the opcode and pos_
+          const std::string_view lines = p_.substr(code.at + 1, pos_ - code.at - 2);
+          const std::size_t nl = lines.find('\n');
+          const std::string module(lines.substr(0, nl));
+          const std::string name(lines.substr(nl + 1));
+          auto v = make(Kind::global);
+          v->text = module + "." + name;
+          push(v);
+          break;
+        }
+        case Op::NEWOBJ: {  // NEWOBJ: cls, args
+          pop();      // the arguments: TorchScript writes an empty tuple
+          auto cls = pop();
+          if (cls->kind != Kind::global) throw UnsupportedPickle("NEWOBJ of a non-global");
+          auto v = make(Kind::object);
+          v->text = cls->text;
+          push(v);
+          break;
+        }
+        case Op::REDUCE: {  // REDUCE: callable, args
+          auto args = pop();
+          auto callable = pop();
+          push(reduce(*this, callable, args));
+          break;
+        }
+        case Op::BUILD: {  // BUILD: object, state
+          auto state = pop();
+          auto object = top(Kind::object);
+          if (object->state) throw UnsupportedPickle("BUILD twice on one object");
+          object->state = state;
+          break;
+        }
+        case Op::BINPERSID:
+          push(storage(pop()));
+          break;
+        case Op::POP:
+          pop();
+          break;
+        case Op::POP_MARK:
+          pop_to_mark();
+          break;
+        case Op::DUP:
+          push(top_any());
+          break;
+        default:
+          throw UnsupportedPickle("opcode " + std::to_string(code.op) + " not understood");
+      }
+    }
+    throw UnsupportedPickle("no STOP");
+  }
+
+ private:
+  // the bytes of a counted argument (a string's, a LONG1's), which end at pos_
+  std::string_view argument(const PickleOpcode& code) const {
+    return p_.substr(pos_ - static_cast<std::size_t>(code.value),
+                     static_cast<std::size_t>(code.value));
+  }
+  static std::int64_t long1(std::string_view b) {
+    const std::size_t n = b.size();
+    if (n > 8) throw UnsupportedPickle("LONG1 wider than 64 bits");
+    std::uint64_t v = 0;
+    for (std::size_t i = 0; i < n; ++i)
+      v |= std::uint64_t{static_cast<unsigned char>(b[i])} << (8 * i);
+    if (n > 0 && n < 8 && (static_cast<unsigned char>(b[n - 1]) & 0x80))
+      v |= ~std::uint64_t{0} << (8 * n);  // sign-extend
+    return static_cast<std::int64_t>(v);
+  }
+  // TorchScript's persistent ids: ('storage', <type global>, key, location, numel)
+  PickleRef storage(PickleRef id) {
+    const auto& f = id->items;
+    if (id->kind != Kind::tuple || f.size() != 5 || f[0]->kind != Kind::string ||
+        f[0]->text != "storage" || f[4]->kind != Kind::integer || f[4]->integer < 0)
+      return make(Kind::opaque);
+    auto v = make(Kind::storage);
+    v->numel = f[4]->integer;
+    v->text = f[1]->kind == Kind::global ? f[1]->text : std::string();
+    v->items = f;
+    return v;
+  }
+  void push(PickleRef v) { stack_.push_back(std::move(v)); }
+  void push_int(std::int64_t i) {
+    auto v = make(Kind::integer);
+    v->integer = i;
+    push(v);
+  }
+  void push_text(Kind kind, std::string_view text) {
+    auto v = make(kind);
+    v->text = std::string(text);
+    push(v);
+  }
+  void need_stack(std::size_t n) {
+    const std::size_t floor = marks_.empty() ? 0 : marks_.back();
+    if (stack_.size() < floor + n) throw UnsupportedPickle("stack underflow");
+  }
+  PickleRef pop() {
+    need_stack(1);
+    PickleRef v = std::move(stack_.back());
+    stack_.pop_back();
+    return v;
+  }
+  PickleRef top_any() {
+    need_stack(1);
+    return stack_.back();
+  }
+  PickleValue* top(Kind kind) {
+    const PickleRef v = top_any();
+    if (v->kind != kind) throw UnsupportedPickle("unexpected value kind");
+    return const_cast<PickleValue*>(v);  // every value is this machine's own
+  }
+  std::vector<PickleRef> pop_to_mark() {
+    if (marks_.empty()) throw UnsupportedPickle("no MARK");
+    const std::size_t at = marks_.back();
+    marks_.pop_back();
+    std::vector<PickleRef> items(
+        std::make_move_iterator(stack_.begin() + static_cast<std::ptrdiff_t>(at)),
+        std::make_move_iterator(stack_.end()));
+    stack_.resize(at);
+    return items;
+  }
+  void memo_put(std::uint64_t index) {
+    // a pickler numbers memo entries from 0; an index beyond the stream's length is damage
+    if (index > p_.size()) throw UnsupportedPickle("memo index out of range");
+    if (index >= memo_.size()) memo_.resize(static_cast<std::size_t>(index) + 1);
+    memo_[static_cast<std::size_t>(index)] = top_any();
+  }
+  PickleRef memo_get(std::uint64_t index) {
+    if (index >= memo_.size() || !memo_[static_cast<std::size_t>(index)])
+      throw UnsupportedPickle("memo entry missing");
+    return memo_[static_cast<std::size_t>(index)];
+  }
+
+  std::string_view p_;
+  std::size_t pos_ = 0;
+  std::vector<PickleRef> stack_;
+  std::vector<std::size_t> marks_;
+  std::vector<PickleRef> memo_;
+  PickleDocument doc_;
+};
+
+PickleRef reduce(Machine& m, PickleRef callable, PickleRef args) {
+  if (callable->kind != Kind::global || args->kind != Kind::tuple) return m.make(Kind::opaque);
+  const std::string& name = callable->text;
+  const auto opaque = [&] {
+    auto v = m.make(Kind::opaque);
+    v->text = name;
+    return v;
+  };
+  const auto& a = args->items;
+  if (name == "torch._utils._rebuild_tensor_v2" || name == "torch._utils._rebuild_qtensor") {
+    // (storage, storage_offset, size, stride, [quantizer params,] requires_grad, hooks, ...)
+    const std::size_t grad_at = name == "torch._utils._rebuild_tensor_v2" ? 4 : 5;
+    if (a.size() <= grad_at || a[grad_at]->kind != Kind::boolean)
+      throw UnsupportedPickle(name + " with unexpected arguments");
+    auto t = m.make(Kind::tensor);
+    t->numel = numel_of(a[2]);
+    if (!fits_storage(a[0], a[1], a[2], a[3], t->numel))
+      throw UnsupportedPickle(name + " of a tensor its storage cannot hold");
+    t->requires_grad = a[grad_at]->boolean;
+    t->text = name;
+    t->items = a;
+    return t;
+  }
+  // torch.save of an nn.Parameter: (tensor, requires_grad, hooks)
+  if (name == "torch._utils._rebuild_parameter" && a.size() >= 2 && a[0]->kind == Kind::tensor &&
+      a[1]->kind == Kind::boolean) {
+    auto t = m.make(Kind::tensor);
+    *t = *a[0];
+    t->requires_grad = a[1]->boolean;
+    return t;
+  }
+  if (name == "collections.OrderedDict") return m.make(Kind::dict);
+  // typed containers: the value is the first argument
+  if (name.rfind("torch.jit._pickle.", 0) == 0 && !a.empty()) return a[0];
+  return opaque();
+}
+
+}  // namespace
+
+PickleDocument read_pickle(std::string_view pickle) { return Machine(pickle).run(); }
+
+}  // namespace vin::diagnostics

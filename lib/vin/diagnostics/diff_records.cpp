@@ -1,9 +1,0 @@
-#include "vin/diagnostics/diff_records.h"
-
-namespace vin::diagnostics {
-
-const char* to_string(RecordSet::Kind kind) {
-  return kind == RecordSet::Kind::model ? "model" : "config";
-}
-
-}  // namespace vin::diagnostics

@@ -1,0 +1,44 @@
+// The three output formats of the command line, and the writers that print a record set in each.
+#pragma once
+
+#include <iosfwd>
+#include <string>
+#include <string_view>
+
+#include <vector>
+
+#include "vin/diagnostics/records/capture_records.h"
+#include "vin/diagnostics/records/config_records.h"
+#include "vin/diagnostics/records/diff_records.h"
+#include "vin/diagnostics/records/model_metadata.h"
+
+namespace vin::diagnostics {
+
+/// `jsonl`: one record a line; `json`: one indented document; `table`: for people.
+enum class OutputFormat { jsonl, json, table };
+
+/// Parses "jsonl", "json" or "table"; anything else is a UsageError.
+OutputFormat parse_output_format(std::string_view name);
+
+/// Writes inspect-model's records: ModelMetadata then one ModuleMetadata per module (jsonl), the
+/// ModelMetadata document (json), or the module tree with totals (table). Ends with a newline.
+void write_model_metadata(std::ostream& out, const ModelMetadata& model, OutputFormat format);
+
+/// Writes inspect-config's records: ModelStructureSpec then one ConfigFieldSpec per field
+/// (jsonl), the ModelStructureSpec document (json), or the field tree (table).
+void write_structure_spec(std::ostream& out, const ModelStructureSpec& spec, OutputFormat format);
+
+/// Writes capture's records: one TensorSnapshot line each then the CaptureSummary line (jsonl),
+/// {"snapshots": [...], "sampled_bytes", "stopped_by"} (json), or one row per snapshot with
+/// the summary underneath (table; with `sources` of several forwards, a column says which inputs
+/// file each row came from). Ends with a newline.
+void write_capture(std::ostream& out, const std::vector<TensorSnapshot>& snapshots,
+                   const CaptureSummary& summary, OutputFormat format,
+                   const ForwardSources* sources = nullptr);
+
+/// Writes diff's records: one "Change" line each then a "DiffSummary" line (jsonl), one document
+/// (json), or a readable summary with +, -, ~ marks (table).
+void write_diff(std::ostream& out, const RecordSet& old_set, const RecordSet& new_set,
+                const std::vector<Change>& changes, OutputFormat format);
+
+}  // namespace vin::diagnostics

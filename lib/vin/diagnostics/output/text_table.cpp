@@ -1,0 +1,335 @@
+#include "vin/diagnostics/output/text_table.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <variant>
+
+#include "vin/diagnostics/records/json_encoding.h"
+
+namespace vin::diagnostics {
+namespace {
+
+std::string value_text(const Json& v) {
+  if (v.is_number_integer()) return with_thousands_separators(v.get<std::int64_t>());
+  if (v.is_object() && v.contains("type_marker") && v.size() == 1)
+    return "<" + v["type_marker"].get<std::string>() + ">";
+  return dump_line(v);
+}
+
+std::string path_text(const Json& path) {
+  if (path.is_string()) return path.get<std::string>();
+  if (path.is_array()) {
+    std::string out;
+    for (const auto& p : path) out += (out.empty() ? "" : ".") + p.get<std::string>();
+    return out;
+  }
+  return "";
+}
+
+
+constexpr std::size_t kColumnGap = 2;
+// Deeper modules are drawn at this indentation with their depth written out, so a 200-deep
+// model stays readable.
+constexpr std::size_t kMaxIndentDepth = 12;
+
+// Display width of UTF-8 text: code points, not bytes.
+std::size_t display_width(const std::string& text) {
+  return static_cast<std::size_t>(std::count_if(text.begin(), text.end(), [](char c) {
+    return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  }));
+}
+
+void rstrip(std::string& line) {
+  while (!line.empty() && line.back() == ' ') line.pop_back();
+}
+
+std::size_t depth_of(const std::string& path) {
+  if (path == kRootPath) return 0;
+  return static_cast<std::size_t>(std::count(path.begin(), path.end(), '.')) + 1;
+}
+
+// Two spaces a level; past kMaxIndentDepth the depth is written out instead.
+std::string indentation(std::size_t depth) {
+  if (depth <= kMaxIndentDepth) return std::string(2 * depth, ' ');
+  return std::string(2 * kMaxIndentDepth, ' ') + "[" + std::to_string(depth) + "] ";
+}
+
+std::string tree_label(const std::string& path) {
+  const std::size_t depth = depth_of(path);
+  return indentation(depth) + (depth == 0 ? path : path.substr(path.rfind('.') + 1));
+}
+
+}  // namespace
+
+std::string with_thousands_separators(std::int64_t value) {
+  const bool negative = value < 0;
+  // work on the unsigned magnitude so INT64_MIN is printed correctly
+  std::uint64_t magnitude =
+      negative ? ~static_cast<std::uint64_t>(value) + 1 : static_cast<std::uint64_t>(value);
+  std::string digits = std::to_string(magnitude);
+  std::string out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out.push_back(',');
+    out.push_back(digits[i]);
+  }
+  return negative ? "-" + out : out;
+}
+
+void TextTable::add_column(std::string header, Align align) {
+  headers_.push_back(std::move(header));
+  aligns_.push_back(align);
+}
+
+void TextTable::add_row(std::vector<std::string> cells) {
+  cells.resize(headers_.size());
+  rows_.push_back(std::move(cells));
+}
+
+std::vector<std::size_t> TextTable::column_widths() const {
+  std::vector<std::size_t> widths;
+  for (const auto& h : headers_) widths.push_back(display_width(h));
+  for (const auto& row : rows_)
+    for (std::size_t c = 0; c < row.size(); ++c)
+      widths[c] = std::max(widths[c], display_width(row[c]));
+  return widths;
+}
+
+std::size_t TextTable::width() const {
+  const auto widths = column_widths();
+  std::size_t total = 0;
+  for (auto w : widths) total += w;
+  return widths.empty() ? 0 : total + kColumnGap * (widths.size() - 1);
+}
+
+std::string TextTable::render() const {
+  const auto widths = column_widths();
+  auto render_row = [&](const std::vector<std::string>& cells) {
+    std::string line;
+    for (std::size_t c = 0; c < cells.size(); ++c) {
+      const std::size_t pad = widths[c] - display_width(cells[c]);
+      if (c > 0) line.append(kColumnGap, ' ');
+      if (aligns_[c] == Align::right) line.append(pad, ' ');
+      line += cells[c];
+      if (aligns_[c] == Align::left) line.append(pad, ' ');
+    }
+    rstrip(line);
+    return line;
+  };
+  std::string out = render_row(headers_) + '\n' + std::string(width(), '-') + '\n';
+  for (const auto& row : rows_) out += render_row(row) + '\n';
+  if (!out.empty()) out.pop_back();
+  return out;
+}
+
+std::string format_model_table(const ModelMetadata& model) {
+  TextTable table;
+  table.add_column("Module", TextTable::Align::left);
+  table.add_column("Type", TextTable::Align::left);
+  table.add_column("Parameters", TextTable::Align::right);
+  table.add_column("Trainable", TextTable::Align::right);
+  table.add_column("Buffers", TextTable::Align::right);
+  table.add_column("Mode", TextTable::Align::left);
+  for (const auto& m : model.modules()) {
+    table.add_row({tree_label(m.path()), m.module_type(),
+                   with_thousands_separators(m.direct_parameters()),
+                   with_thousands_separators(m.trainable_parameters()),
+                   with_thousands_separators(m.direct_buffers()), m.training() ? "train" : "eval"});
+  }
+
+  const std::string rule(table.width(), '=');
+  std::string out =
+      "Model: " + model.model_type() + '\n' + rule + '\n' + table.render() + '\n' + rule + '\n';
+  const std::pair<const char*, std::int64_t> lines[] = {
+      {"Modules:", static_cast<std::int64_t>(model.modules().size())},
+      {"Total parameters:", model.total_parameters()},
+      {"Trainable parameters:", model.trainable_parameters()},
+      {"Non-trainable parameters:", model.total_parameters() - model.trainable_parameters()},
+  };
+  std::size_t label_width = 0, number_width = 0;
+  for (const auto& [label, n] : lines) {
+    label_width = std::max(label_width, std::string(label).size());
+    number_width = std::max(number_width, with_thousands_separators(n).size());
+  }
+  for (const auto& [label, n] : lines) {
+    const std::string number = with_thousands_separators(n);
+    out += label + std::string(label_width - std::string(label).size() + 1, ' ') +
+           std::string(number_width - number.size(), ' ') + number + '\n';
+  }
+  return out;
+}
+
+namespace {
+
+constexpr std::size_t kTableValues = 4;
+
+std::string join(const std::vector<std::string>& parts, const char* sep) {
+  std::string out;
+  for (std::size_t i = 0; i < parts.size(); ++i) out += (i ? sep : "") + parts[i];
+  return out;
+}
+
+std::string value_text(const SampleValue& v) {
+  if (const auto* i = std::get_if<std::int64_t>(&v)) return std::to_string(*i);
+  if (const auto* b = std::get_if<bool>(&v)) return *b ? "true" : "false";
+  const double d = std::get<double>(v);
+  // six significant digits are enough to read a table; the JSON formats carry every digit
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", d);
+  if (std::isnan(d)) return "nan";
+  if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
+  return buf;
+}
+
+std::string first_values(const TensorSnapshot& s) {
+  if (s.sample_omission_reason()) return "(" + *s.sample_omission_reason() + ")";
+  if (s.numel() == 0) return "(empty)";
+  if (s.values().empty()) return "(no bytes left)";
+  std::vector<std::string> parts;
+  for (std::size_t i = 0; i < s.values().size() && i < kTableValues; ++i)
+    parts.push_back(value_text(s.values()[i]));
+  std::string text = join(parts, " ");
+  if (static_cast<std::int64_t>(parts.size()) < s.numel()) text += " ...";
+  return text;
+}
+
+// min/max/mean for people, and a loud mark on tensors that hold NaN or infinity.
+std::string stats_text(const TensorSnapshot& s) {
+  if (!s.stats() || s.stats()->entries.empty()) return "";
+  std::string text;
+  std::int64_t nan = 0, inf = 0;
+  for (const auto& [name, value] : s.stats()->entries) {
+    if (name == "nan_count") nan = std::get<std::int64_t>(value);
+    if (name == "inf_count") inf = std::get<std::int64_t>(value);
+    if (name != "min" && name != "max" && name != "mean" && name != "true_count") continue;
+    std::string v = "null";
+    if (const auto* i = std::get_if<std::int64_t>(&value)) v = std::to_string(*i);
+    if (const auto* d = std::get_if<double>(&value)) v = value_text(SampleValue(*d));
+    text += (text.empty() ? "" : " ") + name + "=" + v;
+  }
+  if (nan || inf)
+    text = "NON-FINITE (" + std::to_string(nan) + " NaN, " + std::to_string(inf) + " inf) " + text;
+  return text;
+}
+
+}  // namespace
+
+std::string format_config_table(const ModelStructureSpec& spec) {
+  TextTable table;
+  table.add_column("Field", TextTable::Align::left);
+  table.add_column("Declared", TextTable::Align::left);
+  table.add_column("Configured", TextTable::Align::left);
+  table.add_column("Value", TextTable::Align::left);
+  for (const auto& f : spec.fields()) {
+    std::string label = indentation(f.path().size() - 1);
+    // a model held in a sequence has no record of its own: show its index beside its fields
+    if (f.path().size() >= 2) {
+      const std::string& parent = f.path()[f.path().size() - 2];
+      if (!parent.empty() && parent.find_first_not_of("0123456789") == std::string::npos)
+        label += "[" + parent + "] ";
+    }
+    label += f.path().back();
+    std::string value;
+    if (const auto* marker = std::get_if<TypeMarker>(&f.value()))
+      value = "<" + marker->type + ">";
+    else if (const auto* text = std::get_if<std::string>(&f.value()))
+      value = dump_line(Json(*text));
+    else
+      value = dump_line(to_json(f.value()));
+    table.add_row({label, f.declared_type().value_or("-"), f.configured_type(), value});
+  }
+  std::string out = "Config: " + spec.config_type().value_or("(untagged)") +
+                    "   Target: " + spec.target_type().value_or("-") + '\n';
+  const std::string rule(table.width(), '=');
+  out += rule + '\n' + table.render() + '\n' + rule + '\n';
+  out += "Fields: " + with_thousands_separators(static_cast<std::int64_t>(spec.fields().size())) +
+         '\n';
+  return out;
+}
+
+std::string format_capture_table(const std::vector<TensorSnapshot>& snapshots,
+                                 const CaptureSummary& summary, const ForwardSources* sources) {
+  TextTable table;
+  const bool with_sources = sources && sources->files.size() > 1;
+  if (with_sources) table.add_column("Input", TextTable::Align::left);
+  table.add_column("Module", TextTable::Align::left);
+  table.add_column("Call", TextTable::Align::right);
+  table.add_column("Side", TextTable::Align::left);
+  table.add_column("Tensor", TextTable::Align::left);
+  table.add_column("Shape", TextTable::Align::left);
+  table.add_column("Dtype", TextTable::Align::left);
+  table.add_column("First values", TextTable::Align::left);
+  const bool with_stats = summary.with_stats;
+  if (with_stats) table.add_column("Stats", TextTable::Align::left);
+  std::size_t forward = 0;
+  for (std::size_t row_index = 0; row_index < snapshots.size(); ++row_index) {
+    const TensorSnapshot& s = snapshots[row_index];
+    std::vector<std::string> dims;
+    for (auto d : s.shape()) dims.push_back(std::to_string(d));
+    std::string dtype = s.dtype();
+    if (dtype.rfind("torch.", 0) == 0) dtype = dtype.substr(6);
+    if (s.device() != "cpu") dtype += " " + s.device();
+    std::vector<std::string> row{s.module_path(),
+                                 std::to_string(s.call_index()),
+                                 to_string(s.direction()),
+                                 join(s.tensor_path(), "."),
+                                 "[" + join(dims, ", ") + "]",
+                                 dtype,
+                                 first_values(s)};
+    if (with_stats) row.push_back(stats_text(s));
+    if (with_sources) {
+      while (forward + 1 < sources->ends.size() && row_index >= sources->ends[forward]) ++forward;
+      const std::string& file = sources->files[std::min(forward, sources->files.size() - 1)];
+      row.insert(row.begin(), std::filesystem::path(file).filename().string());
+    }
+    table.add_row(std::move(row));
+  }
+  std::string out = table.render() + '\n';
+  out += std::string(table.width(), '=') + '\n';
+  out += "Snapshots: " + with_thousands_separators(summary.snapshots) +
+         "   Sampled bytes: " + with_thousands_separators(summary.sampled_bytes) +
+         "   Stopped by: " + (summary.stopped_by ? *summary.stopped_by : "-") + '\n';
+  if (with_stats) {
+    out += "Checked tensors: " + with_thousands_separators(summary.checked_tensors) +
+           "   Non-finite: " + with_thousands_separators(summary.nonfinite_tensors) + '\n';
+    out += "First non-finite: ";
+    if (const auto& at = summary.first_nonfinite)
+      out += at->module_path + " call " + std::to_string(at->call_index) + " " +
+             to_string(at->direction) + " " + join(at->tensor_path, ".") +
+             (at->recorded ? "" : " (past the snapshot quotas: no snapshot)") + '\n';
+    else
+      out += "none\n";
+  }
+  return out;
+}
+
+std::string format_diff_table(const RecordSet& old_set, const RecordSet& new_set,
+                              const std::vector<Change>& changes) {
+  std::int64_t added = 0, removed = 0, changed = 0;
+  for (const auto& c : changes)
+    (c.kind == "added" ? added : c.kind == "removed" ? removed : changed)++;
+  std::string out = "--- " + old_set.source + "\n+++ " + new_set.source + "\n";
+  for (const auto& c : changes) {
+    const std::string where = c.subject + (c.path.is_null() ? "" : " " + path_text(c.path));
+    if (c.kind == "changed") {
+      out += "~ " + where + ": " + c.field.get<std::string>() + " " + value_text(c.old_value) +
+             " -> " + value_text(c.new_value) + "\n";
+    } else {
+      const Json& item = c.kind == "added" ? c.new_value : c.old_value;
+      std::string detail = item.value("module_type", item.value("configured_type", ""));
+      if (item.contains("direct_parameters"))
+        detail += ", " + value_text(item["direct_parameters"]) + " parameters";
+      else if (item.contains("value"))
+        detail += " = " + value_text(item["value"]);
+      out += (c.kind == "added" ? "+ " : "- ") + where + " (" + detail + ")\n";
+    }
+  }
+  out += std::string(changes.empty() ? "identical" : "different") + ": " + std::to_string(added) +
+         " added, " + std::to_string(removed) + " removed, " + std::to_string(changed) +
+         " changed\n";
+  return out;
+}
+
+}  // namespace vin::diagnostics

@@ -1,0 +1,76 @@
+#include "vin/diagnostics/records/capture_records.h"
+
+#include <cmath>
+
+#include "vin/diagnostics/records/error.h"
+
+namespace vin::diagnostics {
+namespace {
+
+void require_positive(const char* name, std::int64_t value) {
+  if (value <= 0)
+    throw UsageError(std::string(name) + " must be positive, got " + std::to_string(value));
+}
+
+// Values compare as recorded; NaN equals NaN so that a record equals its own copy.
+bool same_value(const SampleValue& a, const SampleValue& b) {
+  if (a.index() != b.index()) return false;
+  if (const double* x = std::get_if<double>(&a)) {
+    const double y = std::get<double>(b);
+    return (std::isnan(*x) && std::isnan(y)) || *x == y;
+  }
+  return a == b;
+}
+
+}  // namespace
+
+CaptureLimits::CaptureLimits(const CaptureQuotas& quotas) : q_(quotas) {
+  require_positive("max_tensors", q_.max_tensors);
+  require_positive("max_samples_per_tensor", q_.max_samples_per_tensor);
+  require_positive("max_bytes", q_.max_bytes);
+  require_positive("max_traversal_nodes", q_.max_traversal_nodes);
+  require_positive("max_container_depth", q_.max_container_depth);
+}
+
+CaptureLimits CaptureLimits::with_max_tensors(std::int64_t n) const {
+  CaptureQuotas q = q_;
+  q.max_tensors = n;
+  return CaptureLimits(q);
+}
+CaptureLimits CaptureLimits::with_max_samples_per_tensor(std::int64_t n) const {
+  CaptureQuotas q = q_;
+  q.max_samples_per_tensor = n;
+  return CaptureLimits(q);
+}
+CaptureLimits CaptureLimits::with_max_bytes(std::int64_t n) const {
+  CaptureQuotas q = q_;
+  q.max_bytes = n;
+  return CaptureLimits(q);
+}
+CaptureLimits CaptureLimits::with_max_traversal_nodes(std::int64_t n) const {
+  CaptureQuotas q = q_;
+  q.max_traversal_nodes = n;
+  return CaptureLimits(q);
+}
+CaptureLimits CaptureLimits::with_max_container_depth(std::int64_t n) const {
+  CaptureQuotas q = q_;
+  q.max_container_depth = n;
+  return CaptureLimits(q);
+}
+
+bool operator==(const TensorSnapshot& a, const TensorSnapshot& b) {
+  if (a.values_.size() != b.values_.size()) return false;
+  for (std::size_t i = 0; i < a.values_.size(); ++i)
+    if (!same_value(a.values_[i], b.values_[i])) return false;
+  return a.module_path_ == b.module_path_ && a.call_index_ == b.call_index_ &&
+         a.direction_ == b.direction_ && a.tensor_path_ == b.tensor_path_ && a.shape_ == b.shape_ &&
+         a.dtype_ == b.dtype_ && a.device_ == b.device_ && a.numel_ == b.numel_ &&
+         a.sampled_bytes_ == b.sampled_bytes_ &&
+         a.sample_omission_reason_ == b.sample_omission_reason_;
+}
+
+const char* to_string(Direction direction) {
+  return direction == Direction::input ? "input" : "output";
+}
+
+}  // namespace vin::diagnostics

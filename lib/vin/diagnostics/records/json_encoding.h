@@ -1,0 +1,64 @@
+// JSON encoding of the records (contract section 2): field names are the seed's attribute names,
+// key order is the seed's field order. `jsonl` lines carry a leading "record" key and are printed
+// with Python's json.dumps separators, so the output is byte-for-byte what a Python peer prints.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "vin/diagnostics/records/capture_records.h"
+#include "vin/diagnostics/records/config_records.h"
+#include "vin/diagnostics/records/model_metadata.h"
+
+namespace vin::diagnostics {
+
+using Json = nlohmann::ordered_json;
+
+/// One ModuleMetadata as a JSON object, without the "record" key.
+Json to_json(const ModuleMetadata& module);
+
+/// ModelMetadata's own fields (model_type, total_parameters, trainable_parameters): the jsonl
+/// header line, and the `json` document without "modules".
+Json header_json(const ModelMetadata& model);
+
+/// ModelMetadata as the `json` document: its fields and "modules" with every module inside.
+Json to_json(const ModelMetadata& model);
+
+/// One sampled value: a JSON integer, number or bool; non-finite floats as the strings "NaN",
+/// "Infinity", "-Infinity".
+Json to_json(const SampleValue& value);
+
+/// One TensorSnapshot as a JSON object with the seed's fields, without the "record" key.
+Json to_json(const TensorSnapshot& snapshot);
+
+/// The CaptureSummary fields: snapshots, sampled_bytes, stopped_by.
+Json to_json(const CaptureSummary& summary);
+
+/// A field value: a JSON scalar, or {"type_marker": "qualified.Type"}.
+Json to_json(const ConfigValue& value);
+
+/// One ConfigFieldSpec as a JSON object, without the "record" key.
+Json to_json(const ConfigFieldSpec& field);
+
+/// ModelStructureSpec's own fields (config_type, target_type): the jsonl header line, and the
+/// `json` document without "fields".
+Json header_json(const ModelStructureSpec& spec);
+
+/// ModelStructureSpec as the `json` document: config_type, target_type, and "fields".
+Json to_json(const ModelStructureSpec& spec);
+
+/// Python's repr() of a float ("0.1", "1e-05", "1e+16", "NaN", "Infinity").
+std::string python_float_text(double value);
+
+/// One line of JSON as Python's json.dumps writes it: ", " and ": " separators, floats as
+/// Python's repr (shortest text that reads back to the same double), non-finite floats as
+/// strings, non-ASCII escaped as \uXXXX, invalid UTF-8 replaced by U+FFFD. No trailing newline.
+std::string dump_line(const Json& value);
+
+/// One `jsonl` record line: dump_line of `object` with "record": `record_name` as its first key.
+std::string dump_record_line(const char* record_name, const Json& object);
+
+/// json.dumps(value, indent=2): the same text rules, one item a line. No trailing newline.
+std::string dump_pretty(const Json& value);
+
+}  // namespace vin::diagnostics
