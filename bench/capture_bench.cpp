@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "vin/diagnostics/forward_inputs.h"
-#include "vin/diagnostics/model_capture.h"
-#include "vin/diagnostics/model_loader.h"
+#include "vin/diagnostics/torch/forward_inputs.h"
+#include "vin/diagnostics/capture/model_capture.h"
+#include "vin/diagnostics/torch/model_loader.h"
 
 namespace vd = vin::diagnostics;
 using Clock = std::chrono::steady_clock;

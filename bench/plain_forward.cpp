@@ -6,8 +6,8 @@
 
 #include <cstdio>
 
-#include "vin/diagnostics/forward_inputs.h"
-#include "vin/diagnostics/model_loader.h"
+#include "vin/diagnostics/torch/forward_inputs.h"
+#include "vin/diagnostics/torch/model_loader.h"
 
 namespace vd = vin::diagnostics;
 

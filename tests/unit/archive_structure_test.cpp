@@ -8,7 +8,7 @@
 #include "records_printing.h"
 #include "vin/diagnostics/archive/archive_structure.h"
 #include "vin/diagnostics/records/error.h"
-#include "vin/diagnostics/inspect_model.h"
+#include "vin/diagnostics/torch/inspect_model.h"
 
 #include "doctest_after_torch.h"  // last: after glog's CHECK macros
 

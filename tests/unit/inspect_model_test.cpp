@@ -7,8 +7,8 @@
 #include "fixtures.h"
 #include "records_printing.h"
 #include "vin/diagnostics/records/error.h"
-#include "vin/diagnostics/inspect_model.h"
-#include "vin/diagnostics/model_loader.h"
+#include "vin/diagnostics/torch/inspect_model.h"
+#include "vin/diagnostics/torch/model_loader.h"
 
 #include "doctest_after_torch.h"  // last: after glog's CHECK macros
 

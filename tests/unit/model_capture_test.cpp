@@ -6,8 +6,8 @@
 #include "fixtures.h"
 #include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/records/json_encoding.h"
-#include "vin/diagnostics/model_capture.h"
-#include "vin/diagnostics/model_loader.h"
+#include "vin/diagnostics/capture/model_capture.h"
+#include "vin/diagnostics/torch/model_loader.h"
 
 #include "doctest_after_torch.h"  // last: after glog's CHECK macros
 

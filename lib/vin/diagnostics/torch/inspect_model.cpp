@@ -1,9 +1,9 @@
-#include "vin/diagnostics/inspect_model.h"
+#include "vin/diagnostics/torch/inspect_model.h"
 
 #include <unordered_set>
 
 #include "vin/diagnostics/records/error.h"
-#include "vin/diagnostics/model_loader.h"
+#include "vin/diagnostics/torch/model_loader.h"
 #include "vin/diagnostics/text/type_names.h"
 
 namespace vin::diagnostics {

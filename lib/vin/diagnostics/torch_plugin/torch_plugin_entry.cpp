@@ -2,8 +2,8 @@
 #include <c10/util/Exception.h>
 #include <torch/version.h>
 
-#include "vin/diagnostics/capture_archive.h"
-#include "vin/diagnostics/inspect_model.h"
+#include "vin/diagnostics/capture/capture_archive.h"
+#include "vin/diagnostics/torch/inspect_model.h"
 #include "vin/diagnostics/records/log_sink.h"
 #include "vin/diagnostics/plugin/torch_plugin.h"
 

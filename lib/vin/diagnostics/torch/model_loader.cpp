@@ -1,4 +1,4 @@
-#include "vin/diagnostics/model_loader.h"
+#include "vin/diagnostics/torch/model_loader.h"
 
 #include <caffe2/serialize/versions.h>
 #include <torch/csrc/jit/serialization/import.h>

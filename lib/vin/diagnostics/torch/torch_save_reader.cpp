@@ -1,4 +1,4 @@
-#include "vin/diagnostics/torch_save_reader.h"
+#include "vin/diagnostics/torch/torch_save_reader.h"
 
 #include <ATen/ATen.h>
 

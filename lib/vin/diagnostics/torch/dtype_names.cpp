@@ -1,4 +1,4 @@
-#include "vin/diagnostics/dtype_names.h"
+#include "vin/diagnostics/torch/dtype_names.h"
 
 #include <algorithm>
 #include <cctype>

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "vin/diagnostics/records/capture_records.h"
-#include "vin/diagnostics/forward_inputs.h"
+#include "vin/diagnostics/torch/forward_inputs.h"
 
 namespace vin::diagnostics {
 

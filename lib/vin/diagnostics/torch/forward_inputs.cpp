@@ -1,4 +1,4 @@
-#include "vin/diagnostics/forward_inputs.h"
+#include "vin/diagnostics/torch/forward_inputs.h"
 
 #include <ATen/ATen.h>
 #include <torch/version.h>
@@ -13,9 +13,9 @@
 #include "vin/diagnostics/archive/archive_layout.h"
 #include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/records/json_encoding.h"
-#include "vin/diagnostics/model_loader.h"
+#include "vin/diagnostics/torch/model_loader.h"
 #include "vin/diagnostics/archive/npy_reader.h"
-#include "vin/diagnostics/torch_save_reader.h"
+#include "vin/diagnostics/torch/torch_save_reader.h"
 #include "vin/diagnostics/text/printable.h"
 
 namespace vin::diagnostics {

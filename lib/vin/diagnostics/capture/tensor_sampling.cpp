@@ -1,4 +1,4 @@
-#include "vin/diagnostics/tensor_sampling.h"
+#include "vin/diagnostics/capture/tensor_sampling.h"
 
 #include <ATen/ATen.h>
 

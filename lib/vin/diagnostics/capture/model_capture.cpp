@@ -1,4 +1,4 @@
-#include "vin/diagnostics/model_capture.h"
+#include "vin/diagnostics/capture/model_capture.h"
 
 #include <torch/csrc/jit/api/function_impl.h>
 #include <torch/csrc/jit/ir/ir.h>
@@ -16,10 +16,10 @@
 #include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/records/model_metadata.h"
 #include "vin/diagnostics/records/log_sink.h"
-#include "vin/diagnostics/model_loader.h"
+#include "vin/diagnostics/torch/model_loader.h"
 #include "vin/diagnostics/text/module_selection.h"
-#include "vin/diagnostics/dtype_names.h"
-#include "vin/diagnostics/tensor_sampling.h"
+#include "vin/diagnostics/torch/dtype_names.h"
+#include "vin/diagnostics/capture/tensor_sampling.h"
 
 namespace vin::diagnostics {
 

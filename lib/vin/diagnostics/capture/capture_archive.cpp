@@ -1,4 +1,4 @@
-#include "vin/diagnostics/capture_archive.h"
+#include "vin/diagnostics/capture/capture_archive.h"
 
 #include <torch/csrc/jit/runtime/graph_executor.h>
 
@@ -16,9 +16,9 @@
 #include <thread>
 
 #include "vin/diagnostics/records/error.h"
-#include "vin/diagnostics/forward_inputs.h"
-#include "vin/diagnostics/model_capture.h"
-#include "vin/diagnostics/model_loader.h"
+#include "vin/diagnostics/torch/forward_inputs.h"
+#include "vin/diagnostics/capture/model_capture.h"
+#include "vin/diagnostics/torch/model_loader.h"
 
 namespace vin::diagnostics {
 namespace {
