@@ -48,6 +48,10 @@ void log_to_spdlog(vd::LogLevel level, const std::string& message) {
 // The LibTorch plugin, loaded on first use: $VIN_INSPECT_PLUGIN, else beside this binary (the
 // build tree), else where `cmake --install` puts it relative to this binary.
 const vd::TorchPlugin& torch_plugin() {
+  if (!VIN_WITH_TORCH)
+    throw vd::UsageError(
+        "this vin-inspect was built without LibTorch: capture and --load-with-libtorch need it "
+        "(build with LibTorch, see the README's Building by hand)");
   std::vector<std::string> candidates;
   if (const char* forced = std::getenv("VIN_INSPECT_PLUGIN"); forced && *forced)
     candidates.emplace_back(forced);
@@ -406,8 +410,10 @@ int main(int argc, char** argv) {
 
   CLI::App app{"vin-inspect: inspect PyTorch TorchScript archives as machine-readable records",
                kProgram};
-  app.set_version_flag(
-      "--version", std::string(kProgram) + " " VIN_VERSION " (LibTorch " VIN_LIBTORCH_VERSION ")");
+  app.set_version_flag("--version",
+                       std::string(kProgram) + " " VIN_VERSION +
+                           (VIN_WITH_TORCH ? " (LibTorch " VIN_LIBTORCH_VERSION ")"
+                                           : " (built without LibTorch)"));
   std::string log_level = "warn";
   app.add_option("--log-level", log_level, "Log level on stderr (default warn)")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));

@@ -31,6 +31,13 @@ def test(fn):
     return fn
 
 
+def torch_test(fn):
+    """A test of what needs LibTorch (capture, --load-with-libtorch): skipped by a build without
+    it (--no-torch), which without_libtorch_capture_is_a_usage_error checks instead."""
+    fn.needs_torch = True
+    return test(fn)
+
+
 def fixture(name):
     return os.path.join(ARGS.fixtures, name)
 
@@ -255,7 +262,7 @@ def each_bad_input_gets_a_clear_one_line_error():
             raise AssertionError(f"{name or 'directory'}: {e}") from None
 
 
-@test
+@torch_test
 def structure_of_an_archive_libtorch_cannot_load_is_still_described():
     # written by a "newer PyTorch" (format version 99): inspect-model reads the archive itself;
     # capture, which must run it, says why LibTorch cannot
@@ -277,7 +284,7 @@ def an_archive_saved_on_a_gpu_is_described_without_cuda_or_libtorch():
     assert "LibTorch" not in p.stderr, p.stderr
 
 
-@test
+@torch_test
 def an_archive_the_reader_cannot_describe_is_refused_unless_libtorch_is_asked_for():
     # __setstate__ computes `training`: only running the archive's code would tell its value
     path = fixture("computed_state.pt")
@@ -460,7 +467,7 @@ def capture(*extra, inputs=("inputs/everything_positional.npz",)):
     return run(*args, *extra)
 
 
-@test
+@torch_test
 def capture_reproduces_the_worked_examples_byte_for_byte():
     examples = shared_examples()
     if examples is None:
@@ -474,7 +481,7 @@ def capture_reproduces_the_worked_examples_byte_for_byte():
             assert_equal(p.stdout, f.read(), expected)
 
 
-@test
+@torch_test
 def capture_jsonl_json_and_table_agree():
     lines = [json.loads(l) for l in capture().stdout.splitlines()]
     assert lines[-1]["record"] == "CaptureSummary", lines[-1]
@@ -495,7 +502,7 @@ def capture_jsonl_json_and_table_agree():
     assert table[-1].startswith("Snapshots: 48   Sampled bytes: "), table[-1]
 
 
-@test
+@torch_test
 def capture_inputs_several_files_continue_call_indices():
     p = capture("--module", "<root>", inputs=("inputs/everything_positional.npz",
                                               "inputs/everything_keyword.npz"))
@@ -507,7 +514,7 @@ def capture_inputs_several_files_continue_call_indices():
                      (1, "output", ["output", "0"]), (1, "output", ["output", "1"])], roots
 
 
-@test
+@torch_test
 def capture_quota_flags_and_stopped_by():
     p = capture("--max-tensors", "3")
     lines = [json.loads(l) for l in p.stdout.splitlines()]
@@ -521,7 +528,7 @@ def capture_quota_flags_and_stopped_by():
     assert summary["stopped_by"] == "max_bytes" and summary["sampled_bytes"] == 32, summary
 
 
-@test
+@torch_test
 def a_forward_that_raises_prints_the_records_so_far_then_the_error():
     p = capture(inputs=("inputs/everything_bad_tokens.npz",))
     assert p.returncode == 1, (p.returncode, p.stderr)
@@ -535,7 +542,7 @@ def a_forward_that_raises_prints_the_records_so_far_then_the_error():
                        r"everything\.pt: the model's forward raised on .*everything_bad_tokens\.npz: ")
 
 
-@test
+@torch_test
 def timeout_stops_a_forward_and_prints_the_records_so_far():
     single = fixture("inputs/single.npy")
     # a loop that calls a module: stopped at the next module call after the deadline
@@ -565,7 +572,7 @@ def timeout_stops_a_forward_and_prints_the_records_so_far():
                            2, r"--timeout")
 
 
-@test
+@torch_test
 def a_forward_failure_gives_libtorchs_reason_and_where():
     # numpy's default float64 into a float32 model: the operation's own message, not the
     # interpreter's header, and where in the model's source
@@ -584,7 +591,7 @@ def a_forward_failure_gives_libtorchs_reason_and_where():
     assert "Traceback of TorchScript" in p.stderr and "frame #" not in p.stderr, p.stderr
 
 
-@test
+@torch_test
 def module_patterns_select_every_path_below():
     p = run("capture", fixture("resnet18.pt"), "--inputs", fixture("inputs/image32.npz"),
             "--module", "layer3.*", "--max-tensors", "100000", "--max-bytes", "100000000")
@@ -608,7 +615,7 @@ def unknown_options_are_named_with_the_closest_one():
                        r"unknown option '--formt'; did you mean '--format'\?")
 
 
-@test
+@torch_test
 def the_table_says_which_inputs_file_each_call_came_from():
     first, second = fixture("inputs/everything_positional.npz"), fixture("inputs/everything_keyword.npz")
     p = run("capture", fixture("everything.pt"), "--inputs", first, "--inputs", second,
@@ -620,7 +627,7 @@ def the_table_says_which_inputs_file_each_call_came_from():
     assert single.stdout.startswith("Module "), single.stdout[:100]
 
 
-@test
+@torch_test
 def capture_usage_errors_exit_2():
     cases = [
         (("--max-tensors", "0"), r"error: --max-tensors: must be a positive integer, got '0'\n"),
@@ -645,7 +652,7 @@ def capture_usage_errors_exit_2():
         assert p.returncode == 2 and "device 'cuda' is not available" in p.stderr, p.stderr
 
 
-@test
+@torch_test
 def capture_bad_inputs_exit_1_naming_the_file():
     for name, pattern in [
         ("inputs/everything_missing.npz", r"argument 'tokens' is missing; the model takes "
@@ -662,7 +669,7 @@ def capture_bad_inputs_exit_1_naming_the_file():
             raise AssertionError(f"{name}: {e}") from None
 
 
-@test
+@torch_test
 def capture_output_onto_an_inputs_file_is_refused():
     with tempfile.TemporaryDirectory() as tmp:
         inputs = os.path.join(tmp, "in.npz")
@@ -673,7 +680,7 @@ def capture_output_onto_an_inputs_file_is_refused():
         assert sha256(inputs) == before
 
 
-@test
+@torch_test
 def capture_stats_name_the_first_nonfinite_module():
     p = run("capture", fixture("nan_net.pt"), "--inputs", fixture("inputs/nan_net.npz"), "--stats")
     assert p.returncode == 0, p.stderr
@@ -699,7 +706,7 @@ def capture_stats_name_the_first_nonfinite_module():
                for l in plain.stdout.splitlines())
 
 
-@test
+@torch_test
 def capture_stats_agree_with_numpy():
     import numpy as np
     arrays = np.load(fixture("inputs/everything_stats.npz"))
@@ -721,7 +728,7 @@ def capture_stats_agree_with_numpy():
                                             "recorded": True}
 
 
-@test
+@torch_test
 def stats_check_every_tensor_past_the_quotas_and_fail_on_nonfinite_exits_3():
     args = ("capture", fixture("nan_net.pt"), "--inputs", fixture("inputs/nan_net.npz"))
     # two snapshots allowed: the NaN appears later, found all the same, without a snapshot
@@ -837,7 +844,7 @@ def diff_errors_exit_2():
 
 # --- version, help, logging, docs ------------------------------------------------------------
 
-@test
+@torch_test
 def version_names_the_tool_and_libtorch():
     p = run("--version")
     assert p.returncode == 0, p.stderr
@@ -918,12 +925,16 @@ def main():
     parser.add_argument("--binary", required=True)
     parser.add_argument("--fixtures", required=True)
     parser.add_argument("--source", required=True)
+    parser.add_argument("--no-torch", action="store_true", help="the binary was built without LibTorch")
     ARGS = parser.parse_args()
     ARGS.binary = os.path.abspath(ARGS.binary)
     ARGS.fixtures = os.path.abspath(ARGS.fixtures)
     ARGS.source = os.path.abspath(ARGS.source)
     passed = failed = 0
     for fn in TESTS:
+        if ARGS.no_torch and getattr(fn, "needs_torch", False):
+            print(f"SKIP {fn.__name__} (built without LibTorch)")
+            continue
         try:
             fn()
             passed += 1

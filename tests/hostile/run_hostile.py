@@ -7,7 +7,7 @@ two-line message naming the file, no backtrace, within 30 s, a 4 GiB address spa
 stack (so that recursion an input controls fails here first), the file unchanged, no file
 created by code inside an input, and no code from a pickle run.
 
-usage: run_hostile.py --binary PATH --fixtures DIR [--attacks DIR] [--jobs N]
+usage: run_hostile.py --binary PATH --fixtures DIR [--attacks DIR] [--jobs N] [--no-torch]
 """
 import argparse
 import concurrent.futures
@@ -124,6 +124,8 @@ def main():
     parser.add_argument("--fixtures", required=True)
     parser.add_argument("--attacks", help="where make_attacks.py writes the attack corpus")
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--no-torch", action="store_true",
+                        help="the binary was built without LibTorch: capture runs are left out")
     args = parser.parse_args()
     runs = []
     for folder in sorted(d for d in os.listdir(HERE)
@@ -142,6 +144,8 @@ def main():
     for path in never_created:
         if os.path.exists(path):
             os.remove(path)
+    if args.no_torch:
+        runs = [r for r in runs if r[1][0] != "capture"]
     binary = os.path.abspath(args.binary)
     with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
         problems = list(pool.map(lambda r: check(binary, r[1], r[3], r[4], r[2]), runs))
