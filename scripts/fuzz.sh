@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (preset fuzz: clang 14, ASan + UBSan, tests/fuzz) and runs each
-# for SECONDS (default 60), two at a time, seeded from the test fixtures (scripts/fuzz_seeds.py).
+# for SECONDS (default 60), two at a time, seeded from the test fixtures (tests/fuzz/fuzz_seeds.py).
 # A crash, leak, timeout or out-of-memory in any target fails the run; its input is left under
 # build/fuzz/findings/<target>/ and belongs, once fixed, in tests/fuzz/regressions/<target>/,
 # which the ordinary test suite replays.
@@ -29,7 +29,7 @@ if [[ -z $fixtures_from ]]; then
   cmake --build build/fuzz --target vin_fixtures
   fixtures_from=build/fuzz
 fi
-/usr/bin/python3 scripts/fuzz_seeds.py "$fixtures_from" build/fuzz/seeds
+/usr/bin/python3 tests/fuzz/fuzz_seeds.py "$fixtures_from" build/fuzz/seeds
 
 export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1"
 export LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp:print_suppressions=0"

@@ -14,7 +14,7 @@ PACKAGES=(
   python3 python3-torch python3-numpy python3-pydantic python3-torchvision
   # man page rendering check
   groff-base
-  # peak memory in scripts/benchmark.py
+  # peak memory in bench/benchmark.py
   time
 )
 

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Feeds every file of the hostile corpus (tests/hostile, made by scripts/make_hostile_corpus.py)
+"""Feeds every file of the hostile corpus (tests/hostile, made by tests/fixtures/make_hostile_corpus.py)
 and of the attack corpus (made at test time by tests/hostile/make_attacks.py, with a manifest) to
 the readers it targets and checks the tool handles it cleanly: the expected exit status, nothing
 on stdout (or, for files that are harmless read as data, well-formed records), a one- or

@@ -4,8 +4,8 @@ model with real forward hooks), case by case.
 
 usage: compare_capture.py --binary PATH --fixtures DIR [--examples DIR] [--jobs N] [CASE ...]
 
-DIR is what scripts/make_capture_fixtures.py wrote (capture_manifest.json lists the cases). The
-eager model of a case is scripts/capture_models.build(model) with the archive's parameters,
+DIR is what tests/fixtures/make_capture_fixtures.py wrote (capture_manifest.json lists the cases). The
+eager model of a case is tests/fixtures/capture_models.build(model) with the archive's parameters,
 buffers and training flags loaded on top. The worked example (../shared/docs/examples from the
 repository root, or --examples; skipped when absent) adds cases on tinynet.py/tinynet.pt, and
 there the reference must also reproduce the committed expected jsonl.
@@ -26,7 +26,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(REPO, "scripts"))
+sys.path.insert(0, os.path.join(REPO, "tests", "fixtures"))
 
 import torch  # noqa: E402
 

@@ -3,7 +3,7 @@
 
 usage: compare_config.py --binary PATH --fixtures DIR [--examples DIR] [--jobs N] [CASE ...]
 
-DIR is what scripts/make_config_fixtures.py wrote (config_manifest.json lists the cases: input
+DIR is what tests/fixtures/make_config_fixtures.py wrote (config_manifest.json lists the cases: input
 file, expected jsonl, expected exit status, stderr regex). The worked example (config.yaml and
 inspect-config.jsonl in ../shared/docs/examples from the repository root, or --examples; skipped
 when absent) is one more case. Each case runs `PATH COMMAND DIR/INPUT [ARGS]`.

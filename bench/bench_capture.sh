@@ -6,7 +6,7 @@
 #     the same inputs and runs the forward, wall time and peak RSS, medians of 7 interleaved runs;
 #  3. `capture --stats` (every tensor of every call checked for NaN and infinity, statistics per
 #     snapshot) against `capture` on resnet50, wall time, medians of 15 interleaved runs.
-# usage: scripts/bench_capture.sh [WORKDIR]      (default build/bench-work)
+# usage: bench/bench_capture.sh [WORKDIR]      (default build/bench-work)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=${1:-build/bench-work}

@@ -1,9 +1,9 @@
 #!/usr/bin/python3
 """vin-inspect against the Python way of answering the same questions (issue 7).
 
-usage: benchmark.py --binary build/release/apps/vin-inspect [--work DIR] [--runs N] [--only NAME...]
+usage: bench/benchmark.py --binary build/release/apps/vin-inspect [--work DIR] [--runs N] [--only NAME...]
 
-Builds the models of scripts/bench_models.py with python3-torch and torchvision (scripted and
+Builds the models of bench/bench_models.py with python3-torch and torchvision (scripted and
 saved once into --work, with an .npz input each), then times each pair in one run, interleaved,
 N times (default 5), and prints medians of wall time and peak RSS (GNU time) and their ratios as
 a Markdown table:
@@ -26,7 +26,7 @@ import numpy as np
 import torch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "scripts"))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
 import bench_models  # noqa: E402
 
 PY = "/usr/bin/python3"

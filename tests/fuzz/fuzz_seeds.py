@@ -13,7 +13,7 @@ import sys
 import zipfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 MAX_SEED_BYTES = 256 * 1024
 
 

@@ -1,4 +1,4 @@
-"""Models for scripts/benchmark.py: eager constructors the Python peers build, and which
+"""Models for bench/benchmark.py: eager constructors the Python peers build, and which
 benchmark.py scripts and saves for vin-inspect. Each takes no arguments (seeded by the caller)."""
 import torch
 import torch.nn as nn
