@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""vin-inspect against the Python way of answering the same questions (issue 7).
+"""vin-inspect against the Python way of answering the same questions.
 
 usage: bench/benchmark.py --binary build/release/apps/vin-inspect [--work DIR] [--runs N] [--only NAME...]
 

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Renders a Pydantic configuration as the YAML that `vin-inspect inspect-config` reads
-(docs: contract section 6).
+(docs/config-rendering.md).
 
 usage: render_config.py [--target-style name|string] MODULE:FACTORY
 
@@ -466,7 +466,7 @@ class _Renderer:
 
 
 def render(config, *, target_style: str = "name") -> str:
-    """The contract's YAML rendering of a Pydantic model instance (see the module docstring).
+    """The YAML rendering (docs/config-rendering.md) of a Pydantic model instance (see the module docstring).
 
     target_style: "name" writes a `target_type` class as `!!python/name:pkg.Net ''` (PyYAML's
     form), "string" as the plain string `pkg.Net`.

@@ -700,7 +700,7 @@ def capture_stats_name_the_first_nonfinite_module():
                 "--format", "table").stdout
     assert "First non-finite: bad call 0 output output" in table, table[-300:]
     assert re.search(r"^bad +0 +output .*NON-FINITE \(6 NaN, 0 inf\)", table, re.M), table
-    # without --stats the records are exactly the contract's
+    # without --stats the records are exactly docs/records.md's
     plain = run("capture", fixture("nan_net.pt"), "--inputs", fixture("inputs/nan_net.npz"))
     assert all("stats" not in json.loads(l) and "first_nonfinite" not in json.loads(l)
                for l in plain.stdout.splitlines())

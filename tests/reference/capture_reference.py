@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """Python reference of `vin-inspect capture`: real forward hooks on the *eager* nn.Module.
 
-This is an independent implementation of the seed's ModelCapture (vin.diagnostics.model_inspection)
-following docs/contract.md sections 2, 4 and 5, used to check the C++ tool, which instruments the
+This is an independent implementation of vin.diagnostics.model_inspection's ModelCapture
+following docs/records.md, docs/capture.md and docs/inputs.md, used to check the C++ tool, which instruments the
 scripted archive of the same model. Run with Debian's /usr/bin/python3 (torch 1.13).
 
 Library use:
@@ -14,7 +14,7 @@ If the forward raises, capture_records raises ForwardError whose `.records` hold
 so far (snapshots + CaptureSummary), i.e. what the tool prints before exiting 1; capture_run returns
 (records, exception_or_None) instead of raising.
 
-How the contract maps onto torch 1.13 hooks:
+How docs/capture.md maps onto torch 1.13 hooks:
 - One forward pre-hook and one forward hook per selected module, registered after the module's
   existing hooks, so inputs are observed after existing pre-hooks and outputs after existing
   forward hooks. Values are copied to Python scalars inside the hook, so later in-place mutation
@@ -54,7 +54,7 @@ ROOT = "<root>"
 
 @dataclasses.dataclass(frozen=True)
 class CaptureLimits:
-    """Positive quotas for one capture (the seed's defaults)."""
+    """Positive quotas for one capture (the defaults of docs/capture.md)."""
 
     max_tensors: int = 64
     max_samples_per_tensor: int = 32
@@ -94,7 +94,7 @@ def _json_float(x: float) -> Any:
 
 
 def _omission_reason(t: torch.Tensor) -> Optional[str]:
-    # contract sections 4 and 7.2, in this order
+    # docs/capture.md, "Snapshots and quotas": in this order
     if t.is_nested:
         return "nested_tensor"
     if t.layout != torch.strided:
@@ -109,7 +109,7 @@ def _omission_reason(t: torch.Tensor) -> Optional[str]:
 
 
 def _shape_and_numel(t: torch.Tensor) -> Tuple[List[int], int]:
-    """A nested tensor's shape (contract 7.2): the number of components, then each further
+    """A nested tensor's shape (docs/capture.md): the number of components, then each further
     dimension where all components agree, -1 where they differ; numel sums the components."""
     if not t.is_nested:
         return [int(s) for s in t.shape], t.numel()
@@ -193,7 +193,7 @@ def _restore_call(module: torch.nn.Module) -> None:
 
 
 class ModelCapture:
-    """Bounded capture with real hooks on an eager model (mirror of the seed's ModelCapture)."""
+    """Bounded capture with real hooks on an eager model (mirror of the Python module's ModelCapture)."""
 
     def __init__(self, model: torch.nn.Module, *, module_paths: Optional[Sequence[str]] = None,
                  limits: Optional[CaptureLimits] = None, traced_inputs: bool = False):
@@ -423,7 +423,7 @@ def dumps(record: dict) -> str:
     return json.dumps(record)
 
 
-# ---- inputs (contract section 5) ----------------------------------------------------------------
+# ---- inputs (docs/inputs.md) -------------------------------------------------------------------------
 
 def _forward_of(model_or_forward):
     if model_or_forward is None:
@@ -490,7 +490,7 @@ def _is_npz(path: str) -> bool:
 
 
 def load_inputs(path, model_or_forward=None) -> Tuple[tuple, dict]:
-    """Reads one capture input file into (args, kwargs), as contract section 5 says.
+    """Reads one capture input file into (args, kwargs), as docs/inputs.md says.
 
     model_or_forward (the eager model or its forward) decides which 0-d npz arrays become Python
     int/float/bool scalars."""

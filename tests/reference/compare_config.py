@@ -44,7 +44,7 @@ def strict_equal(a, b) -> bool:
     if isinstance(a, dict):
         return list(a) == list(b) and all(strict_equal(a[k], b[k]) for k in a)
     if isinstance(a, float) and a != a:
-        return b != b  # NaN (only if a bare NaN ever appears; the contract writes "NaN")
+        return b != b  # NaN (only if a bare NaN ever appears; docs/records.md writes "NaN")
     return a == b
 
 

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The seed's `inspect_config`, in Python, on the Pydantic objects themselves: the records
+"""vin.diagnostics.model_inspection's `inspect_config`, in Python, on the Pydantic objects themselves: the records
 `vin-inspect inspect-config` must print for the YAML rendering (scripts/render_config.py) of the
 same configuration.
 
@@ -17,12 +17,12 @@ its fields do, under its decimal index); mappings, dataclasses and other objects
 - `configured_type`: the fully qualified runtime type (`builtins.int`, `builtins.NoneType`, the
   enum or model class); `builtins.type` for a class.
 - `value`: the scalar (enum members: their value), with non-finite floats as "NaN",
-  "Infinity", "-Infinity" and integers outside int64 as their decimal digits (contract section
+  "Infinity", "-Infinity" and integers outside int64 as their decimal digits (docs/config-rendering.md, section
   2/6); `{"type_marker": T}` for anything else, T its configured type.
 - `target_type` (a class, or a string naming one): `builtins.type`, value
   `{"type_marker": "pkg.Net"}`; the root's one is ModelStructureSpec.target_type.
 - A class held by any other field is rendered as the tagged scalar `!builtins.type pkg.Cls`, the
-  one form the contract can express: its value is the string "pkg.Cls".
+  one form docs/config-rendering.md can express: its value is the string "pkg.Cls".
 Run with Debian's /usr/bin/python3 (python3-pydantic).
 """
 import enum
@@ -42,7 +42,7 @@ INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 63 - 1
 
 
 def json_scalar(value):
-    """A None/bool/int/float/str (or subclass) as the contract writes it in JSON."""
+    """A None/bool/int/float/str (or subclass) as docs/records.md writes it in JSON."""
     if value is None:
         return None
     if isinstance(value, bool):

@@ -1,12 +1,12 @@
 #!/usr/bin/python3
-"""Reference for inspect-model: the seed's inspect_model over Python's torch.jit.load view.
+"""Reference for inspect-model: vin.diagnostics.model_inspection's inspect_model over Python's torch.jit.load view.
 
-usage: jit_load_records.py ARCHIVE      prints the contract's jsonl records on stdout
+usage: jit_load_records.py ARCHIVE      prints the jsonl records of docs/records.md on stdout
 
 Independent of the C++ code: it walks the loaded RecursiveScriptModule with Python's own
-named_modules / named_parameters / named_buffers / parameters, as the seed does for any
+named_modules / named_parameters / named_buffers / parameters, as the Python module does for any
 nn.Module. Only the type name comes from TorchScript (the Python class is gone after loading),
-demangled as the contract says.
+demangled as docs/records.md says.
 """
 import json
 import re
@@ -26,7 +26,7 @@ def numel(tensors) -> int:
 
 
 def records(model: torch.jit.ScriptModule):
-    params = list(model.parameters())  # deduplicated by identity, as the seed's totals
+    params = list(model.parameters())  # deduplicated by identity, as the documented totals
     yield {"record": "ModelMetadata", "model_type": python_type_name(model),
            "total_parameters": numel(params),
            "trainable_parameters": numel(p for p in params if p.requires_grad)}

@@ -18,7 +18,7 @@ namespace {
 
 using M = ModuleMetadata;
 
-// Everything the seed promises inspect_model leaves alone, in a comparable form.
+// Everything inspect_model promises to leave alone (docs/records.md), in a comparable form.
 struct ModuleState {
   std::vector<std::pair<std::string, bool>> training;
   std::vector<const c10::TensorImpl*> tensor_identity;

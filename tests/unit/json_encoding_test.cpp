@@ -133,7 +133,7 @@ TEST_CASE("TensorSnapshot and CaptureSummary records") {
         R"({"snapshots": 0, "sampled_bytes": 0, "stopped_by": null})");
 }
 
-TEST_CASE("CaptureLimits: the seed's defaults; non-positive quotas are rejected by name") {
+TEST_CASE("CaptureLimits: the defaults; non-positive quotas are rejected by name") {
   const CaptureLimits d;
   CHECK(d.max_tensors() == 64);
   CHECK(d.max_samples_per_tensor() == 32);

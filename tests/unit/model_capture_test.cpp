@@ -57,7 +57,7 @@ std::vector<std::string> trace(const ModelCapture& capture) {
 
 const at::Tensor kInput = at::tensor({0.5f, -1.0f, 2.0f, -0.25f, 0.75f, -1.5f}).reshape({2, 3});
 
-// What the seed promises the caller's module keeps, in a comparable form.
+// What capture promises the caller's module keeps (docs/capture.md), in a comparable form.
 std::string module_state(const torch::jit::Module& m) {
   std::ostringstream out;
   for (const auto& sub : m.named_modules()) {

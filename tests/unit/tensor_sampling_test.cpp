@@ -78,7 +78,7 @@ TEST_CASE("each dtype's values are exact") {
   CHECK(std::isinf(std::get<double>(nf.values[1])));
 }
 
-TEST_CASE("omission reasons, in the contract's order") {
+TEST_CASE("omission reasons, in docs/capture.md's order") {
   const at::Tensor x = at::ones({2, 2});
   CHECK(sample_omission_reason(x) == std::nullopt);
   CHECK(sample_omission_reason(x.to_sparse()) == "non_strided_layout");

@@ -76,7 +76,7 @@ struct ModelCapture::State {
   std::unordered_map<std::string, std::vector<std::int64_t>> pending_calls;
 
  private:
-  // One depth-first walk over an input or an output (contract section 4).
+  // One depth-first walk over an input or an output (docs/capture.md, "Call indices and walks").
   struct Walk {
     const std::string* module_path;
     std::int64_t call_index;
@@ -166,7 +166,7 @@ void register_observer_once() {
       c10::AliasAnalysisKind::CONSERVATIVE)});
 }
 
-// Names under which a module's forward is called (contract 7.1): `forward`; its TorchScript
+// Names under which a module's forward is called (docs/capture.md, "Which calls are invocations"): `forward`; its TorchScript
 // overloads `forward__0`, `forward__1`, ... (scripted nn.LSTM, nn.GRU, any
 // @torch.jit._overload_method forward); and torch.jit.trace's repeats `forward1`, `forward2`, ...
 // (the second and later calls of one module within one traced forward).
@@ -375,7 +375,7 @@ void ModelCapture::State::visit(Walk& walk, const c10::IValue& value, std::int64
   if (walk.exhausted || !walking()) return;
   ++walk.nodes;
   if (value.isTensor()) {
-    // capture never changes whether a forward succeeds (contract 7.1): a tensor this code
+    // capture never changes whether a forward succeeds (docs/capture.md): a tensor this code
     // cannot read is left out, with a warning, instead of failing the model's forward
     try {
       record(walk, value.toTensor());

@@ -1,4 +1,4 @@
-// capture_model: bounded tensor snapshots from inside TorchScript (the seed's ModelCapture).
+// capture_model: bounded tensor snapshots from inside TorchScript (ModelCapture; docs/capture.md).
 //
 // Python forward hooks do not fire for calls made inside TorchScript. Instead, the capture
 // works on a clone of the caller's module (sharing its tensors) whose graphs carry an observer

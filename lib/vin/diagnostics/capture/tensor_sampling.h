@@ -12,7 +12,7 @@
 
 namespace vin::diagnostics {
 
-/// Why a tensor's values cannot be sampled, in the contract's order of checks ("nested_tensor",
+/// Why a tensor's values cannot be sampled, in the order docs/capture.md gives ("nested_tensor",
 /// "non_strided_layout", "meta_device", "quantized_dtype", "complex_dtype"), or nothing.
 std::optional<std::string> sample_omission_reason(const at::Tensor& tensor);
 

@@ -1,4 +1,4 @@
-// The LibTorch half of vin-inspect as a plugin (issue 7): the binary links no LibTorch, so
+// The LibTorch half of vin-inspect as a plugin: the binary links no LibTorch, so
 // --help, --version, inspect-model, inspect-config and diff start in milliseconds, and loads
 // libvin_torch_plugin.so (built from vin_torch, installed beside it) only for what needs LibTorch:
 // capture, and inspect-model on an archive the structure reader does not understand. C++ users

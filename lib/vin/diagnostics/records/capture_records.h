@@ -1,4 +1,4 @@
-// Records of numerical capture (the seed's CaptureLimits and TensorSnapshot, and the command
+// Records of numerical capture (CaptureLimits and TensorSnapshot, and the command
 // line's CaptureSummary). Plain immutable values; nothing here depends on LibTorch.
 #pragma once
 
@@ -11,7 +11,7 @@
 
 namespace vin::diagnostics {
 
-/// The quotas of a capture by name, with the seed's defaults: the one place they are written.
+/// The quotas of a capture by name, with their defaults (docs/capture.md): the one place they are written.
 struct CaptureQuotas {
   std::int64_t max_tensors = 64;              ///< snapshots retained across the capture
   std::int64_t max_samples_per_tensor = 32;   ///< row-major elements copied from one tensor
@@ -25,7 +25,7 @@ struct CaptureQuotas {
 /// each output walk. Built by name: `CaptureLimits().with_max_tensors(8).with_max_bytes(1024)`.
 class CaptureLimits {
  public:
-  /// The seed's defaults (CaptureQuotas).
+  /// The defaults (CaptureQuotas).
   CaptureLimits() = default;
   /// Throws UsageError naming the first quota that is not positive.
   explicit CaptureLimits(const CaptureQuotas& quotas);

@@ -1,4 +1,4 @@
-// Records of a configuration walk (the seed's ConfigFieldSpec and ModelStructureSpec). Plain
+// Records of a configuration walk (ConfigFieldSpec and ModelStructureSpec; docs/records.md). Plain
 // immutable values; nothing here depends on LibTorch or on YAML.
 #pragma once
 

@@ -1,5 +1,5 @@
 // Errors raised by the library. Every message names the file (or argument) and the problem;
-// the command-line front end prints it once and maps the type to the contract's exit status.
+// the command-line front end prints it once and maps the type to its exit status (docs/cli.md).
 #pragma once
 
 #include <new>

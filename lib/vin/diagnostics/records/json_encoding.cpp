@@ -60,7 +60,7 @@ std::string python_float_repr(double value) {
 std::string dump_scalar(const Json& value) {
   if (value.is_number_float()) {
     const double d = value.get<double>();
-    // non-finite floats are strings in this contract (JSON has no NaN)
+    // non-finite floats are strings (docs/records.md; JSON has no NaN)
     if (!std::isfinite(d)) return "\"" + python_float_repr(d) + "\"";
     return python_float_repr(d);
   }

@@ -1,5 +1,5 @@
-// JSON encoding of the records (contract section 2): field names are the seed's attribute names,
-// key order is the seed's field order. `jsonl` lines carry a leading "record" key and are printed
+// JSON encoding of the records (docs/records.md): field names are the Python module's attribute
+// names, key order its field order. `jsonl` lines carry a leading "record" key and are printed
 // with Python's json.dumps separators, so the output is byte-for-byte what a Python peer prints.
 #pragma once
 
@@ -28,7 +28,7 @@ Json to_json(const ModelMetadata& model);
 /// "Infinity", "-Infinity".
 Json to_json(const SampleValue& value);
 
-/// One TensorSnapshot as a JSON object with the seed's fields, without the "record" key.
+/// One TensorSnapshot as a JSON object with its fields, without the "record" key.
 Json to_json(const TensorSnapshot& snapshot);
 
 /// The CaptureSummary fields: snapshots, sampled_bytes, stopped_by.

@@ -1,6 +1,6 @@
-// Records that describe a constructed model's registered state (the seed's ModuleMetadata and
+// Records that describe a constructed model's registered state (ModuleMetadata and
 // ModelMetadata). They are plain immutable values: built once, read through accessors named
-// after the seed's attributes, compared with ==. Nothing here depends on LibTorch.
+// after the Python module's attributes (docs/records.md), compared with ==. Nothing here depends on LibTorch.
 #pragma once
 
 #include <cstdint>
@@ -88,7 +88,7 @@ class ModelMetadata {
 inline constexpr const char* kCountOverflowMessage =
     "the model's element counts overflow 64 bits, which no real model's can";
 
-/// The path the contract gives the model root.
+/// The path of the model root in the records.
 inline constexpr const char* kRootPath = "<root>";
 
 }  // namespace vin::diagnostics

@@ -1,4 +1,4 @@
-// TorchScript qualified names to the Python-qualified names the contract reports.
+// TorchScript qualified names to the Python-qualified names the records report (docs/records.md).
 #pragma once
 
 #include <string>

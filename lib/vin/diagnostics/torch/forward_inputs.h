@@ -1,4 +1,4 @@
-// Inputs for capture's forward, read from files (contract section 5) and bound to the
+// Inputs for capture's forward, read from files (docs/inputs.md) and bound to the
 // arguments of the model's `forward`.
 #pragma once
 

@@ -1,4 +1,4 @@
-// inspect_model: the registered state of a loaded TorchScript module, as the seed describes it.
+// inspect_model: the registered state of a loaded TorchScript module, as docs/records.md describes it.
 #pragma once
 
 #include <torch/csrc/jit/api/module.h>

@@ -1,4 +1,4 @@
-// Loading a TorchScript archive with LibTorch, with the contract's one-line errors.
+// Loading a TorchScript archive with LibTorch, with one-line errors (docs/cli.md).
 #pragma once
 
 #include <torch/csrc/jit/api/module.h>
