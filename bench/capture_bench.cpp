@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "vin/diagnostics/torch/forward_inputs.h"
 #include "vin/diagnostics/capture/model_capture.h"
+#include "vin/diagnostics/torch/forward_inputs.h"
 #include "vin/diagnostics/torch/model_loader.h"
 
 namespace vd = vin::diagnostics;

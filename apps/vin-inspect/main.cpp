@@ -12,16 +12,16 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "vin/diagnostics/records/capture_request.h"
-#include "vin/diagnostics/records/error.h"
-#include "vin/diagnostics/config/inspect_config.h"
 #include "vin/diagnostics/archive/model_source.h"
+#include "vin/diagnostics/config/inspect_config.h"
+#include "vin/diagnostics/diff/record_sources.h"
 #include "vin/diagnostics/output/output_format.h"
 #include "vin/diagnostics/output/output_sink.h"
-#include "vin/diagnostics/text/printable.h"
-#include "vin/diagnostics/diff/record_sources.h"
-#include "vin/diagnostics/text/suggest.h"
 #include "vin/diagnostics/plugin/torch_plugin.h"
+#include "vin/diagnostics/records/capture_request.h"
+#include "vin/diagnostics/records/error.h"
+#include "vin/diagnostics/text/printable.h"
+#include "vin/diagnostics/text/suggest.h"
 
 namespace vd = vin::diagnostics;
 namespace fs = std::filesystem;
@@ -164,9 +164,12 @@ std::vector<Command> commands(CommonOptions& common) {
          action = [&common, config] {
            spdlog::debug("inspecting configuration {}", *config);
            const vd::ModelStructureSpec spec = vd::inspect_config_file(*config);
-           emit(common, format_records(*config, [&](std::ostream& out) {
-                  vd::write_structure_spec(out, spec, vd::parse_output_format(common.format));
-                }),
+           emit(common,
+                format_records(*config,
+                               [&](std::ostream& out) {
+                                 vd::write_structure_spec(out, spec,
+                                                          vd::parse_output_format(common.format));
+                               }),
                 {*config});
            return 0;
          };
@@ -187,9 +190,12 @@ std::vector<Command> commands(CommonOptions& common) {
                vd::describe_archive(*archive, libtorch_fallback(*with_libtorch));
            spdlog::debug("{} modules, {} parameters", model.modules().size(),
                          model.total_parameters());
-           emit(common, format_records(*archive, [&](std::ostream& out) {
-                  vd::write_model_metadata(out, model, vd::parse_output_format(common.format));
-                }),
+           emit(common,
+                format_records(*archive,
+                               [&](std::ostream& out) {
+                                 vd::write_model_metadata(out, model,
+                                                          vd::parse_output_format(common.format));
+                               }),
                 {*archive});
            return 0;
          };
@@ -251,10 +257,13 @@ std::vector<Command> commands(CommonOptions& common) {
            std::vector<std::string> inputs = request->inputs;
            inputs.push_back(request->archive);
            const auto print = [&common, inputs](const vd::CaptureResult& result) {
-             emit(common, format_records(inputs.back(), [&](std::ostream& out) {
-                    vd::write_capture(out, result.snapshots, result.summary,
-                                      vd::parse_output_format(common.format), &result.sources);
-                  }),
+             emit(common,
+                  format_records(inputs.back(),
+                                 [&](std::ostream& out) {
+                                   vd::write_capture(out, result.snapshots, result.summary,
+                                                     vd::parse_output_format(common.format),
+                                                     &result.sources);
+                                 }),
                   inputs);
            };
            // a forward past --timeout that cannot be stopped: print, report, end (from the
@@ -297,10 +306,12 @@ std::vector<Command> commands(CommonOptions& common) {
            const vd::RecordSet old_set = vd::load_record_set(*old_path, fallback);
            const vd::RecordSet new_set = vd::load_record_set(*new_path, fallback);
            const auto changes = vd::diff_records(old_set, new_set, *ignore);
-           emit(common, format_records(*new_path, [&](std::ostream& out) {
-                  vd::write_diff(out, old_set, new_set, changes,
-                                 vd::parse_output_format(common.format));
-                }),
+           emit(common,
+                format_records(*new_path,
+                               [&](std::ostream& out) {
+                                 vd::write_diff(out, old_set, new_set, changes,
+                                                vd::parse_output_format(common.format));
+                               }),
                 {*old_path, *new_path});
            return changes.empty() ? 0 : 1;
          };
@@ -379,8 +390,8 @@ std::string unknown_option_hint(CLI::App& app, int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string word = argv[i];
     if (word == "--") break;
-    const bool is_number = word.size() > 1 && (std::isdigit(static_cast<unsigned char>(word[1])) ||
-                                                word[1] == '.');
+    const bool is_number =
+        word.size() > 1 && (std::isdigit(static_cast<unsigned char>(word[1])) || word[1] == '.');
     if (word.size() > 1 && word[0] == '-' && !is_number) {
       const std::string name = word.substr(0, word.find('='));
       const auto it = takes_value.find(name);
@@ -410,10 +421,9 @@ int main(int argc, char** argv) {
 
   CLI::App app{"vin-inspect: inspect PyTorch TorchScript archives as machine-readable records",
                kProgram};
-  app.set_version_flag("--version",
-                       std::string(kProgram) + " " VIN_VERSION +
-                           (VIN_WITH_TORCH ? " (LibTorch " VIN_LIBTORCH_VERSION ")"
-                                           : " (built without LibTorch)"));
+  app.set_version_flag("--version", std::string(kProgram) + " " VIN_VERSION +
+                                        (VIN_WITH_TORCH ? " (LibTorch " VIN_LIBTORCH_VERSION ")"
+                                                        : " (built without LibTorch)"));
   std::string log_level = "warn";
   app.add_option("--log-level", log_level, "Log level on stderr (default warn)")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));

@@ -6,9 +6,9 @@
 #include <sstream>
 
 #include "fuzz_input.h"
-#include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/config/inspect_config.h"
 #include "vin/diagnostics/output/output_format.h"
+#include "vin/diagnostics/records/error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   namespace vd = vin::diagnostics;

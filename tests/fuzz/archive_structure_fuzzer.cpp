@@ -7,8 +7,8 @@
 
 #include "fuzz_input.h"
 #include "vin/diagnostics/archive/archive_structure.h"
-#include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/output/output_format.h"
+#include "vin/diagnostics/records/error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   namespace vd = vin::diagnostics;

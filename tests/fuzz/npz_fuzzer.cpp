@@ -4,8 +4,8 @@
 #include <cstdint>
 
 #include "fuzz_input.h"
-#include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/archive/npy_reader.h"
+#include "vin/diagnostics/records/error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string& path = vin::fuzz::write_scratch_file(data, size, ".npz");

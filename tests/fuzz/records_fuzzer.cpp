@@ -5,8 +5,8 @@
 #include <cstdint>
 
 #include "fuzz_input.h"
-#include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/diff/record_sources.h"
+#include "vin/diagnostics/records/error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size >= 2 && data[0] == 'P' && data[1] == 'K') return -1;  // not added to the corpus

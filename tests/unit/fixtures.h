@@ -1,4 +1,5 @@
-// Where the generated fixture archives live (tests/fixtures/make_fixtures.py, run by CTest's setup).
+// Where the generated fixture archives live (tests/fixtures/make_fixtures.py, run by CTest's
+// setup).
 #pragma once
 
 #include <string>

@@ -148,8 +148,8 @@ TEST_CASE("inputs that do not fit forward print its schema") {
         std::string::npos);
   const std::string layouts =
       "fortran: int, scalar: Tensor, empty: Tensor, int64_extremes: Tensor, nonfinite: Tensor";
-  CHECK(input_error("layouts.npz", model_taking(layouts))
-            .find("argument 'fortran' must be int") != std::string::npos);
+  CHECK(input_error("layouts.npz", model_taking(layouts)).find("argument 'fortran' must be int") !=
+        std::string::npos);
   // names are checked before any member is read: the first one forward lacks is named
   CHECK(input_error("layouts.npz", model_taking("fortran: Tensor"))
             .find("forward has no argument 'scalar'") != std::string::npos);

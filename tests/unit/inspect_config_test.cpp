@@ -4,8 +4,8 @@
 #include <string>
 
 #include "fixtures.h"
-#include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/config/inspect_config.h"
+#include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/records/json_encoding.h"
 
 using namespace vin::diagnostics;

@@ -5,9 +5,9 @@
 #include <sstream>
 
 #include "records_printing.h"
+#include "vin/diagnostics/output/output_format.h"
 #include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/records/json_encoding.h"
-#include "vin/diagnostics/output/output_format.h"
 
 using namespace vin::diagnostics;
 

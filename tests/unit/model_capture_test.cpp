@@ -4,9 +4,9 @@
 #include <vector>
 
 #include "fixtures.h"
+#include "vin/diagnostics/capture/model_capture.h"
 #include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/records/json_encoding.h"
-#include "vin/diagnostics/capture/model_capture.h"
 #include "vin/diagnostics/torch/model_loader.h"
 
 #include "doctest_after_torch.h"  // last: after glog's CHECK macros
@@ -172,7 +172,8 @@ TEST_CASE("max_bytes: fewer bytes left than one element still records, and recor
 }
 
 TEST_CASE("when one snapshot reaches both quotas, max_tensors is reported") {
-  auto capture = capture_model(twice_model(), std::nullopt, CaptureLimits().with_max_tensors(1).with_max_bytes(24));
+  auto capture = capture_model(twice_model(), std::nullopt,
+                               CaptureLimits().with_max_tensors(1).with_max_bytes(24));
   auto scope = capture.enter();
   capture.forward(positional({kInput}));
   CHECK(capture.snapshots().size() == 1);

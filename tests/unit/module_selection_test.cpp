@@ -15,14 +15,17 @@ struct Case {
   std::vector<std::string> matches;
 };
 
-const std::vector<std::string> kPaths = {"<root>", "layer3",  "layer3.0", "layer3.0.conv1",
-                                         "layer3.1.bn2", "layer30", "fc", "a[b]", "x.y"};
+const std::vector<std::string> kPaths = {"<root>",       "layer3",  "layer3.0", "layer3.0.conv1",
+                                         "layer3.1.bn2", "layer30", "fc",       "a[b]",
+                                         "x.y"};
 
 // what Python's fnmatch.fnmatchcase answers for each pattern over kPaths
 const Case kCases[] = {
     {"layer3.*", {"layer3.0", "layer3.0.conv1", "layer3.1.bn2"}},
     {"layer3*", {"layer3", "layer3.0", "layer3.0.conv1", "layer3.1.bn2", "layer30"}},
-    {"*", {"<root>", "layer3", "layer3.0", "layer3.0.conv1", "layer3.1.bn2", "layer30", "fc", "a[b]", "x.y"}},
+    {"*",
+     {"<root>", "layer3", "layer3.0", "layer3.0.conv1", "layer3.1.bn2", "layer30", "fc", "a[b]",
+      "x.y"}},
     {"?c", {"fc"}},
     {"layer3.[01].*", {"layer3.0.conv1", "layer3.1.bn2"}},
     {"layer3.[!0].*", {"layer3.1.bn2"}},
@@ -34,7 +37,9 @@ const Case kCases[] = {
     {"*conv*", {"layer3.0.conv1"}},
     {"[", {}},
     {"fc*fc", {}},
-    {"**", {"<root>", "layer3", "layer3.0", "layer3.0.conv1", "layer3.1.bn2", "layer30", "fc", "a[b]", "x.y"}},
+    {"**",
+     {"<root>", "layer3", "layer3.0", "layer3.0.conv1", "layer3.1.bn2", "layer30", "fc", "a[b]",
+      "x.y"}},
     {"x?y", {"x.y"}},
 };
 
@@ -56,9 +61,10 @@ TEST_CASE("select_module_paths: exact paths and patterns, in registration order"
   CHECK(select_module_paths({"fc", "layer3.*"}, kPaths) ==
         std::vector<std::string>{"layer3.0", "layer3.0.conv1", "layer3.1.bn2", "fc"});
   CHECK(select_module_paths({"<root>", "<root>"}, kPaths) == std::vector<std::string>{"<root>"});
-  CHECK_THROWS_WITH_AS(select_module_paths({"layer4.*"}, kPaths),
-                       "no module path matches 'layer4.*'; closest registered paths: 'layer3' 'layer3.0' "
-                       "'layer30'",
-                       UsageError);
+  CHECK_THROWS_WITH_AS(
+      select_module_paths({"layer4.*"}, kPaths),
+      "no module path matches 'layer4.*'; closest registered paths: 'layer3' 'layer3.0' "
+      "'layer30'",
+      UsageError);
   CHECK_THROWS_AS(select_module_paths({"layer9"}, kPaths), UsageError);
 }

@@ -4,8 +4,8 @@
 #include <string>
 
 #include "fixtures.h"
-#include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/archive/npy_reader.h"
+#include "vin/diagnostics/records/error.h"
 
 using namespace vin::diagnostics;
 

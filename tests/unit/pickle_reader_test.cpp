@@ -2,9 +2,9 @@
 
 #include <string>
 
-#include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/archive/pickle_reader.h"
 #include "vin/diagnostics/plugin/torch_plugin.h"
+#include "vin/diagnostics/records/error.h"
 
 using namespace vin::diagnostics;
 using Kind = PickleValue::Kind;

@@ -61,7 +61,8 @@ TEST_CASE("values are counted, memo reads must match a PUT, type tags are bounde
   CHECK(pickle_problem(std::string("\x80\x02h\x05.", 5)).value() ==
         "opcode 0x68 at byte 2 reads memo entry 5, which no PUT made");
   const auto tag = [](const std::string& type) {
-    return "\x80\x02" "ctorch.jit._pickle\nrestore_type_tag\n]X" +
+    return "\x80\x02"
+           "ctorch.jit._pickle\nrestore_type_tag\n]X" +
            std::string(1, static_cast<char>(type.size())) + std::string(3, '\0') + type + "\x86R.";
   };
   CHECK_FALSE(pickle_problem(tag("Dict[str, List[int]]")).has_value());

@@ -6,9 +6,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "vin/diagnostics/records/error.h"
-#include "vin/diagnostics/output/output_format.h"
 #include "vin/diagnostics/diff/record_diff.h"
+#include "vin/diagnostics/output/output_format.h"
+#include "vin/diagnostics/records/error.h"
 
 using namespace vin::diagnostics;
 

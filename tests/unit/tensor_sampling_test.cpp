@@ -3,8 +3,8 @@
 #include <cmath>
 #include <limits>
 
-#include "vin/diagnostics/torch/dtype_names.h"
 #include "vin/diagnostics/capture/tensor_sampling.h"
+#include "vin/diagnostics/torch/dtype_names.h"
 
 #include "doctest_after_torch.h"  // last: after glog's CHECK macros
 

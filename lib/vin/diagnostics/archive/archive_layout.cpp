@@ -12,10 +12,11 @@
 #include <string_view>
 #include <vector>
 
-#include "vin/diagnostics/records/error.h"
+#include "vin/diagnostics/archive/class_source.h"
 #include "vin/diagnostics/archive/pickle_safety.h"
-#include "vin/diagnostics/text/printable.h"
 #include "vin/diagnostics/archive/zip_handle.h"
+#include "vin/diagnostics/records/error.h"
+#include "vin/diagnostics/text/printable.h"
 
 namespace vin::diagnostics {
 namespace {
@@ -25,7 +26,6 @@ namespace fs = std::filesystem;
 bool ends_with(std::string_view text, std::string_view suffix) {
   return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
 }
-
 
 // The first bytes, to tell "not a zip at all" from "a damaged zip".
 std::string read_magic(const std::string& path) {
@@ -104,8 +104,8 @@ std::optional<std::string> member_problem(const zip_stat_t& st) {
     return std::string("its size or compression is not recorded");
   if (st.comp_method == ZIP_CM_STORE) {
     if (st.size != st.comp_size)
-      return "it is stored uncompressed, but declares " + std::to_string(st.size) +
-             " bytes for " + std::to_string(st.comp_size);
+      return "it is stored uncompressed, but declares " + std::to_string(st.size) + " bytes for " +
+             std::to_string(st.comp_size);
     return std::nullopt;
   }
   if (st.comp_method == ZIP_CM_DEFLATE) {
@@ -259,7 +259,8 @@ void check_archive_records(const std::string& path, const ArchiveLayout& layout)
   for (const auto& [record, bytes] : records) {
     if (is_pickle(record)) {
       if (const auto problem = pickle_problem(bytes))
-        throw Error(path + ": the record " + printable(record) + " cannot be read safely: " + *problem);
+        throw Error(path + ": the record " + printable(record) +
+                    " cannot be read safely: " + *problem);
     } else {
       code.emplace_back(record, bytes);
     }
@@ -280,29 +281,19 @@ std::optional<std::string> code_problem(
     if (lines > limits.max_lines)
       return "its code/ holds more than " + std::to_string(limits.max_lines) + " lines";
     // brackets and indentation nest the TorchScript parser's recursion
-    std::size_t depth = 0, deepest = 0;
-    char quote = 0;
-    for (std::size_t i = 0; i < source.size(); ++i) {
-      const char c = source[i];
-      if (quote) {
-        if (c == '\\')
-          ++i;
-        else if (c == quote || c == '\n')
-          quote = 0;
-      } else if (c == '"' || c == '\'') {
-        quote = c;
-      } else if (c == '(' || c == '[' || c == '{') {
-        deepest = std::max(deepest, ++depth);
-      } else if ((c == ')' || c == ']' || c == '}') && depth > 0) {
-        --depth;
-      } else if (c == '\n' && i + 1 < source.size()) {
-        const std::size_t spaces = source.find_first_not_of(' ', i + 1);
-        const std::size_t indent = (spaces == std::string_view::npos ? source.size() : spaces) - i - 1;
-        if (indent / 2 > limits.max_indent)
-          return "its " + printable(std::string(record)) + " nests blocks more than " +
-                 std::to_string(limits.max_indent) + " deep";
-      }
-      if (deepest > limits.max_brackets)
+    BracketCounter brackets;
+    std::size_t pos = 0;
+    while (pos < source.size()) {
+      std::size_t end = source.find('\n', pos);
+      if (end == std::string_view::npos) end = source.size();
+      const std::string_view line = source.substr(pos, end - pos);
+      pos = end + 1;
+      const std::size_t indent = std::min(line.find_first_not_of(' '), line.size());
+      if (indent / 2 > limits.max_indent)
+        return "its " + printable(std::string(record)) + " nests blocks more than " +
+               std::to_string(limits.max_indent) + " deep";
+      brackets.feed_line(line);
+      if (static_cast<std::size_t>(brackets.deepest()) > limits.max_brackets)
         return "its " + printable(std::string(record)) + " nests brackets more than " +
                std::to_string(limits.max_brackets) + " deep";
     }
@@ -331,7 +322,8 @@ ZipMembers::~ZipMembers() { delete handle_; }
 std::optional<std::string> ZipMembers::read(const std::string& name, std::size_t max_bytes) const {
   zip_stat_t st;
   const zip_int64_t index = zip_name_locate(handle_->zip.get(), name.c_str(), 0);
-  if (index < 0 || zip_stat_index(handle_->zip.get(), static_cast<zip_uint64_t>(index), 0, &st) != 0)
+  if (index < 0 ||
+      zip_stat_index(handle_->zip.get(), static_cast<zip_uint64_t>(index), 0, &st) != 0)
     return std::nullopt;
   if (!(st.valid & ZIP_STAT_SIZE) || st.size > max_bytes)
     throw Error(path_ + ": the record " + printable(name) + " is larger than " +

@@ -5,10 +5,10 @@
 
 #include "vin/diagnostics/archive/archive_layout.h"
 #include "vin/diagnostics/archive/class_source.h"
-#include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/archive/module_state.h"
 #include "vin/diagnostics/archive/pickle_reader.h"
 #include "vin/diagnostics/archive/pickle_safety.h"
+#include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/text/type_names.h"
 
 namespace vin::diagnostics {
@@ -64,8 +64,7 @@ class StructureWalker {
     const std::size_t depth = next.depth;
     if (!seen_modules_.insert(module).second) return;
     if (depth > kMaxDepth)
-      throw UnsupportedPickle("a module tree deeper than " + std::to_string(kMaxDepth) +
-                              " levels");
+      throw UnsupportedPickle("a module tree deeper than " + std::to_string(kMaxDepth) + " levels");
     const ClassSource& cls = *module_class(module);
     std::int64_t direct = 0, direct_trainable = 0, buffers = 0;
     bool training = false;

@@ -19,6 +19,6 @@ namespace vin::diagnostics {
 /// rebuilt by an unknown function, ...). Throws Error for files that are not TorchScript
 /// archives (probe_torchscript_archive), records it cannot read, or a damaged data.pkl.
 std::optional<ModelMetadata> read_archive_metadata(const std::string& path,
-                                                  std::string* why_not = nullptr);
+                                                   std::string* why_not = nullptr);
 
 }  // namespace vin::diagnostics

@@ -35,26 +35,6 @@ std::unordered_set<std::string> quoted_names(std::string_view line) {
   return names;
 }
 
-// Bracket depth change over `line`, string literals skipped; `depth` carries across lines.
-void track_brackets(std::string_view line, long& depth) {
-  char quote = 0;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quote) {
-      if (c == '\\')
-        ++i;
-      else if (c == quote)
-        quote = 0;
-    } else if (c == '"' || c == '\'') {
-      quote = c;
-    } else if (c == '(' || c == '[' || c == '{') {
-      ++depth;
-    } else if (c == ')' || c == ']' || c == '}') {
-      --depth;
-    }
-  }
-}
-
 // `  name : Type` (an attribute declaration), as name and type; empty name when it is not one.
 std::pair<std::string, std::string> attribute_declaration(std::string_view line) {
   const std::string_view rest = line.substr(2);
@@ -70,19 +50,37 @@ std::pair<std::string, std::string> attribute_declaration(std::string_view line)
 
 }  // namespace
 
+void BracketCounter::feed_line(std::string_view line) {
+  char quote = 0;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quote) {
+      if (c == '\\')
+        ++i;
+      else if (c == quote)
+        quote = 0;
+    } else if (c == '"' || c == '\'') {
+      quote = c;
+    } else if (c == '(' || c == '[' || c == '{') {
+      deepest_ = std::max(deepest_, ++depth_);
+    } else if ((c == ')' || c == ']' || c == '}') && depth_ > 0) {
+      --depth_;
+    }
+  }
+}
+
 const MethodSource* ClassSource::method(std::string_view name) const {
   for (const auto& m : methods)
     if (m.name == name) return &m;
   return nullptr;
 }
 
-void read_class_sources(const std::string& record, std::string_view source,
-                        ClassSources& classes) {
+void read_class_sources(const std::string& record, std::string_view source, ClassSources& classes) {
   std::string module = record.substr(5, record.size() - 5 - 3);  // drop "code/" and ".py"
   std::replace(module.begin(), module.end(), '/', '.');
   ClassSource* current = nullptr;
   MethodSource* method = nullptr;
-  long signature_depth = 0;  // brackets still open in the signature being read
+  BracketCounter signature;  // the brackets of the signature being read
   bool in_signature = false;
   std::size_t pos = 0;
   while (pos < source.size()) {
@@ -92,12 +90,12 @@ void read_class_sources(const std::string& record, std::string_view source,
     const std::size_t line_start = pos;
     pos = end + 1;
     if (in_signature) {
-      track_brackets(line, signature_depth);
-      if (signature_depth <= 0 && !line.empty() && line.back() == ':') {
+      signature.feed_line(line);
+      if (signature.depth() == 0 && !line.empty() && line.back() == ':') {
         in_signature = false;
-        method->signature = source.substr(
-            static_cast<std::size_t>(method->signature.data() - source.data()),
-            end - static_cast<std::size_t>(method->signature.data() - source.data()));
+        method->signature =
+            source.substr(static_cast<std::size_t>(method->signature.data() - source.data()),
+                          end - static_cast<std::size_t>(method->signature.data() - source.data()));
       }
       continue;
     }
@@ -128,11 +126,12 @@ void read_class_sources(const std::string& record, std::string_view source,
       const std::size_t open = line.find('(');
       if (open == std::string_view::npos) throw UnsupportedPickle("unreadable method header");
       current->methods.push_back(MethodSource{std::string(line.substr(6, open - 6)),
-                                              source.substr(line_start + 2, line.size() - 2), {}});
+                                              source.substr(line_start + 2, line.size() - 2),
+                                              {}});
       method = &current->methods.back();
-      signature_depth = 0;
-      track_brackets(line, signature_depth);
-      in_signature = !(signature_depth <= 0 && line.back() == ':');
+      signature = BracketCounter();
+      signature.feed_line(line);
+      in_signature = !(signature.depth() == 0 && line.back() == ':');
     } else if (starts_with(line, "  __parameters__ = [")) {
       current->parameters = quoted_names(line.substr(19));
     } else if (starts_with(line, "  __buffers__ = [")) {

@@ -24,7 +24,7 @@ struct MethodSource {
 
 /// One TorchScript class.
 struct ClassSource {
-  bool is_module = false;  ///< declared `class X(Module):`
+  bool is_module = false;                      ///< declared `class X(Module):`
   std::unordered_set<std::string> parameters;  ///< `__parameters__ = [...]`
   std::unordered_set<std::string> buffers;     ///< `__buffers__ = [...]`
   /// `name : Type` declarations, in the order the class lists them.
@@ -33,6 +33,22 @@ struct ClassSource {
 
   /// The method `name`, or null.
   const MethodSource* method(std::string_view name) const;
+};
+
+/// The bracket nesting (`(`, `[`, `{`) of TorchScript source, fed a line at a time; string
+/// literals are skipped (a quote does not go past its line in printed TorchScript).
+class BracketCounter {
+ public:
+  /// Feeds one line, without its newline.
+  void feed_line(std::string_view line);
+  /// Brackets open after the lines fed so far.
+  long depth() const { return depth_; }
+  /// The most brackets ever open at once.
+  long deepest() const { return deepest_; }
+
+ private:
+  long depth_ = 0;
+  long deepest_ = 0;
 };
 
 /// Classes by qualified name (`__torch__.torch.nn.modules.conv.Conv2d`).

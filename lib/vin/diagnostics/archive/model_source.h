@@ -1,6 +1,7 @@
-// Where inspect-model's records come from: the archive itself, read as data (read_archive_metadata),
-// or, only when the user asks for it (--load-with-libtorch), LibTorch's loader, which runs the
-// archive's TorchScript (`__setstate__` methods) and so is never used on its own initiative.
+// Where inspect-model's records come from: the archive itself, read as data
+// (read_archive_metadata), or, only when the user asks for it (--load-with-libtorch), LibTorch's
+// loader, which runs the archive's TorchScript (`__setstate__` methods) and so is never used on its
+// own initiative.
 #pragma once
 
 #include <functional>

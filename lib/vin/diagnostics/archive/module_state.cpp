@@ -132,12 +132,10 @@ std::vector<ModuleAttribute> attributes_from_setstate(PickleRef object, const Cl
       if (index >= 0) {
         if (!state || (state->kind != Kind::tuple && state->kind != Kind::list) ||
             static_cast<std::size_t>(index) >= state->items.size())
-          throw refuse("reads item " + std::to_string(index) +
-                       " of a state that does not have it");
+          throw refuse("reads item " + std::to_string(index) + " of a state that does not have it");
         value = state->items[static_cast<std::size_t>(index)];
       }
-      if (!assigned.insert(name).second)
-        throw refuse("sets " + std::string(name) + " twice");
+      if (!assigned.insert(name).second) throw refuse("sets " + std::string(name) + " twice");
       attributes.emplace_back(name, value);
       continue;
     }
@@ -167,8 +165,7 @@ std::vector<ModuleAttribute> attributes_from_setstate(PickleRef object, const Cl
   // LibTorch holds a module's attributes in the order its class declares them
   const auto declared_at = [&](std::string_view name) {
     const auto& decl = cls.attributes;
-    return std::find_if(decl.begin(), decl.end(),
-                        [&](const auto& d) { return d.first == name; }) -
+    return std::find_if(decl.begin(), decl.end(), [&](const auto& d) { return d.first == name; }) -
            decl.begin();
   };
   std::stable_sort(attributes.begin(), attributes.end(), [&](const auto& a, const auto& b) {

@@ -10,9 +10,9 @@
 #include <memory>
 #include <optional>
 
+#include "vin/diagnostics/archive/zip_handle.h"
 #include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/text/printable.h"
-#include "vin/diagnostics/archive/zip_handle.h"
 
 namespace vin::diagnostics {
 namespace {
@@ -385,8 +385,7 @@ std::vector<NpyArray> read_npz_file(const std::string& path) {
     const std::string source = path + " (member " + printable(member, 200) + ")";
     if (member.size() < 4 || member.compare(member.size() - 4, 4, ".npy") != 0)
       throw Error(source + ": an .npz member that is not a .npy array");
-    ZipFileHandle file(
-        zip_fopen_index(zip.get(), static_cast<zip_uint64_t>(i), 0));
+    ZipFileHandle file(zip_fopen_index(zip.get(), static_cast<zip_uint64_t>(i), 0));
     if (!file) throw Error(source + ": cannot read (" + zip_strerror(zip.get()) + ")");
     zip_stat_t st;
     std::optional<std::uint64_t> size;

@@ -65,8 +65,8 @@ constexpr Row kRows[] = {
     {Op::SETITEMS, {"SETITEMS", A::none, 0, {K::extend}}},
     {Op::APPENDS, {"APPENDS", A::none, 0, {K::extend}}},
     {Op::ADDITEMS, {"ADDITEMS", A::none, 0, {K::extend}}},
-    {Op::APPEND, {"APPEND", A::none, 0, {K::add, 1}}},  // list, value
-    {Op::BUILD, {"BUILD", A::none, 0, {K::add, 1}}},    // object, state
+    {Op::APPEND, {"APPEND", A::none, 0, {K::add, 1}}},    // list, value
+    {Op::BUILD, {"BUILD", A::none, 0, {K::add, 1}}},      // object, state
     {Op::SETITEM, {"SETITEM", A::none, 0, {K::add, 2}}},  // dict, key, value
 };
 

@@ -11,15 +11,57 @@ namespace vin::diagnostics {
 
 /// The opcodes by name (Python's pickletools names).
 enum class Op : unsigned char {
-  MARK = '(', STOP = '.', POP = '0', POP_MARK = '1', DUP = '2', BINFLOAT = 'G', BININT = 'J',
-  BININT1 = 'K', BININT2 = 'M', NONE = 'N', BINPERSID = 'Q', REDUCE = 'R', BINSTRING = 'T',
-  SHORT_BINSTRING = 'U', BINUNICODE = 'X', BINBYTES = 'B', SHORT_BINBYTES = 'C', APPEND = 'a',
-  BUILD = 'b', GLOBAL = 'c', DICT = 'd', APPENDS = 'e', BINGET = 'h', LONG_BINGET = 'j',
-  LIST = 'l', BINPUT = 'q', LONG_BINPUT = 'r', SETITEM = 's', TUPLE = 't', SETITEMS = 'u',
-  EMPTY_TUPLE = ')', EMPTY_LIST = ']', EMPTY_DICT = '}', PROTO = 0x80, NEWOBJ = 0x81,
-  TUPLE1 = 0x85, TUPLE2 = 0x86, TUPLE3 = 0x87, NEWTRUE = 0x88, NEWFALSE = 0x89, LONG1 = 0x8a,
-  LONG4 = 0x8b, SHORT_BINUNICODE = 0x8c, BINUNICODE8 = 0x8d, BINBYTES8 = 0x8e, EMPTY_SET = 0x8f,
-  ADDITEMS = 0x90, FROZENSET = 0x91, NEWOBJ_EX = 0x92, STACK_GLOBAL = 0x93, MEMOIZE = 0x94,
+  MARK = '(',
+  STOP = '.',
+  POP = '0',
+  POP_MARK = '1',
+  DUP = '2',
+  BINFLOAT = 'G',
+  BININT = 'J',
+  BININT1 = 'K',
+  BININT2 = 'M',
+  NONE = 'N',
+  BINPERSID = 'Q',
+  REDUCE = 'R',
+  BINSTRING = 'T',
+  SHORT_BINSTRING = 'U',
+  BINUNICODE = 'X',
+  BINBYTES = 'B',
+  SHORT_BINBYTES = 'C',
+  APPEND = 'a',
+  BUILD = 'b',
+  GLOBAL = 'c',
+  DICT = 'd',
+  APPENDS = 'e',
+  BINGET = 'h',
+  LONG_BINGET = 'j',
+  LIST = 'l',
+  BINPUT = 'q',
+  LONG_BINPUT = 'r',
+  SETITEM = 's',
+  TUPLE = 't',
+  SETITEMS = 'u',
+  EMPTY_TUPLE = ')',
+  EMPTY_LIST = ']',
+  EMPTY_DICT = '}',
+  PROTO = 0x80,
+  NEWOBJ = 0x81,
+  TUPLE1 = 0x85,
+  TUPLE2 = 0x86,
+  TUPLE3 = 0x87,
+  NEWTRUE = 0x88,
+  NEWFALSE = 0x89,
+  LONG1 = 0x8a,
+  LONG4 = 0x8b,
+  SHORT_BINUNICODE = 0x8c,
+  BINUNICODE8 = 0x8d,
+  BINBYTES8 = 0x8e,
+  EMPTY_SET = 0x8f,
+  ADDITEMS = 0x90,
+  FROZENSET = 0x91,
+  NEWOBJ_EX = 0x92,
+  STACK_GLOBAL = 0x93,
+  MEMOIZE = 0x94,
   FRAME = 0x95,
 };
 
@@ -87,6 +129,8 @@ enum class OpcodeRead {
 OpcodeRead next_opcode(std::string_view p, std::size_t& pos, PickleOpcode& out);
 
 /// Whether `code` is the opcode `op`.
-inline bool is(const PickleOpcode& code, Op op) { return code.op == static_cast<unsigned char>(op); }
+inline bool is(const PickleOpcode& code, Op op) {
+  return code.op == static_cast<unsigned char>(op);
+}
 
 }  // namespace vin::diagnostics

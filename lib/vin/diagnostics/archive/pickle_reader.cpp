@@ -207,7 +207,7 @@ class Machine {
           break;
         }
         case Op::NEWOBJ: {  // NEWOBJ: cls, args
-          pop();      // the arguments: TorchScript writes an empty tuple
+          pop();            // the arguments: TorchScript writes an empty tuple
           auto cls = pop();
           if (cls->kind != Kind::global) throw UnsupportedPickle("NEWOBJ of a non-global");
           auto v = make(Kind::object);

@@ -48,7 +48,7 @@ struct PickleValue {
   /// arguments (storage, offset, size, stride, ...); storage: the persistent id's fields
   /// ('storage', type, key, location, numel)
   std::vector<PickleRef> items;
-  PickleRef state;               ///< an object's BUILD state (null when it had none)
+  PickleRef state;         ///< an object's BUILD state (null when it had none)
   std::int64_t numel = 0;  ///< tensor: elements, the product of its sizes; storage: its elements
   bool requires_grad = false;  ///< tensor
 };

@@ -70,8 +70,7 @@ std::optional<std::string> pickle_problem(std::string_view p, const PickleLimits
   // the value just made or changed, against the limits
   const auto check = [&](const Shape& s) -> std::optional<std::string> {
     if (s.nesting > limits.max_nesting)
-      return problem_at("nests values more than " + std::to_string(limits.max_nesting) +
-                        " deep");
+      return problem_at("nests values more than " + std::to_string(limits.max_nesting) + " deep");
     if (s.expanded > limits.max_expanded)
       return problem_at("makes shared containers that expand to more than " +
                         std::to_string(limits.max_expanded) + " values");

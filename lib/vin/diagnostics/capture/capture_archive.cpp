@@ -15,9 +15,9 @@
 #include <string_view>
 #include <thread>
 
+#include "vin/diagnostics/capture/model_capture.h"
 #include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/torch/forward_inputs.h"
-#include "vin/diagnostics/capture/model_capture.h"
 #include "vin/diagnostics/torch/model_loader.h"
 
 namespace vin::diagnostics {
@@ -111,11 +111,10 @@ class Watchdog {
 // Selects the quantized backend before the archive is loaded (its packed parameters are packed
 // for the backend in force when __setstate__ runs), as torch.backends.quantized.engine does.
 void select_quantized_engine(const std::string& name) {
-  static const std::pair<const char*, at::QEngine> engines[] = {
-      {"fbgemm", at::QEngine::FBGEMM},
-      {"qnnpack", at::QEngine::QNNPACK},
-      {"onednn", at::QEngine::ONEDNN},
-      {"x86", at::QEngine::X86}};
+  static const std::pair<const char*, at::QEngine> engines[] = {{"fbgemm", at::QEngine::FBGEMM},
+                                                                {"qnnpack", at::QEngine::QNNPACK},
+                                                                {"onednn", at::QEngine::ONEDNN},
+                                                                {"x86", at::QEngine::X86}};
   std::string supported;
   for (const auto& [engine_name, engine] : engines) {
     const auto& available = at::globalContext().supportedQEngines();
@@ -142,9 +141,8 @@ CaptureResult capture_archive(const CaptureRequest& request) {
   // read every inputs file before running anything: a bad file fails fast
   std::vector<ForwardInputs> inputs;
   for (const auto& path : request.inputs)
-    inputs.push_back(naming_out_of_memory(path, "reading the inputs", [&] {
-      return read_forward_inputs(path, model, device);
-    }));
+    inputs.push_back(naming_out_of_memory(
+        path, "reading the inputs", [&] { return read_forward_inputs(path, model, device); }));
 
   at::NoGradGuard no_grad;
   // One forward per file: TorchScript's profiling executor would spend most of the first call
@@ -160,9 +158,9 @@ CaptureResult capture_archive(const CaptureRequest& request) {
     if (request.timeout_seconds) watchdog.emplace(capture, request);
     for (std::size_t i = 0; i < inputs.size(); ++i) {
       if (request.timeout_seconds) {
-        const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                                 std::chrono::duration<double>(
-                                                     *request.timeout_seconds));
+        const auto deadline =
+            Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                               std::chrono::duration<double>(*request.timeout_seconds));
         capture.set_deadline(deadline);
         watchdog->arm(deadline, request.inputs[i]);
       }
@@ -178,12 +176,12 @@ CaptureResult capture_archive(const CaptureRequest& request) {
                          " did not finish within " + seconds_text(*request.timeout_seconds) +
                          " s (--timeout); it was stopped at a module call";
         else if (out_of_memory(e))
-          result.error = request.archive + ": out of memory while running the forward on " +
-                         request.inputs[i];
+          result.error =
+              request.archive + ": out of memory while running the forward on " + request.inputs[i];
         else {
           const ForwardFailure failure = describe_forward_failure(e);
-          result.error = request.archive + ": the model's forward raised on " +
-                         request.inputs[i] + ": " + failure.reason;
+          result.error = request.archive + ": the model's forward raised on " + request.inputs[i] +
+                         ": " + failure.reason;
           if (!failure.where.empty()) *result.error += "\n  at " + failure.where;
           result.error_report = failure.report;
         }

@@ -6,20 +6,20 @@
 
 #include <algorithm>
 #include <array>
-#include <string_view>
 #include <mutex>
-#include <thread>
 #include <sstream>
+#include <string_view>
+#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "vin/diagnostics/capture/tensor_sampling.h"
 #include "vin/diagnostics/records/error.h"
-#include "vin/diagnostics/records/model_metadata.h"
 #include "vin/diagnostics/records/log_sink.h"
-#include "vin/diagnostics/torch/model_loader.h"
+#include "vin/diagnostics/records/model_metadata.h"
 #include "vin/diagnostics/text/module_selection.h"
 #include "vin/diagnostics/torch/dtype_names.h"
-#include "vin/diagnostics/capture/tensor_sampling.h"
+#include "vin/diagnostics/torch/model_loader.h"
 
 namespace vin::diagnostics {
 
@@ -166,8 +166,9 @@ void register_observer_once() {
       c10::AliasAnalysisKind::CONSERVATIVE)});
 }
 
-// Names under which a module's forward is called (docs/capture.md, "Which calls are invocations"): `forward`; its TorchScript
-// overloads `forward__0`, `forward__1`, ... (scripted nn.LSTM, nn.GRU, any
+// Names under which a module's forward is called (docs/capture.md, "Which calls are invocations"):
+// `forward`; its TorchScript overloads `forward__0`, `forward__1`, ... (scripted nn.LSTM, nn.GRU,
+// any
 // @torch.jit._overload_method forward); and torch.jit.trace's repeats `forward1`, `forward2`, ...
 // (the second and later calls of one module within one traced forward).
 bool is_forward_name(std::string_view name) {
@@ -382,8 +383,8 @@ void ModelCapture::State::visit(Walk& walk, const c10::IValue& value, std::int64
     } catch (const std::exception& e) {
       std::string where = *walk.module_path + " " + to_string(walk.direction);
       for (const auto& key : walk.path) where += "." + key;
-      log_line(LogLevel::warn, "capture: left out a tensor of " + where + ": " +
-                                   describe_torch_error(e));
+      log_line(LogLevel::warn,
+               "capture: left out a tensor of " + where + ": " + describe_torch_error(e));
     }
   }
   // the node that reaches the limit is still handled; then this walk stops

@@ -93,8 +93,8 @@ bool read_cpu_prefix(const at::Tensor& t, std::int64_t count, std::vector<Sample
 bool all_finite(const at::Tensor& t) {
   if (t.numel() == 0) return true;
   const at::Tensor sum = t.sum();
-  const bool finite_sum = t.is_complex() ? at::isfinite(sum).item<bool>()
-                                         : std::isfinite(sum.item<double>());
+  const bool finite_sum =
+      t.is_complex() ? at::isfinite(sum).item<bool>() : std::isfinite(sum.item<double>());
   return finite_sum || at::isfinite(t).all().item<bool>();
 }
 
@@ -217,8 +217,7 @@ TensorStats tensor_stats(const at::Tensor& source) {
     // no float32 or 16-bit value can make a float64 sum overflow, so a finite mean there also
     // says that every element is finite
     const double m = set_moments(t, numel);
-    const bool finite =
-        t.scalar_type() == at::kDouble ? all_finite(t) : std::isfinite(m);
+    const bool finite = t.scalar_type() == at::kDouble ? all_finite(t) : std::isfinite(m);
     if (finite) {
       set_min_max(t);
     } else {

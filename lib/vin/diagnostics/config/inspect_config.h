@@ -1,5 +1,6 @@
-// inspect_config: the configuration tree described by its YAML rendering (docs/config-rendering.md),
-// without constructing anything. Uses yaml-cpp; nothing here depends on LibTorch.
+// inspect_config: the configuration tree described by its YAML rendering
+// (docs/config-rendering.md), without constructing anything. Uses yaml-cpp; nothing here depends on
+// LibTorch.
 #pragma once
 
 #include <string>

@@ -2,9 +2,9 @@
 
 #include <ostream>
 
+#include "vin/diagnostics/output/text_table.h"
 #include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/records/json_encoding.h"
-#include "vin/diagnostics/output/text_table.h"
 
 namespace vin::diagnostics {
 
@@ -59,8 +59,7 @@ void write_capture(std::ostream& out, const std::vector<TensorSnapshot>& snapsho
                    const ForwardSources* sources) {
   switch (format) {
     case OutputFormat::jsonl:
-      for (const auto& s : snapshots)
-        out << dump_record_line("TensorSnapshot", to_json(s)) << '\n';
+      for (const auto& s : snapshots) out << dump_record_line("TensorSnapshot", to_json(s)) << '\n';
       out << dump_record_line("CaptureSummary", to_json(summary)) << '\n';
       return;
     case OutputFormat::json: {
@@ -106,8 +105,7 @@ void write_diff(std::ostream& out, const RecordSet& old_set, const RecordSet& ne
   };
   switch (format) {
     case OutputFormat::jsonl:
-      for (const auto& c : changes)
-        out << dump_record_line("Change", change_json(c)) << '\n';
+      for (const auto& c : changes) out << dump_record_line("Change", change_json(c)) << '\n';
       out << dump_record_line("DiffSummary", summary) << '\n';
       return;
     case OutputFormat::json: {

@@ -71,7 +71,8 @@ void write_by_rename(const std::string& target, std::string_view text, mode_t mo
 
 void write_output(const std::string& target, std::string_view text) {
   if (target.empty() || target == "-") {
-    if (const int error = write_all(STDOUT_FILENO, text)) fail("standard output", "write failed", error);
+    if (const int error = write_all(STDOUT_FILENO, text))
+      fail("standard output", "write failed", error);
     return;
   }
   struct stat st;

@@ -29,7 +29,6 @@ std::string path_text(const Json& path) {
   return "";
 }
 
-
 constexpr std::size_t kColumnGap = 2;
 // Deeper modules are drawn at this indentation with their depth written out, so a 200-deep
 // model stays readable.

@@ -32,30 +32,26 @@ CaptureLimits::CaptureLimits(const CaptureQuotas& quotas) : q_(quotas) {
   require_positive("max_container_depth", q_.max_container_depth);
 }
 
-CaptureLimits CaptureLimits::with_max_tensors(std::int64_t n) const {
+CaptureLimits CaptureLimits::with(std::int64_t CaptureQuotas::*quota, std::int64_t n) const {
   CaptureQuotas q = q_;
-  q.max_tensors = n;
+  q.*quota = n;
   return CaptureLimits(q);
+}
+
+CaptureLimits CaptureLimits::with_max_tensors(std::int64_t n) const {
+  return with(&CaptureQuotas::max_tensors, n);
 }
 CaptureLimits CaptureLimits::with_max_samples_per_tensor(std::int64_t n) const {
-  CaptureQuotas q = q_;
-  q.max_samples_per_tensor = n;
-  return CaptureLimits(q);
+  return with(&CaptureQuotas::max_samples_per_tensor, n);
 }
 CaptureLimits CaptureLimits::with_max_bytes(std::int64_t n) const {
-  CaptureQuotas q = q_;
-  q.max_bytes = n;
-  return CaptureLimits(q);
+  return with(&CaptureQuotas::max_bytes, n);
 }
 CaptureLimits CaptureLimits::with_max_traversal_nodes(std::int64_t n) const {
-  CaptureQuotas q = q_;
-  q.max_traversal_nodes = n;
-  return CaptureLimits(q);
+  return with(&CaptureQuotas::max_traversal_nodes, n);
 }
 CaptureLimits CaptureLimits::with_max_container_depth(std::int64_t n) const {
-  CaptureQuotas q = q_;
-  q.max_container_depth = n;
-  return CaptureLimits(q);
+  return with(&CaptureQuotas::max_container_depth, n);
 }
 
 bool operator==(const TensorSnapshot& a, const TensorSnapshot& b) {

@@ -11,13 +11,14 @@
 
 namespace vin::diagnostics {
 
-/// The quotas of a capture by name, with their defaults (docs/capture.md): the one place they are written.
+/// The quotas of a capture by name, with their defaults (docs/capture.md): the one place they are
+/// written.
 struct CaptureQuotas {
-  std::int64_t max_tensors = 64;              ///< snapshots retained across the capture
-  std::int64_t max_samples_per_tensor = 32;   ///< row-major elements copied from one tensor
-  std::int64_t max_bytes = 16 * 1024;         ///< source-dtype bytes copied across the capture
-  std::int64_t max_traversal_nodes = 4096;    ///< nodes visited in one input or output walk
-  std::int64_t max_container_depth = 32;      ///< container edges followed from a walk's root
+  std::int64_t max_tensors = 64;             ///< snapshots retained across the capture
+  std::int64_t max_samples_per_tensor = 32;  ///< row-major elements copied from one tensor
+  std::int64_t max_bytes = 16 * 1024;        ///< source-dtype bytes copied across the capture
+  std::int64_t max_traversal_nodes = 4096;   ///< nodes visited in one input or output walk
+  std::int64_t max_container_depth = 32;     ///< container edges followed from a walk's root
 };
 
 /// Positive quotas for one ModelCapture. Tensor-count and byte quotas are cumulative across every
@@ -56,6 +57,7 @@ class CaptureLimits {
   }
 
  private:
+  CaptureLimits with(std::int64_t CaptureQuotas::*quota, std::int64_t n) const;
   CaptureQuotas q_;
 };
 
@@ -151,7 +153,8 @@ struct SnapshotLocation {
   std::int64_t call_index = 0;
   Direction direction = Direction::input;
   std::vector<std::string> tensor_path;
-  bool recorded = false;  ///< whether a snapshot of this tensor exists (quotas may have stopped them)
+  bool recorded =
+      false;  ///< whether a snapshot of this tensor exists (quotas may have stopped them)
 };
 
 /// The closing record of `vin-inspect capture`.
@@ -159,7 +162,7 @@ struct CaptureSummary {
   std::int64_t snapshots = 0;             ///< number of snapshots
   std::int64_t sampled_bytes = 0;         ///< their sampled bytes in total
   std::optional<std::string> stopped_by;  ///< "max_tensors", "max_bytes", or empty
-  bool with_stats = false;  ///< captured with stats: the fields below are reported
+  bool with_stats = false;                ///< captured with stats: the fields below are reported
   /// the first tensor, in capture order, holding a NaN or an infinity
   std::optional<SnapshotLocation> first_nonfinite;
   std::int64_t checked_tensors = 0;    ///< tensors the walks reached and checked

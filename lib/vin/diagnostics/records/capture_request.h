@@ -37,8 +37,8 @@ struct CaptureResult {
   std::vector<TensorSnapshot> snapshots;
   CaptureSummary summary;
   std::optional<std::string> error;  ///< one or two lines
-  std::string error_report;           ///< a failed forward's whole TorchScript report (debug log)
-  ForwardSources sources;             ///< which inputs file each forward's snapshots came from
+  std::string error_report;          ///< a failed forward's whole TorchScript report (debug log)
+  ForwardSources sources;            ///< which inputs file each forward's snapshots came from
 };
 
 }  // namespace vin::diagnostics

@@ -1,6 +1,7 @@
 // Records that describe a constructed model's registered state (ModuleMetadata and
 // ModelMetadata). They are plain immutable values: built once, read through accessors named
-// after the Python module's attributes (docs/records.md), compared with ==. Nothing here depends on LibTorch.
+// after the Python module's attributes (docs/records.md), compared with ==. Nothing here depends on
+// LibTorch.
 #pragma once
 
 #include <cstdint>

@@ -11,12 +11,12 @@
 #include <sstream>
 
 #include "vin/diagnostics/archive/archive_layout.h"
+#include "vin/diagnostics/archive/npy_reader.h"
 #include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/records/json_encoding.h"
-#include "vin/diagnostics/torch/model_loader.h"
-#include "vin/diagnostics/archive/npy_reader.h"
-#include "vin/diagnostics/torch/torch_save_reader.h"
 #include "vin/diagnostics/text/printable.h"
+#include "vin/diagnostics/torch/model_loader.h"
+#include "vin/diagnostics/torch/torch_save_reader.h"
 
 namespace vin::diagnostics {
 namespace {
@@ -360,8 +360,7 @@ ForwardInputs bind_to_schema(const ForwardInputs& raw, const torch::jit::Module&
   for (std::size_t k = 0; k < raw.kwargs.size(); ++k) {
     const auto& [name, raw_value] = raw.kwargs[k];
     const std::size_t index = keyword_index[k];
-    if (given[index])
-      does_not_fit(path, model, "argument '" + name + "' is given twice");
+    if (given[index]) does_not_fit(path, model, "argument '" + name + "' is given twice");
     auto value = coerce(raw_value, params[index].type());
     if (!value)
       does_not_fit(path, model,

@@ -8,7 +8,6 @@
 #include <utility>
 #include <vector>
 
-
 namespace vin::diagnostics {
 
 /// Arguments of one root forward call: positional, then keyword arguments in the order given.

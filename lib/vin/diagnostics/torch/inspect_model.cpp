@@ -3,8 +3,8 @@
 #include <unordered_set>
 
 #include "vin/diagnostics/records/error.h"
-#include "vin/diagnostics/torch/model_loader.h"
 #include "vin/diagnostics/text/type_names.h"
+#include "vin/diagnostics/torch/model_loader.h"
 
 namespace vin::diagnostics {
 namespace {

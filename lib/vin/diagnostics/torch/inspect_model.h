@@ -1,4 +1,5 @@
-// inspect_model: the registered state of a loaded TorchScript module, as docs/records.md describes it.
+// inspect_model: the registered state of a loaded TorchScript module, as docs/records.md describes
+// it.
 #pragma once
 
 #include <torch/csrc/jit/api/module.h>

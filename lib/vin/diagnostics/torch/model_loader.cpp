@@ -55,8 +55,8 @@ std::string frame_position(std::string_view line) {
     return std::string(line.substr(line.find_first_not_of(' ')));
   const std::size_t in = line.find(", in ", number);
   std::string where(line.substr(open + 1, close - open - 1));
-  where += ":" + std::string(line.substr(number + 7, (in == std::string_view::npos ? line.size() : in) -
-                                                        number - 7));
+  where += ":" + std::string(line.substr(
+                     number + 7, (in == std::string_view::npos ? line.size() : in) - number - 7));
   if (in != std::string_view::npos) where += ", in " + std::string(line.substr(in + 5));
   return where;
 }
@@ -68,7 +68,8 @@ ForwardFailure describe_forward_failure(const std::exception& error) {
   const std::string text = c10_error ? c10_error->what_without_backtrace() : error.what();
   ForwardFailure failure;
   failure.report = printable_lines(text);
-  constexpr std::string_view kHeader = "The following operation failed in the TorchScript interpreter.";
+  constexpr std::string_view kHeader =
+      "The following operation failed in the TorchScript interpreter.";
   if (std::string_view(text).substr(0, kHeader.size()) != kHeader) {
     failure.reason = describe_torch_error(error);
     return failure;
@@ -94,8 +95,10 @@ ForwardFailure describe_forward_failure(const std::exception& error) {
   for (std::string_view prefix : {"RuntimeError: ", "builtins."})
     if (reason.substr(0, prefix.size()) == prefix) reason.remove_prefix(prefix.size());
   std::string one_line(reason);
-  while (!one_line.empty() && (one_line.back() == ' ' || one_line.back() == '\r')) one_line.pop_back();
-  failure.reason = printable(one_line.empty() ? "the TorchScript interpreter gave no reason" : one_line);
+  while (!one_line.empty() && (one_line.back() == ' ' || one_line.back() == '\r'))
+    one_line.pop_back();
+  failure.reason =
+      printable(one_line.empty() ? "the TorchScript interpreter gave no reason" : one_line);
   return failure;
 }
 

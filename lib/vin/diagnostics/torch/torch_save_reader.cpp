@@ -6,9 +6,9 @@
 #include <unordered_map>
 
 #include "vin/diagnostics/archive/archive_layout.h"
-#include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/archive/pickle_reader.h"
 #include "vin/diagnostics/archive/pickle_safety.h"
+#include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/text/printable.h"
 
 namespace vin::diagnostics {
@@ -22,14 +22,20 @@ constexpr std::size_t kMaxStorageBytes = std::size_t{64} << 30;
 
 std::optional<c10::ScalarType> storage_dtype(const std::string& type) {
   static const std::unordered_map<std::string, c10::ScalarType> types = {
-      {"torch.FloatStorage", at::kFloat},          {"torch.DoubleStorage", at::kDouble},
-      {"torch.HalfStorage", at::kHalf},            {"torch.BFloat16Storage", at::kBFloat16},
-      {"torch.LongStorage", at::kLong},            {"torch.IntStorage", at::kInt},
-      {"torch.ShortStorage", at::kShort},          {"torch.CharStorage", at::kChar},
-      {"torch.ByteStorage", at::kByte},            {"torch.BoolStorage", at::kBool},
+      {"torch.FloatStorage", at::kFloat},
+      {"torch.DoubleStorage", at::kDouble},
+      {"torch.HalfStorage", at::kHalf},
+      {"torch.BFloat16Storage", at::kBFloat16},
+      {"torch.LongStorage", at::kLong},
+      {"torch.IntStorage", at::kInt},
+      {"torch.ShortStorage", at::kShort},
+      {"torch.CharStorage", at::kChar},
+      {"torch.ByteStorage", at::kByte},
+      {"torch.BoolStorage", at::kBool},
       {"torch.ComplexFloatStorage", at::kComplexFloat},
       {"torch.ComplexDoubleStorage", at::kComplexDouble},
-      {"torch.QInt8Storage", at::kQInt8},          {"torch.QUInt8Storage", at::kQUInt8},
+      {"torch.QInt8Storage", at::kQInt8},
+      {"torch.QUInt8Storage", at::kQUInt8},
       {"torch.QInt32Storage", at::kQInt32},
   };
   const auto it = types.find(type);
@@ -121,9 +127,9 @@ class Converter {
       throw Error(path_ + ": the storage record data/" + printable(key) + " holds " +
                   std::to_string(bytes->size()) + " bytes for " + std::to_string(numel) +
                   " elements of " + std::to_string(element) + " bytes");
-    at::Tensor flat = at::empty({numel}, at::TensorOptions().dtype(
-                                             c10::isQIntType(dtype) ? c10::toUnderlying(dtype)
-                                                                    : dtype));
+    at::Tensor flat = at::empty(
+        {numel},
+        at::TensorOptions().dtype(c10::isQIntType(dtype) ? c10::toUnderlying(dtype) : dtype));
     if (!bytes->empty()) std::memcpy(flat.data_ptr(), bytes->data(), bytes->size());
     storages_.emplace(key, flat);
     return flat;
@@ -160,12 +166,12 @@ class Converter {
     if (params->kind != Kind::tuple || q.empty() || q[0]->kind != Kind::global)
       throw Error(path_ + ": a quantized tensor without a quantizer this tool reads");
     const at::Tensor values = flat.as_strided(size, stride, offset).contiguous();
-    if (q[0]->text == "torch.per_tensor_affine" && q.size() == 3 &&
-        q[1]->kind == Kind::floating && q[2]->kind == Kind::integer)
+    if (q[0]->text == "torch.per_tensor_affine" && q.size() == 3 && q[1]->kind == Kind::floating &&
+        q[2]->kind == Kind::integer)
       return at::_make_per_tensor_quantized_tensor(values, q[1]->floating, q[2]->integer)
           .to(at::TensorOptions().dtype(dtype), /*non_blocking=*/false, /*copy=*/false);
-    if (q[0]->text == "torch.per_channel_affine" && q.size() == 4 &&
-        q[1]->kind == Kind::tensor && q[2]->kind == Kind::tensor && q[3]->kind == Kind::integer)
+    if (q[0]->text == "torch.per_channel_affine" && q.size() == 4 && q[1]->kind == Kind::tensor &&
+        q[2]->kind == Kind::tensor && q[3]->kind == Kind::integer)
       return at::_make_per_channel_quantized_tensor(values, tensor(q[1]).toTensor(),
                                                     tensor(q[2]).toTensor(), q[3]->integer);
     throw Error(path_ + ": a quantized tensor whose quantizer " + printable(q[0]->text, 100) +
