@@ -1,5 +1,6 @@
 """What the parity comparators (compare_capture.py, compare_config.py) share: running the tool on
-every case, a few at a time, and reporting each case in order. Standard library only."""
+every case, a few at a time, reporting each case in order, and saying how two jsonl outputs
+differ in length. Standard library only."""
 import concurrent.futures
 import subprocess
 import time
@@ -16,6 +17,17 @@ def timed_run(cmd, timeout):
         return None, b"", f"could not run {cmd[0]}: {exc}", time.monotonic() - start
     return (run.returncode, run.stdout, run.stderr.decode("utf-8", errors="replace"),
             time.monotonic() - start)
+
+
+def count_difference(expected_lines, got_lines):
+    """`N lines, expected M; first missing: ...` (or `first extra: ...`) for jsonl outputs whose
+    lines agree as far as both go, or None when they have as many lines."""
+    if len(expected_lines) == len(got_lines):
+        return None
+    n = min(len(expected_lines), len(got_lines))
+    more = (f"first missing: {expected_lines[n][:300]}" if len(expected_lines) > n
+            else f"first extra: {got_lines[n][:300]}")
+    return f"{len(got_lines)} lines, expected {len(expected_lines)}; {more}"
 
 
 def run_cases(cases, run_tool, check, jobs):

@@ -31,7 +31,7 @@ sys.path.insert(0, os.path.join(REPO, "tests", "fixtures"))
 import torch  # noqa: E402
 
 import capture_reference as ref  # noqa: E402
-from case_runner import run_cases, timed_run  # noqa: E402
+from case_runner import count_difference, run_cases, timed_run  # noqa: E402
 
 FLOAT_DTYPES = {"torch.float16", "torch.bfloat16", "torch.float32", "torch.float64"}
 REL, ABS = 1e-5, 1e-6
@@ -96,12 +96,7 @@ def lines_difference(expected: list, got_lines: list, check_layout: bool = True)
         if problem:
             return f"line {n}: {problem}\n  expected: {json.dumps(e)[:400]}\n" \
                    f"  got:      {json.dumps(g)[:400]}"
-    if len(expected) != len(got):
-        n = min(len(expected), len(got))
-        extra = (f"first missing: {json.dumps(expected[n])[:300]}" if len(expected) > n
-                 else f"first extra: {json.dumps(got[n])[:300]}")
-        return f"{len(got)} lines, expected {len(expected)}; {extra}"
-    return None
+    return count_difference([json.dumps(e) for e in expected], [json.dumps(g) for g in got])
 
 
 def load_cases(fixtures: str, examples: str):

@@ -24,7 +24,7 @@ import os
 import re
 import sys
 
-from case_runner import run_cases, timed_run
+from case_runner import count_difference, run_cases, timed_run
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -96,12 +96,7 @@ def jsonl_difference(expected: list, stdout: str):
         if json.dumps(got) != line:
             return f"line {n} is not in json.dumps layout:\n  got:        {line[:400]}\n" \
                    f"  json.dumps: {json.dumps(got)[:400]}"
-    if len(lines) != len(expected):
-        n = min(len(lines), len(expected))
-        more = (f"first missing: {json.dumps(expected[n])[:300]}" if len(expected) > n
-                else f"first extra: {lines[n][:300]}")
-        return f"{len(lines)} lines, expected {len(expected)}; {more}"
-    return None
+    return count_difference([json.dumps(e) for e in expected], lines)
 
 
 def json_difference(expected: list, stdout: str):
