@@ -69,10 +69,10 @@ const vd::TorchPlugin& torch_plugin() {
 // when the user allowed it with --load-with-libtorch (it runs the archive's code); else none.
 vd::LibTorchInspector libtorch_fallback(bool allowed) {
   if (!allowed) return nullptr;
-  return [](const std::string& path, const std::string& why) {
+  return [](const std::string& path, const vd::InspectDetails& details, const std::string& why) {
     spdlog::debug("{}: {}; reading it with LibTorch instead ({})", path, why,
                   vd::kLoadWithLibTorchFlag);
-    return torch_plugin().describe_with_libtorch(path);
+    return torch_plugin().describe_with_libtorch(path, details);
   };
 }
 
@@ -180,14 +180,25 @@ std::vector<Command> commands(CommonOptions& common) {
        [&common](CLI::App& sub, std::function<int()>& action) {
          auto archive = std::make_shared<std::string>();
          auto with_libtorch = std::make_shared<bool>(false);
+         auto details = std::make_shared<vd::InspectDetails>();
+         auto all = std::make_shared<bool>(false);
          sub.add_option("ARCHIVE", *archive, "TorchScript archive written by torch.jit.save")
              ->required();
+         sub.add_flag("--tensors", details->tensors,
+                      "Each parameter and buffer (shape, dtype, device, bytes, storage CRC-32) "
+                      "and the model's size in bytes");
+         sub.add_flag("--attributes", details->attributes,
+                      "Each module's settings: attributes and constants such as kernel_size");
+         sub.add_flag("--signature", details->signature,
+                      "The root's forward and public methods: arguments, defaults, return type");
+         sub.add_flag("--all", *all, "--tensors --attributes --signature");
          add_load_with_libtorch(sub, *with_libtorch);
          add_common_options(sub, common);
-         action = [&common, archive, with_libtorch] {
+         action = [&common, archive, with_libtorch, details, all] {
            spdlog::debug("inspecting {}", *archive);
+           if (*all) *details = vd::InspectDetails{true, true, true};
            const vd::ModelMetadata model =
-               vd::describe_archive(*archive, libtorch_fallback(*with_libtorch));
+               vd::describe_archive(*archive, *details, libtorch_fallback(*with_libtorch));
            spdlog::debug("{} modules, {} parameters", model.modules().size(),
                          model.total_parameters());
            emit(common,

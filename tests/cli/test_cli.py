@@ -120,6 +120,48 @@ def table_stays_readable_for_5000_modules():
     assert "      lin  torch.nn.modules.linear.Linear" in p.stdout
 
 
+@test
+def details_flags_add_records_in_every_format():
+    archive = fixture("convnet.pt")
+    plain = [json.loads(l) for l in run("model", archive).stdout.splitlines()]
+    every = run("model", archive, "--all")
+    assert every.returncode == 0, every.stderr
+    lines = [json.loads(l) for l in every.stdout.splitlines()]
+    kinds = [l["record"] for l in lines]
+    assert kinds[0] == "ModelMetadata" and kinds[1] == "MethodSignature", kinds[:3]
+    assert list(lines[0])[-2:] == ["parameter_bytes", "buffer_bytes"], lines[0]
+    # each module line is the plain one plus its attributes, followed by its tensors
+    modules = [l for l in lines if l["record"] == "ModuleMetadata"]
+    assert [{k: v for k, v in m.items() if k != "attributes"} for m in modules] == plain[1:]
+    conv = next(m for m in modules if m["path"] == "stem.0")
+    assert conv["attributes"]["kernel_size"] == [3, 3] and conv["attributes"]["in_channels"] == 3
+    after_conv = lines[lines.index(conv) + 1]
+    assert after_conv["record"] == "TensorMetadata" and after_conv["module_path"] == "stem.0"
+    assert after_conv["name"] == "weight" and after_conv["shape"] == [16, 3, 3, 3]
+    assert re.fullmatch(r"[0-9a-f]{8}", after_conv["storage_crc32"]), after_conv
+    tensors = [l for l in lines if l["record"] == "TensorMetadata"]
+    assert sum(t["nbytes"] for t in tensors if t["kind"] == "parameter") == lines[0]["parameter_bytes"]
+    # each flag alone adds only its part
+    only = {flag: [json.loads(l) for l in run("model", archive, flag).stdout.splitlines()]
+            for flag in ("--tensors", "--attributes", "--signature")}
+    assert {l["record"] for l in only["--tensors"]} == {"ModelMetadata", "ModuleMetadata", "TensorMetadata"}
+    assert all("attributes" not in l for l in only["--tensors"])
+    assert all("attributes" in l for l in only["--attributes"] if l["record"] == "ModuleMetadata")
+    assert [l["record"] for l in only["--signature"]].count("MethodSignature") == 1
+    # json: the same facts in one document
+    doc = json.loads(run("model", archive, "--all", "--format", "json").stdout)
+    assert list(doc)[:6] == ["model_type", "total_parameters", "trainable_parameters",
+                             "parameter_bytes", "buffer_bytes", "methods"], list(doc)
+    assert doc["methods"][0]["name"] == "forward"
+    assert [t["name"] for t in doc["modules"][3]["tensors"]] == [
+        "weight", "bias", "running_mean", "running_var", "num_batches_tracked"]
+    # table: tensors under their module, the size in the summary, the signature
+    table = run("model", fixture("resnet18.pt"), "--all", "--format", "table").stdout
+    assert re.search(r"^Model size: +44\.6 MiB$", table, re.M), table[-600:]
+    assert re.search(r"^    - weight +float32\[64, 3, 7, 7\] cpu +9,408 +9,408 +36\.8 KiB", table, re.M)
+    assert "kernel_size=[7, 7]" in table and "  forward(x: Tensor) -> Tensor\n" in table
+
+
 def shared_examples():
     """../shared/docs/examples beside the checkout, or None (and a skip line) when absent."""
     examples = os.path.join(ARGS.source, "..", "shared", "docs", "examples")
@@ -880,7 +922,8 @@ def readme_and_man_page_cover_every_subcommand_and_option():
             assert name in doc and (alias or name) in doc, f"{label} does not mention {name} / {alias}"
     for option in ("--format", "--output", "--log-level", "--version", "--help", "--inputs", "--ignore",
                    "--module", "--max-tensors", "--max-samples-per-tensor", "--max-bytes",
-                   "--max-traversal-nodes", "--max-container-depth", "--device", "--eval"):
+                   "--max-traversal-nodes", "--max-container-depth", "--device", "--eval",
+                   "--tensors", "--attributes", "--signature", "--all"):
         assert option in man, f"man page does not mention {option}"
         assert option in readme, f"README does not mention {option}"
 

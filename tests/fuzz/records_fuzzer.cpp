@@ -12,9 +12,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size >= 2 && data[0] == 'P' && data[1] == 'K') return -1;  // not added to the corpus
   const std::string& path = vin::fuzz::write_scratch_file(data, size, ".jsonl");
   try {
-    vin::diagnostics::load_record_set(path, [](const std::string&, const std::string&) {
-      return vin::diagnostics::ModelMetadata("", 0, 0, {});  // archives are skipped above
-    });
+    vin::diagnostics::load_record_set(
+        path, [](const std::string&, const vin::diagnostics::InspectDetails&, const std::string&) {
+          return vin::diagnostics::ModelMetadata("", 0, 0, {});  // archives are skipped above
+        });
   } catch (const vin::diagnostics::Error&) {
   }
   return 0;

@@ -3,8 +3,8 @@
 #include <zip.h>
 
 #include <algorithm>
-
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -220,7 +220,7 @@ std::optional<std::string> read_archive_record(const std::string& path, const Ar
 std::vector<std::pair<std::string, std::string>> read_archive_records(
     const std::string& path, const ArchiveLayout& layout,
     const std::function<bool(std::string_view)>& wanted, std::size_t max_bytes,
-    std::size_t max_total_bytes) {
+    std::size_t max_total_bytes, RecordChecksums* data_checksums) {
   std::vector<std::pair<std::string, std::string>> records;
   std::size_t total = 0;
   ZipHandle zip = open_zip(path, false);  // probed (and checked) first
@@ -233,6 +233,11 @@ std::vector<std::pair<std::string, std::string>> read_archive_records(
     const std::string_view name(st.name);
     if (name.substr(0, layout.record_prefix.size()) != layout.record_prefix) continue;
     std::string record(name.substr(layout.record_prefix.size()));
+    if (data_checksums && record.rfind("data/", 0) == 0 && (st.valid & ZIP_STAT_CRC)) {
+      char hex[9];
+      std::snprintf(hex, sizeof hex, "%08x", static_cast<unsigned>(st.crc));
+      data_checksums->emplace(record.substr(5), hex);
+    }
     if (!wanted(record)) continue;
     if (st.size > max_bytes)
       throw Error(path + ": the record " + printable(record) + " is larger than " +

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -30,14 +31,19 @@ ArchiveLayout probe_torchscript_archive(const std::string& path);
 std::optional<std::string> read_archive_record(const std::string& path, const ArchiveLayout& layout,
                                                const std::string& name, std::size_t max_bytes);
 
+/// CRC-32s as 8 lowercase hex digits, by record name.
+using RecordChecksums = std::unordered_map<std::string, std::string>;
+
 /// The archive's records whose names (relative to its top folder) `wanted` accepts, in the zip
 /// directory's order, as (name, bytes). Reads those records only. Throws Error when one is
 /// larger than `max_bytes`, when together they are larger than `max_total_bytes`, or when one
-/// cannot be read (a damaged archive).
+/// cannot be read (a damaged archive). When `data_checksums` is given, it receives the CRC-32
+/// that the zip directory records for each record under data/ (the tensor storages, by the name
+/// after "data/"), from the same pass over the directory and without reading them.
 std::vector<std::pair<std::string, std::string>> read_archive_records(
     const std::string& path, const ArchiveLayout& layout,
     const std::function<bool(std::string_view)>& wanted, std::size_t max_bytes,
-    std::size_t max_total_bytes);
+    std::size_t max_total_bytes, RecordChecksums* data_checksums = nullptr);
 
 /// Bounds on an archive's code/ before LibTorch compiles it, with the maxima measured on every
 /// torchvision model beside them (README, Safety).

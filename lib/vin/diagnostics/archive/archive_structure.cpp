@@ -5,9 +5,11 @@
 
 #include "vin/diagnostics/archive/archive_layout.h"
 #include "vin/diagnostics/archive/class_source.h"
+#include "vin/diagnostics/archive/module_details.h"
 #include "vin/diagnostics/archive/module_state.h"
 #include "vin/diagnostics/archive/pickle_reader.h"
 #include "vin/diagnostics/archive/pickle_safety.h"
+#include "vin/diagnostics/archive/torchscript_literal.h"
 #include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/text/type_names.h"
 
@@ -24,10 +26,16 @@ struct CountOverflow {};
 // Walks the module objects in named_modules order, as inspect_model walks a loaded module.
 class StructureWalker {
  public:
-  explicit StructureWalker(const ClassSources& classes) : classes_(classes) {}
+  StructureWalker(const ClassSources& classes, const InspectDetails& details,
+                  const StorageChecksums& checksums, ArchiveConstant constant)
+      : classes_(classes),
+        details_(details),
+        checksums_(checksums),
+        constant_(std::move(constant)) {}
 
   ModelMetadata run(PickleRef root) {
-    if (!module_class(root)) throw UnsupportedPickle("the root is not a module object");
+    const ClassSource* root_class = module_class(root);
+    if (!root_class) throw UnsupportedPickle("the root is not a module object");
     // depth first, pre-order, children in attribute order: an explicit stack, so that a deep
     // module tree costs heap, not call stack
     std::vector<Pending> pending{{root, "", 0}};
@@ -36,7 +44,14 @@ class StructureWalker {
       pending.pop_back();
       visit(next, pending);
     }
-    return ModelMetadata(python_type_name(root->text), total_, trainable_, std::move(modules_));
+    ModelDetails model_details;
+    if (details_.tensors) {
+      model_details.parameter_bytes = parameter_bytes_;
+      model_details.buffer_bytes = buffer_bytes_;
+    }
+    if (details_.signature) model_details.methods = signatures(*root_class);
+    return ModelMetadata(python_type_name(root->text), total_, trainable_, std::move(modules_),
+                         std::move(model_details));
   }
 
  private:
@@ -70,7 +85,10 @@ class StructureWalker {
     bool training = false;
     std::vector<std::pair<std::string_view, PickleRef>> children;
     std::unordered_set<std::string_view> names;
-    for (const auto& [name, value] : module_attributes(module, cls, classes_)) {
+    std::vector<TensorMetadata> parameter_list, buffer_list;
+    Json attributes = Json::object();
+    const auto attributes_of = module_attributes(module, cls, classes_);
+    for (const auto& [name, value] : attributes_of) {
       if (!names.insert(name).second)
         throw UnsupportedPickle("an attribute set twice: " + std::string(name));
       const std::string key(name);
@@ -81,8 +99,14 @@ class StructureWalker {
         if (value->kind != Kind::tensor)
           throw UnsupportedPickle(module->text + "." + key + " is not a tensor this reader knows");
         const std::int64_t n = value->numel;
+        if (details_.tensors)
+          (is_buffer ? buffer_list : parameter_list)
+              .push_back(
+                  tensor_metadata(key, is_buffer ? "buffer" : "parameter", value, checksums_));
         if (is_buffer) {
           add(buffers, n);
+          if (details_.tensors && seen_buffers_.insert(value).second)
+            add(buffer_bytes_, buffer_list.back().nbytes);
           continue;
         }
         add(direct, n);
@@ -90,19 +114,70 @@ class StructureWalker {
         if (seen_parameters_.insert(value).second) {
           add(total_, n);
           if (value->requires_grad) add(trainable_, n);
+          if (details_.tensors) add(parameter_bytes_, parameter_list.back().nbytes);
         }
       } else if (name == "training") {
         training = value->kind == Kind::boolean && value->boolean;
       } else if (module_class(value)) {
         children.emplace_back(name, value);
+      } else if (details_.attributes && is_described_attribute(name, value)) {
+        attributes[key] = attribute_value(value);
       }
     }
+    ModuleDetails module_details;
+    if (details_.tensors) {
+      parameter_list.insert(parameter_list.end(), std::make_move_iterator(buffer_list.begin()),
+                            std::make_move_iterator(buffer_list.end()));
+      module_details.tensors = std::move(parameter_list);
+    }
+    if (details_.attributes) {
+      require_state_for_every_attribute(module, cls, names);
+      for (const auto& [name, literal] : cls.constants)
+        if (!is_bookkeeping(name)) attributes[name] = parse_torchscript_literal(literal, constant_);
+      module_details.attributes = std::move(attributes);
+    }
     modules_.emplace_back(path.empty() ? kRootPath : path, python_type_name(module->text), direct,
-                          direct_trainable, buffers, training);
+                          direct_trainable, buffers, training, std::move(module_details));
     for (auto it = children.rbegin(); it != children.rend(); ++it)
       pending.push_back(
           {it->second, path.empty() ? std::string(it->first) : path + "." + std::string(it->first),
            depth + 1});
+  }
+
+  // TorchScript's own attributes (`_is_full_backward_hook`, `__annotations__`, ...)
+  static bool is_bookkeeping(std::string_view name) { return !name.empty() && name[0] == '_'; }
+
+  // an attribute that --attributes lists: not a tensor, not TorchScript's bookkeeping (modules,
+  // parameter and buffer slots and training are taken apart before)
+  static bool is_described_attribute(std::string_view name, PickleRef value) {
+    return !is_bookkeeping(name) && value->kind != Kind::tensor;
+  }
+
+  // A module restored by `__setstate__` holds what its source assigns from the state; an
+  // attribute the class declares and the state does not hold was computed by code this reader
+  // does not run, so its value is unknown here.
+  void require_state_for_every_attribute(PickleRef module, const ClassSource& cls,
+                                         const std::unordered_set<std::string_view>& set) const {
+    for (const auto& [name, type] : cls.attributes) {
+      if (is_bookkeeping(name) || set.count(name) || cls.parameters.count(name) ||
+          cls.buffers.count(name))
+        continue;
+      const auto it = classes_.find(type);
+      if (it != classes_.end() && it->second.is_module) continue;
+      throw UnsupportedPickle(module->text + "." + name + " is set by code, not from its state");
+    }
+  }
+
+  // forward first, then the other public methods in the order the code defines them
+  std::vector<MethodSignature> signatures(const ClassSource& root) const {
+    std::vector<MethodSignature> methods;
+    if (const MethodSource* forward = root.method("forward"))
+      methods.push_back(parse_method_signature(*forward, constant_));
+    for (const MethodSource& method : root.methods)
+      if (method.name != "forward" && !is_bookkeeping(method.name) &&
+          !root.hooks.count(method.name))
+        methods.push_back(parse_method_signature(method, constant_));
+    return methods;
   }
 
   // sums of element counts that no model can hold overflow int64: not an answer to give
@@ -111,27 +186,68 @@ class StructureWalker {
   }
 
   const ClassSources& classes_;
+  const InspectDetails details_;
+  const StorageChecksums& checksums_;
+  const ArchiveConstant constant_;
   std::vector<ModuleMetadata> modules_;
   std::unordered_set<const PickleValue*> seen_modules_;
   std::unordered_set<const PickleValue*> seen_parameters_;
+  std::unordered_set<const PickleValue*> seen_buffers_;
+  std::int64_t parameter_bytes_ = 0;
+  std::int64_t buffer_bytes_ = 0;
   std::int64_t total_ = 0;
   std::int64_t trainable_ = 0;
 };
 
+// The items of constants.pkl as record values, read the first time a literal refers to one.
+class ArchiveConstants {
+ public:
+  ArchiveConstants(const std::string& path, const std::string* pickle)
+      : path_(path), pickle_(pickle) {}
+
+  Json operator()(std::size_t index) {
+    if (!document_) {
+      if (!pickle_) throw UnsupportedPickle("CONSTANTS without a constants.pkl");
+      if (const auto problem = pickle_problem(*pickle_))
+        throw Error(path_ + ": the record constants.pkl cannot be read safely: " + *problem);
+      document_ = read_pickle(*pickle_);
+    }
+    const PickleRef root = document_->root;
+    if (root->kind != Kind::tuple || index >= root->items.size())
+      throw UnsupportedPickle("CONSTANTS.c" + std::to_string(index) + " is not in constants.pkl");
+    return attribute_value(root->items[index]);
+  }
+
+ private:
+  const std::string& path_;
+  const std::string* pickle_;
+  std::optional<PickleDocument> document_;
+};
+
 }  // namespace
 
-std::optional<ModelMetadata> read_archive_metadata(const std::string& path, std::string* why_not) {
+std::optional<ModelMetadata> read_archive_metadata(const std::string& path,
+                                                   const InspectDetails& details,
+                                                   std::string* why_not) {
   const ArchiveLayout layout = probe_torchscript_archive(path);
+  StorageChecksums checksums;
+  const bool literals = details.attributes || details.signature;
   const auto records = read_archive_records(
       path, layout,
-      [](std::string_view name) { return name == "data.pkl" || is_code_record(name); },
-      kMaxRecordBytes, kMaxRecordBytes + kCodeLimits.max_bytes);
+      [&](std::string_view name) {
+        return name == "data.pkl" || is_code_record(name) || (literals && name == "constants.pkl");
+      },
+      kMaxRecordBytes, kMaxRecordBytes + kCodeLimits.max_bytes,
+      details.tensors ? &checksums : nullptr);
   try {
     ClassSources classes;
     const std::string* data = nullptr;
+    const std::string* constants = nullptr;
     for (const auto& [name, bytes] : records) {
       if (name == "data.pkl")
         data = &bytes;
+      else if (name == "constants.pkl")
+        constants = &bytes;
       else
         read_class_sources(name, bytes, classes);
     }
@@ -139,7 +255,8 @@ std::optional<ModelMetadata> read_archive_metadata(const std::string& path, std:
     if (const auto problem = pickle_problem(*data))
       throw Error(path + ": the record data.pkl cannot be read safely: " + *problem);
     const PickleDocument document = read_pickle(*data);
-    return StructureWalker(classes).run(document.root);
+    ArchiveConstants constant(path, constants);
+    return StructureWalker(classes, details, checksums, std::ref(constant)).run(document.root);
   } catch (const UnsupportedPickle& e) {
     if (why_not) *why_not = e.what();
     return std::nullopt;

@@ -18,7 +18,12 @@ namespace vin::diagnostics {
 /// without a definition, a `__setstate__` that computes what the records hold, a parameter
 /// rebuilt by an unknown function, ...). Throws Error for files that are not TorchScript
 /// archives (probe_torchscript_archive), records it cannot read, or a damaged data.pkl.
+/// `details` adds what inspect-model's --tensors, --attributes and --signature describe: tensors
+/// from their rebuild calls and storage references, with the CRC-32 the zip directory records
+/// for each storage; attributes from the module state and the class's constants from its source;
+/// signatures from the root class's source (constants.pkl is read when a literal refers to it).
 std::optional<ModelMetadata> read_archive_metadata(const std::string& path,
+                                                   const InspectDetails& details = {},
                                                    std::string* why_not = nullptr);
 
 }  // namespace vin::diagnostics

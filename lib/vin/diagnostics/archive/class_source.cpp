@@ -136,8 +136,18 @@ void read_class_sources(const std::string& record, std::string_view source, Clas
       current->parameters = quoted_names(line.substr(19));
     } else if (starts_with(line, "  __buffers__ = [")) {
       current->buffers = quoted_names(line.substr(16));
+    } else if (starts_with(line, "  __forward_pre_hooks__ = [") ||
+               starts_with(line, "  __forward_hooks__ = [")) {
+      for (auto& hook : quoted_names(line.substr(line.find('['))))
+        current->hooks.insert(std::move(hook));
     } else if (auto declaration = attribute_declaration(line); !declaration.first.empty()) {
-      current->attributes.push_back(std::move(declaration));
+      // a constant: `  name : Final[T] = literal` (a type never holds " = ")
+      const std::size_t equals = declaration.second.find(" = ");
+      if (equals != std::string::npos && starts_with(declaration.second, "Final["))
+        current->constants.emplace_back(std::move(declaration.first),
+                                        declaration.second.substr(equals + 3));
+      else
+        current->attributes.push_back(std::move(declaration));
     }
   }
   if (in_signature) throw UnsupportedPickle("a method signature that does not end");

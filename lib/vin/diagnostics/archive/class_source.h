@@ -27,8 +27,14 @@ struct ClassSource {
   bool is_module = false;                      ///< declared `class X(Module):`
   std::unordered_set<std::string> parameters;  ///< `__parameters__ = [...]`
   std::unordered_set<std::string> buffers;     ///< `__buffers__ = [...]`
-  /// `name : Type` declarations, in the order the class lists them.
+  /// `__forward_pre_hooks__` and `__forward_hooks__`: functions printed among the methods that
+  /// are hooks, not methods of the module
+  std::unordered_set<std::string> hooks;
+  /// `name : Type` declarations (the module's slots), in the order the class lists them.
   std::vector<std::pair<std::string, std::string>> attributes;
+  /// `name : Final[Type] = literal` declarations (the class's constants), as name and literal
+  /// text, in the order the class lists them.
+  std::vector<std::pair<std::string, std::string>> constants;
   std::vector<MethodSource> methods;  ///< in the order the source defines them
 
   /// The method `name`, or null.

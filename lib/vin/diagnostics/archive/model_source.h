@@ -11,15 +11,18 @@
 
 namespace vin::diagnostics {
 
-/// Loads `path` with LibTorch and inspects it; `why` says why the structure reader gave up.
-using LibTorchInspector =
-    std::function<ModelMetadata(const std::string& path, const std::string& why)>;
+/// Loads `path` with LibTorch and inspects it, with `details`; `why` says why the structure
+/// reader gave up.
+using LibTorchInspector = std::function<ModelMetadata(
+    const std::string& path, const InspectDetails& details, const std::string& why)>;
 
 /// The inspect-model records of the archive at `path`: from read_archive_metadata when it
 /// understands the archive, else from `fallback` when one is given. Without a fallback such an
 /// archive is refused: Error naming the file, the construct the reader cannot describe, and the
 /// flag that would load it with LibTorch. Throws Error for files that are not archives.
-ModelMetadata describe_archive(const std::string& path, const LibTorchInspector& fallback);
+/// `details` as read_archive_metadata takes them.
+ModelMetadata describe_archive(const std::string& path, const InspectDetails& details,
+                               const LibTorchInspector& fallback);
 
 /// The flag of inspect-model and diff that allows the LibTorch fallback.
 inline constexpr const char* kLoadWithLibTorchFlag = "--load-with-libtorch";

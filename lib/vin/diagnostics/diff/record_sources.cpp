@@ -7,7 +7,7 @@
 namespace vin::diagnostics {
 
 RecordSet load_record_set(const std::string& path, const LibTorchInspector& fallback) {
-  if (file_starts_with(path, "PK")) return record_set(describe_archive(path, fallback), path);
+  if (file_starts_with(path, "PK")) return record_set(describe_archive(path, {}, fallback), path);
   if (looks_like_record_file(path))
     return naming_out_of_memory(path, "reading the records",
                                 [&] { return read_record_file(path); });

@@ -20,8 +20,20 @@ void write_model_metadata(std::ostream& out, const ModelMetadata& model, OutputF
   switch (format) {
     case OutputFormat::jsonl: {
       out << dump_record_line("ModelMetadata", header_json(model)) << '\n';
-      for (const auto& m : model.modules())
-        out << dump_record_line("ModuleMetadata", to_json(m)) << '\n';
+      if (const auto& methods = model.details().methods)
+        for (const auto& m : *methods)
+          out << dump_record_line("MethodSignature", to_json(m)) << '\n';
+      for (const auto& m : model.modules()) {
+        out << dump_record_line("ModuleMetadata", to_json(m, /*with_tensors=*/false)) << '\n';
+        if (const auto& tensors = m.details().tensors)
+          for (const auto& t : *tensors) {
+            Json line;
+            line["module_path"] = m.path();
+            const Json fields = to_json(t);
+            for (const auto& [key, value] : fields.items()) line[key] = value;
+            out << dump_record_line("TensorMetadata", line) << '\n';
+          }
+      }
       return;
     }
     case OutputFormat::json:

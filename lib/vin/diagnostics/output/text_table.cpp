@@ -123,7 +123,62 @@ std::string TextTable::render() const {
   return out;
 }
 
+namespace {
+
+// "920 B", "1.7 KiB", "44.6 MiB": a size for people (the JSON formats carry the bytes)
+std::string byte_size(std::int64_t bytes) {
+  if (bytes < 1024) return std::to_string(bytes) + " B";
+  const char* units[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
+  double value = static_cast<double>(bytes) / 1024;
+  std::size_t unit = 0;
+  while (value >= 1024 && unit + 1 < std::size(units)) {
+    value /= 1024;
+    ++unit;
+  }
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f %s", value, units[unit]);
+  return text;
+}
+
+// `float32[16, 3, 3, 3] cpu`: a tensor's dtype (without "torch."), shape and device
+std::string tensor_summary(const TensorMetadata& t) {
+  std::string shape;
+  for (const std::int64_t n : t.shape) shape += (shape.empty() ? "" : ", ") + std::to_string(n);
+  const std::string dtype = t.dtype.rfind("torch.", 0) == 0 ? t.dtype.substr(6) : t.dtype;
+  return dtype + "[" + shape + "] " + t.device;
+}
+
+// `kernel_size=[3, 3], stride=[1, 1]`
+std::string attributes_text(const Json& attributes) {
+  std::string out;
+  for (const auto& [name, value] : attributes.items())
+    out += (out.empty() ? "" : ", ") + name + "=" + value_text(value);
+  return out;
+}
+
+// `forward(x: Tensor, k: int = 3) -> Tensor`
+std::string signature_text(const MethodSignature& method) {
+  std::string arguments;
+  for (const auto& a : method.arguments) {
+    arguments += (arguments.empty() ? "" : ", ") + a.name + ": " + a.type;
+    if (a.has_default) arguments += " = " + dump_line(a.default_value);
+  }
+  return method.name + "(" + arguments + ") -> " + method.returns;
+}
+
+constexpr std::size_t kSettingsRuleWidth = 120;
+
+std::int64_t module_bytes(const ModuleMetadata& m) {
+  std::int64_t bytes = 0;
+  for (const auto& t : *m.details().tensors) bytes += t.nbytes;
+  return bytes;
+}
+
+}  // namespace
+
 std::string format_model_table(const ModelMetadata& model) {
+  const bool tensors = model.details().parameter_bytes.has_value();
+  const bool attributes = !model.modules().empty() && model.modules()[0].details().attributes;
   TextTable table;
   table.add_column("Module", TextTable::Align::left);
   table.add_column("Type", TextTable::Align::left);
@@ -131,31 +186,64 @@ std::string format_model_table(const ModelMetadata& model) {
   table.add_column("Trainable", TextTable::Align::right);
   table.add_column("Buffers", TextTable::Align::right);
   table.add_column("Mode", TextTable::Align::left);
+  if (tensors) table.add_column("Size", TextTable::Align::right);
+  if (attributes) table.add_column("Settings", TextTable::Align::left);
   for (const auto& m : model.modules()) {
-    table.add_row({tree_label(m.path()), m.module_type(),
-                   with_thousands_separators(m.direct_parameters()),
-                   with_thousands_separators(m.trainable_parameters()),
-                   with_thousands_separators(m.direct_buffers()), m.training() ? "train" : "eval"});
+    std::vector<std::string> row{tree_label(m.path()),
+                                 m.module_type(),
+                                 with_thousands_separators(m.direct_parameters()),
+                                 with_thousands_separators(m.trainable_parameters()),
+                                 with_thousands_separators(m.direct_buffers()),
+                                 m.training() ? "train" : "eval"};
+    if (tensors) row.push_back(byte_size(module_bytes(m)));
+    if (attributes) row.push_back(attributes_text(*m.details().attributes));
+    table.add_row(std::move(row));
+    if (!tensors) continue;
+    // the module's tensors under it, one level deeper, their counts in the matching column
+    const std::string indent = indentation(depth_of(m.path()) + 1) + "- ";
+    for (const auto& t : *m.details().tensors) {
+      const bool parameter = t.kind == "parameter";
+      const std::string numel = with_thousands_separators(t.numel);
+      std::vector<std::string> tensor_row{
+          indent + t.name,        tensor_summary(t),
+          parameter ? numel : "", parameter && t.requires_grad ? numel : "",
+          parameter ? "" : numel, "",
+          byte_size(t.nbytes)};
+      if (attributes) tensor_row.emplace_back();
+      table.add_row(std::move(tensor_row));
+    }
   }
 
-  const std::string rule(table.width(), '=');
+  // a Settings column can be long: the rules stop at a screen's width then
+  const std::string rule(
+      attributes ? std::min<std::size_t>(table.width(), kSettingsRuleWidth) : table.width(), '=');
   std::string out =
       "Model: " + model.model_type() + '\n' + rule + '\n' + table.render() + '\n' + rule + '\n';
-  const std::pair<const char*, std::int64_t> lines[] = {
-      {"Modules:", static_cast<std::int64_t>(model.modules().size())},
-      {"Total parameters:", model.total_parameters()},
-      {"Trainable parameters:", model.trainable_parameters()},
-      {"Non-trainable parameters:", model.total_parameters() - model.trainable_parameters()},
+  std::vector<std::pair<std::string, std::string>> lines = {
+      {"Modules:", with_thousands_separators(static_cast<std::int64_t>(model.modules().size()))},
+      {"Total parameters:", with_thousands_separators(model.total_parameters())},
+      {"Trainable parameters:", with_thousands_separators(model.trainable_parameters())},
+      {"Non-trainable parameters:",
+       with_thousands_separators(model.total_parameters() - model.trainable_parameters())},
   };
-  std::size_t label_width = 0, number_width = 0;
-  for (const auto& [label, n] : lines) {
-    label_width = std::max(label_width, std::string(label).size());
-    number_width = std::max(number_width, with_thousands_separators(n).size());
+  if (tensors) {
+    const std::int64_t parameter_bytes = *model.details().parameter_bytes;
+    const std::int64_t buffer_bytes = *model.details().buffer_bytes;
+    lines.emplace_back("Parameter size:", byte_size(parameter_bytes));
+    lines.emplace_back("Buffer size:", byte_size(buffer_bytes));
+    lines.emplace_back("Model size:", byte_size(parameter_bytes + buffer_bytes));
   }
-  for (const auto& [label, n] : lines) {
-    const std::string number = with_thousands_separators(n);
-    out += label + std::string(label_width - std::string(label).size() + 1, ' ') +
-           std::string(number_width - number.size(), ' ') + number + '\n';
+  std::size_t label_width = 0, value_width = 0;
+  for (const auto& [label, value] : lines) {
+    label_width = std::max(label_width, label.size());
+    value_width = std::max(value_width, value.size());
+  }
+  for (const auto& [label, value] : lines)
+    out += label + std::string(label_width - label.size() + 1, ' ') +
+           std::string(value_width - value.size(), ' ') + value + '\n';
+  if (const auto& methods = model.details().methods) {
+    out += "Signatures:\n";
+    for (const auto& method : *methods) out += "  " + signature_text(method) + '\n';
   }
   return out;
 }

@@ -19,13 +19,13 @@ namespace vin::diagnostics {
 struct TorchPlugin {
   int abi_version;               ///< kTorchPluginAbi of the build that made the plugin
   const char* libtorch_version;  ///< the LibTorch the plugin was built against
-  ModelMetadata (*describe_with_libtorch)(const std::string& path);
+  ModelMetadata (*describe_with_libtorch)(const std::string& path, const InspectDetails& details);
   CaptureResult (*capture_archive)(const CaptureRequest& request);
   /// Sends the plugin's log lines, LibTorch's warnings among them, to `sink`.
   void (*set_log_sink)(LogSink sink);
 };
 
-inline constexpr int kTorchPluginAbi = 2;
+inline constexpr int kTorchPluginAbi = 3;
 /// The plugin's one exported symbol: `extern "C" const TorchPlugin* vin_torch_plugin_v1()`.
 inline constexpr const char* kTorchPluginEntry = "vin_torch_plugin_v1";
 inline constexpr const char* kTorchPluginFile = "libvin_torch_plugin.so";

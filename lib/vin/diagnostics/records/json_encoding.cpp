@@ -109,7 +109,7 @@ void dump_into(const Json& value, int indent, int level, std::string& out) {
 
 std::string python_float_text(double value) { return python_float_repr(value); }
 
-Json to_json(const ModuleMetadata& module) {
+Json to_json(const ModuleMetadata& module, bool with_tensors) {
   Json j;
   j["path"] = module.path();
   j["module_type"] = module.module_type();
@@ -117,6 +117,41 @@ Json to_json(const ModuleMetadata& module) {
   j["trainable_parameters"] = module.trainable_parameters();
   j["direct_buffers"] = module.direct_buffers();
   j["training"] = module.training();
+  const ModuleDetails& details = module.details();
+  if (details.attributes) j["attributes"] = *details.attributes;
+  if (details.tensors && with_tensors) {
+    Json tensors = Json::array();
+    for (const auto& t : *details.tensors) tensors.push_back(to_json(t));
+    j["tensors"] = std::move(tensors);
+  }
+  return j;
+}
+
+Json to_json(const TensorMetadata& tensor) {
+  Json j;
+  j["name"] = tensor.name;
+  j["kind"] = tensor.kind;
+  j["shape"] = tensor.shape;
+  j["dtype"] = tensor.dtype;
+  j["device"] = tensor.device;
+  j["requires_grad"] = tensor.requires_grad;
+  j["numel"] = tensor.numel;
+  j["nbytes"] = tensor.nbytes;
+  j["storage_crc32"] = tensor.storage_crc32 ? Json(*tensor.storage_crc32) : Json(nullptr);
+  return j;
+}
+
+Json to_json(const MethodSignature& method) {
+  Json j;
+  j["name"] = method.name;
+  Json arguments = Json::array();
+  for (const auto& a : method.arguments)
+    arguments.push_back(Json::object({{"name", a.name},
+                                      {"type", a.type},
+                                      {"has_default", a.has_default},
+                                      {"default", a.default_value}}));
+  j["arguments"] = std::move(arguments);
+  j["returns"] = method.returns;
   return j;
 }
 
@@ -125,11 +160,19 @@ Json header_json(const ModelMetadata& model) {
   j["model_type"] = model.model_type();
   j["total_parameters"] = model.total_parameters();
   j["trainable_parameters"] = model.trainable_parameters();
+  const ModelDetails& details = model.details();
+  if (details.parameter_bytes) j["parameter_bytes"] = *details.parameter_bytes;
+  if (details.buffer_bytes) j["buffer_bytes"] = *details.buffer_bytes;
   return j;
 }
 
 Json to_json(const ModelMetadata& model) {
   Json j = header_json(model);
+  if (const auto& methods = model.details().methods) {
+    Json list = Json::array();
+    for (const auto& m : *methods) list.push_back(to_json(m));
+    j["methods"] = std::move(list);
+  }
   Json modules = Json::array();
   for (const auto& m : model.modules()) modules.push_back(to_json(m));
   j["modules"] = std::move(modules);

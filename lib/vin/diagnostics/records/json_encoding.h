@@ -3,22 +3,29 @@
 // with Python's json.dumps separators, so the output is byte-for-byte what a Python peer prints.
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <string>
 
 #include "vin/diagnostics/records/capture_records.h"
 #include "vin/diagnostics/records/config_records.h"
 #include "vin/diagnostics/records/model_metadata.h"
+#include "vin/diagnostics/records/record_value.h"
 
 namespace vin::diagnostics {
 
-using Json = nlohmann::ordered_json;
+/// One ModuleMetadata as a JSON object, without the "record" key: its fields, `attributes` when
+/// present, and `tensors` when present and `with_tensors` (the `json` document holds them; in
+/// jsonl they are lines of their own).
+Json to_json(const ModuleMetadata& module, bool with_tensors = true);
 
-/// One ModuleMetadata as a JSON object, without the "record" key.
-Json to_json(const ModuleMetadata& module);
+/// One TensorMetadata as a JSON object.
+Json to_json(const TensorMetadata& tensor);
 
-/// ModelMetadata's own fields (model_type, total_parameters, trainable_parameters): the jsonl
-/// header line, and the `json` document without "modules".
+/// One MethodSignature as a JSON object.
+Json to_json(const MethodSignature& method);
+
+/// ModelMetadata's own fields (model_type, total_parameters, trainable_parameters, and
+/// parameter_bytes and buffer_bytes when present): the jsonl header line, and the `json`
+/// document without "methods" and "modules".
 Json header_json(const ModelMetadata& model);
 
 /// ModelMetadata as the `json` document: its fields and "modules" with every module inside.

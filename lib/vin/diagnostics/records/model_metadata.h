@@ -5,18 +5,99 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "vin/diagnostics/records/record_value.h"
+
 namespace vin::diagnostics {
+
+/// What inspect-model describes beyond the counts (--tensors, --attributes, --signature).
+struct InspectDetails {
+  bool tensors = false;     ///< TensorMetadata per registered tensor, and the model's bytes
+  bool attributes = false;  ///< each module's non-tensor attributes and constants
+  bool signature = false;   ///< MethodSignature of the root's forward and public methods
+  bool any() const { return tensors || attributes || signature; }
+};
+
+/// One parameter or buffer registered directly on a module (docs/records.md).
+struct TensorMetadata {
+  std::string name;  ///< its name on the module (`weight`)
+  std::string kind;  ///< "parameter" or "buffer"
+  std::vector<std::int64_t> shape;
+  std::string dtype;   ///< Python's str(dtype): "torch.float32"
+  std::string device;  ///< Python's str(device): "cpu", "cuda:0"
+  bool requires_grad = false;
+  std::int64_t numel = 0;
+  std::int64_t nbytes = 0;  ///< numel times the element size
+  /// the CRC-32 the archive's zip directory records for the storage, 8 lowercase hex digits;
+  /// nothing where no archive record holds the storage
+  std::optional<std::string> storage_crc32;
+
+  friend bool operator==(const TensorMetadata& a, const TensorMetadata& b) {
+    return a.name == b.name && a.kind == b.kind && a.shape == b.shape && a.dtype == b.dtype &&
+           a.device == b.device && a.requires_grad == b.requires_grad && a.numel == b.numel &&
+           a.nbytes == b.nbytes && a.storage_crc32 == b.storage_crc32;
+  }
+};
+
+/// One argument of a method (self excluded).
+struct ArgumentSignature {
+  std::string name;
+  std::string type;  ///< as Python's str(argument.type) prints it: "Optional[Tensor]"
+  bool has_default = false;
+  Json default_value;  ///< null without a default
+
+  friend bool operator==(const ArgumentSignature& a, const ArgumentSignature& b) {
+    return a.name == b.name && a.type == b.type && a.has_default == b.has_default &&
+           a.default_value.dump() == b.default_value.dump();
+  }
+};
+
+/// The signature of a method compiled into the root's class (docs/records.md).
+struct MethodSignature {
+  std::string name;
+  std::vector<ArgumentSignature> arguments;
+  std::string returns;  ///< the return type, same spelling as argument types
+
+  friend bool operator==(const MethodSignature& a, const MethodSignature& b) {
+    return a.name == b.name && a.arguments == b.arguments && a.returns == b.returns;
+  }
+};
+
+/// A module's details beyond the counts: present as asked for (InspectDetails).
+struct ModuleDetails {
+  std::optional<std::vector<TensorMetadata>> tensors;  ///< parameters, then buffers
+  std::optional<Json> attributes;                      ///< an object, in definition order
+
+  friend bool operator==(const ModuleDetails& a, const ModuleDetails& b) {
+    return a.tensors == b.tensors && (a.attributes ? a.attributes->dump() : std::string()) ==
+                                         (b.attributes ? b.attributes->dump() : std::string());
+  }
+};
+
+/// The model's details beyond the counts: present as asked for (InspectDetails).
+struct ModelDetails {
+  std::optional<std::int64_t> parameter_bytes;          ///< each parameter tensor counted once
+  std::optional<std::int64_t> buffer_bytes;             ///< each buffer tensor counted once
+  std::optional<std::vector<MethodSignature>> methods;  ///< forward first, then in code order
+
+  friend bool operator==(const ModelDetails& a, const ModelDetails& b) {
+    return a.parameter_bytes == b.parameter_bytes && a.buffer_bytes == b.buffer_bytes &&
+           a.methods == b.methods;
+  }
+};
 
 /// Static metadata for one registered module in a constructed model.
 class ModuleMetadata {
  public:
   ModuleMetadata(std::string path, std::string module_type, std::int64_t direct_parameters,
-                 std::int64_t trainable_parameters, std::int64_t direct_buffers, bool training)
-      : path_(std::move(path)),
+                 std::int64_t trainable_parameters, std::int64_t direct_buffers, bool training,
+                 ModuleDetails details = {})
+      : details_(std::move(details)),
+        path_(std::move(path)),
         module_type_(std::move(module_type)),
         direct_parameters_(direct_parameters),
         trainable_parameters_(trainable_parameters),
@@ -35,16 +116,20 @@ class ModuleMetadata {
   std::int64_t direct_buffers() const { return direct_buffers_; }
   /// The module's training flag at inspection time.
   bool training() const { return training_; }
+  /// Tensors and attributes, where asked for.
+  const ModuleDetails& details() const { return details_; }
 
   friend bool operator==(const ModuleMetadata& a, const ModuleMetadata& b) {
     return a.path_ == b.path_ && a.module_type_ == b.module_type_ &&
            a.direct_parameters_ == b.direct_parameters_ &&
            a.trainable_parameters_ == b.trainable_parameters_ &&
-           a.direct_buffers_ == b.direct_buffers_ && a.training_ == b.training_;
+           a.direct_buffers_ == b.direct_buffers_ && a.training_ == b.training_ &&
+           a.details_ == b.details_;
   }
   friend bool operator!=(const ModuleMetadata& a, const ModuleMetadata& b) { return !(a == b); }
 
  private:
+  ModuleDetails details_;
   std::string path_;
   std::string module_type_;
   std::int64_t direct_parameters_;
@@ -57,11 +142,13 @@ class ModuleMetadata {
 class ModelMetadata {
  public:
   ModelMetadata(std::string model_type, std::int64_t total_parameters,
-                std::int64_t trainable_parameters, std::vector<ModuleMetadata> modules)
+                std::int64_t trainable_parameters, std::vector<ModuleMetadata> modules,
+                ModelDetails details = {})
       : model_type_(std::move(model_type)),
         total_parameters_(total_parameters),
         trainable_parameters_(trainable_parameters),
-        modules_(std::move(modules)) {}
+        modules_(std::move(modules)),
+        details_(std::move(details)) {}
 
   /// Python-qualified type of the root module.
   const std::string& model_type() const { return model_type_; }
@@ -71,10 +158,13 @@ class ModelMetadata {
   std::int64_t trainable_parameters() const { return trainable_parameters_; }
   /// Unique registered modules in named_modules order, the root first.
   const std::vector<ModuleMetadata>& modules() const { return modules_; }
+  /// Byte totals and method signatures, where asked for.
+  const ModelDetails& details() const { return details_; }
 
   friend bool operator==(const ModelMetadata& a, const ModelMetadata& b) {
     return a.model_type_ == b.model_type_ && a.total_parameters_ == b.total_parameters_ &&
-           a.trainable_parameters_ == b.trainable_parameters_ && a.modules_ == b.modules_;
+           a.trainable_parameters_ == b.trainable_parameters_ && a.modules_ == b.modules_ &&
+           a.details_ == b.details_;
   }
   friend bool operator!=(const ModelMetadata& a, const ModelMetadata& b) { return !(a == b); }
 
@@ -83,6 +173,7 @@ class ModelMetadata {
   std::int64_t total_parameters_;
   std::int64_t trainable_parameters_;
   std::vector<ModuleMetadata> modules_;
+  ModelDetails details_;
 };
 
 /// Why a model's element counts cannot be reported (both readers say the same).

@@ -1,25 +1,124 @@
 #include "vin/diagnostics/torch/inspect_model.h"
 
+#include <zlib.h>
+
+#include <cstdio>
 #include <unordered_set>
 
 #include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/text/type_names.h"
+#include "vin/diagnostics/torch/dtype_names.h"
 #include "vin/diagnostics/torch/model_loader.h"
 
 namespace vin::diagnostics {
 namespace {
+
+constexpr int kMaxValueDepth = 32;  // deeper containers are described by their type
 
 std::string type_name_of(const torch::jit::Module& module) {
   const auto& name = module.type()->name();
   return name ? python_type_name(name->qualifiedName()) : "<unnamed>";
 }
 
+bool is_bookkeeping(const std::string& name) { return !name.empty() && name[0] == '_'; }
+
+bool is_module(const c10::IValue& value) {
+  return value.isObject() && value.toObjectRef().type()->is_module();
+}
+
+// A value as docs/records.md writes attributes and defaults: JSON scalars and arrays of them,
+// anything else as a type marker (the archive reader's attribute_value, for IValues).
+Json record_value(const c10::IValue& value, int depth = 0) {
+  if (value.isNone()) return nullptr;
+  if (value.isBool()) return value.toBool();
+  if (value.isInt()) return value.toInt();
+  if (value.isDouble()) return json_float(value.toDouble());
+  if (value.isString()) return value.toStringRef();
+  if (value.isTuple() || value.isList()) {
+    const char* marker = value.isTuple() ? "builtins.tuple" : "builtins.list";
+    if (depth >= kMaxValueDepth) return type_marker(marker);
+    const auto items = value.isTuple() ? value.toTupleRef().elements() : value.toListRef();
+    Json out = Json::array();
+    for (const c10::IValue& item : items) {
+      Json converted = record_value(item, depth + 1);
+      if (converted.is_object()) return type_marker(marker);
+      out.push_back(std::move(converted));
+    }
+    return out;
+  }
+  if (value.isGenericDict()) return type_marker("builtins.dict");
+  if (value.isTensor()) return type_marker("torch.Tensor");
+  if (value.isDevice()) return type_marker("torch.device");
+  if (value.isObject()) {
+    const auto& name = value.toObjectRef().type()->name();
+    return type_marker(name ? python_type_name(name->qualifiedName()) : "builtins.object");
+  }
+  return type_marker(python_type_name(value.type()->str()));
+}
+
+// The CRC-32 of the tensor's whole storage: what the archive's zip directory records for the
+// storage's record, since the record holds exactly those bytes.
+std::optional<std::string> storage_crc32(const at::Tensor& tensor) {
+  const c10::Storage& storage = tensor.storage();
+  if (!storage.device().is_cpu()) return std::nullopt;  // loaded on the CPU: never
+  const auto* bytes = static_cast<const Bytef*>(storage.data_ptr().get());
+  const uLong crc = storage.nbytes() == 0 ? 0 : crc32_z(0, bytes, storage.nbytes());
+  char hex[9];
+  std::snprintf(hex, sizeof hex, "%08lx", crc);
+  return std::string(hex);
+}
+
+TensorMetadata tensor_metadata(const std::string& name, const char* kind, const at::Tensor& t) {
+  TensorMetadata out;
+  out.name = name;
+  out.kind = kind;
+  out.shape.assign(t.sizes().begin(), t.sizes().end());
+  out.dtype = python_dtype_name(t.scalar_type());
+  out.device = t.device().str();
+  out.requires_grad = t.requires_grad();
+  out.numel = t.numel();
+  out.nbytes = out.numel * static_cast<std::int64_t>(t.element_size());
+  out.storage_crc32 = storage_crc32(t);
+  return out;
+}
+
+MethodSignature method_signature(const torch::jit::Function& method) {
+  const c10::FunctionSchema& schema = method.getSchema();
+  MethodSignature out;
+  out.name = method.name();
+  const auto& arguments = schema.arguments();
+  for (std::size_t i = 0; i < arguments.size(); ++i) {
+    const c10::Argument& a = arguments[i];
+    if (i == 0 && a.name() == "self") continue;
+    ArgumentSignature argument;
+    argument.name = a.name();
+    argument.type = a.type()->annotation_str();
+    if (a.default_value()) {
+      argument.has_default = true;
+      argument.default_value = record_value(*a.default_value());
+    }
+    out.arguments.push_back(std::move(argument));
+  }
+  out.returns =
+      schema.returns().empty() ? "NoneType" : schema.returns()[0].type()->annotation_str();
+  return out;
+}
+
 // Walks the module tree once, in named_modules order, and accumulates the records.
 class ModelWalker {
  public:
+  explicit ModelWalker(const InspectDetails& details) : details_(details) {}
+
   ModelMetadata run(const torch::jit::Module& root) {
     visit(root, "");
-    return ModelMetadata(type_name_of(root), total_, trainable_, std::move(modules_));
+    ModelDetails model_details;
+    if (details_.tensors) {
+      model_details.parameter_bytes = parameter_bytes_;
+      model_details.buffer_bytes = buffer_bytes_;
+    }
+    if (details_.signature) model_details.methods = signatures(root);
+    return ModelMetadata(type_name_of(root), total_, trainable_, std::move(modules_),
+                         std::move(model_details));
   }
 
  private:
@@ -30,33 +129,73 @@ class ModelWalker {
     const c10::ClassTypePtr& type = module.type();
     const c10::intrusive_ptr<c10::ivalue::Object>& object = module._ivalue();
     std::int64_t direct = 0, direct_trainable = 0, buffers = 0;
+    std::vector<TensorMetadata> parameter_list, buffer_list;
+    Json attributes = Json::object();
     for (size_t slot = 0; slot < type->numAttributes(); ++slot) {
       const bool is_parameter = type->is_parameter(slot);
       const bool is_buffer = type->is_buffer(slot);
-      if (!is_parameter && !is_buffer) continue;
       const c10::IValue& value = object->getSlot(slot);
+      if (!is_parameter && !is_buffer) {
+        const std::string& name = type->getAttributeName(slot);
+        if (details_.attributes && !is_bookkeeping(name) && name != "training" &&
+            !is_module(value) && !value.isTensor())
+          attributes[name] = record_value(value);
+        continue;
+      }
       if (!value.isTensor()) continue;  // a slot registered as None
       const at::Tensor& tensor = value.toTensor();
       if (!tensor.defined()) continue;
       const std::int64_t n = tensor.numel();
+      const c10::TensorImpl* identity = tensor.unsafeGetTensorImpl();
+      if (details_.tensors)
+        (is_buffer ? buffer_list : parameter_list)
+            .push_back(tensor_metadata(type->getAttributeName(slot),
+                                       is_buffer ? "buffer" : "parameter", tensor));
       if (is_buffer) {
         add(buffers, n);
+        if (details_.tensors && seen_buffers_.insert(identity).second)
+          add(buffer_bytes_, buffer_list.back().nbytes);
         continue;
       }
       add(direct, n);
       if (tensor.requires_grad()) add(direct_trainable, n);
       // totals count a tensor once however many slots hold it (tied weights, copies of a
       // shared submodule that scripting turned into separate objects)
-      if (seen_parameters_.insert(tensor.unsafeGetTensorImpl()).second) {
+      if (seen_parameters_.insert(identity).second) {
         add(total_, n);
         if (tensor.requires_grad()) add(trainable_, n);
+        if (details_.tensors) add(parameter_bytes_, parameter_list.back().nbytes);
       }
     }
+    ModuleDetails module_details;
+    if (details_.tensors) {
+      parameter_list.insert(parameter_list.end(), std::make_move_iterator(buffer_list.begin()),
+                            std::make_move_iterator(buffer_list.end()));
+      module_details.tensors = std::move(parameter_list);
+    }
+    if (details_.attributes) {
+      for (size_t i = 0; i < type->numConstants(); ++i)
+        if (!is_bookkeeping(type->getConstantName(i)))
+          attributes[type->getConstantName(i)] = record_value(type->getConstant(i));
+      module_details.attributes = std::move(attributes);
+    }
     modules_.emplace_back(path.empty() ? kRootPath : path, type_name_of(module), direct,
-                          direct_trainable, buffers, training_flag(module));
+                          direct_trainable, buffers, training_flag(module),
+                          std::move(module_details));
 
     for (const auto& child : module.named_children())
       visit(child.value, path.empty() ? child.name : path + "." + child.name);
+  }
+
+  // forward first, then the other public methods in the order the class defines them
+  static std::vector<MethodSignature> signatures(const torch::jit::Module& root) {
+    std::vector<MethodSignature> out;
+    if (const auto forward = root.find_method("forward"))
+      out.push_back(method_signature(forward->function()));
+    for (const torch::jit::Function* method : root.type()->methods())
+      if (method->name() != "forward" && !is_bookkeeping(method->name()))
+        out.push_back(method_signature(*method));
+    return out;
   }
 
   // element counts past 64 bits cannot be reported; no real model comes near
@@ -69,21 +208,27 @@ class ModelWalker {
            module.attr("training").toBool();
   }
 
+  const InspectDetails details_;
   std::vector<ModuleMetadata> modules_;
   std::unordered_set<const c10::ivalue::Object*> seen_modules_;
   std::unordered_set<const c10::TensorImpl*> seen_parameters_;
+  std::unordered_set<const c10::TensorImpl*> seen_buffers_;
+  std::int64_t parameter_bytes_ = 0;
+  std::int64_t buffer_bytes_ = 0;
   std::int64_t total_ = 0;
   std::int64_t trainable_ = 0;
 };
 
 }  // namespace
 
-ModelMetadata inspect_model(const torch::jit::Module& model) { return ModelWalker().run(model); }
+ModelMetadata inspect_model(const torch::jit::Module& model, const InspectDetails& details) {
+  return ModelWalker(details).run(model);
+}
 
-ModelMetadata describe_with_libtorch(const std::string& path) {
+ModelMetadata describe_with_libtorch(const std::string& path, const InspectDetails& details) {
   const torch::jit::Module model = load_torchscript_archive(path, "cpu");
   try {
-    return inspect_model(model);
+    return inspect_model(model, details);
   } catch (const Error& e) {
     throw Error(path + ": " + e.what());
   }

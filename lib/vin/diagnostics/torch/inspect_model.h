@@ -15,9 +15,12 @@ namespace vin::diagnostics {
 /// first), per-module counts of state registered directly on it (parameter slots holding None
 /// count zero; buffers by TorchScript's buffer flag), and model totals that count each parameter
 /// tensor once. Reads only: training flags, devices and tensors are left as they are.
-ModelMetadata inspect_model(const torch::jit::Module& model);
+/// `details` adds TensorMetadata (with the CRC-32 of each storage's bytes, which is what the
+/// archive's zip directory records), attributes with the class's constants, and the root's
+/// method signatures, as docs/records.md describes them.
+ModelMetadata inspect_model(const torch::jit::Module& model, const InspectDetails& details = {});
 
 /// Loads the TorchScript archive at `path` on the CPU (load_torchscript_archive) and inspects it.
-ModelMetadata describe_with_libtorch(const std::string& path);
+ModelMetadata describe_with_libtorch(const std::string& path, const InspectDetails& details = {});
 
 }  // namespace vin::diagnostics

@@ -1,0 +1,40 @@
+// inspect-model's details (docs/records.md: TensorMetadata, attributes) from the values the
+// archive reader pickled out of data.pkl: a tensor's shape, dtype, device and storage checksum
+// from its rebuild call and storage reference, an attribute's record value from its pickled
+// value. No tensor data is read.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "vin/diagnostics/archive/archive_layout.h"
+#include "vin/diagnostics/archive/pickle_reader.h"
+#include "vin/diagnostics/records/model_metadata.h"
+#include "vin/diagnostics/records/record_value.h"
+
+namespace vin::diagnostics {
+
+/// Python's dtype name and element size of a TorchScript storage type.
+struct StorageDtype {
+  const char* dtype;  ///< "torch.float32"
+  int element_size;   ///< bytes per element, as Python's element_size()
+};
+
+/// The dtype a storage type global (`torch.FloatStorage`, `torch.QUInt8Storage`, ...) holds, or
+/// nothing for one this reader does not know.
+std::optional<StorageDtype> storage_dtype(std::string_view storage_type);
+
+/// The CRC-32 (8 lowercase hex digits) of each storage record under data/, by storage key.
+using StorageChecksums = RecordChecksums;
+
+/// The TensorMetadata of a pickled tensor registered as `name` (kind "parameter" or "buffer").
+/// Throws UnsupportedPickle for a storage type it does not know.
+TensorMetadata tensor_metadata(const std::string& name, const char* kind, PickleRef tensor,
+                               const StorageChecksums& checksums);
+
+/// The record value of a pickled attribute: JSON scalars and arrays of them as themselves,
+/// anything else as a type marker (docs/records.md).
+Json attribute_value(PickleRef value);
+
+}  // namespace vin::diagnostics
