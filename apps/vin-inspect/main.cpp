@@ -303,28 +303,35 @@ std::vector<Command> commands(CommonOptions& common) {
          auto new_path = std::make_shared<std::string>();
          auto ignore = std::make_shared<std::vector<std::string>>();
          auto with_libtorch = std::make_shared<bool>(false);
+         auto config = std::make_shared<bool>(false);
          sub.add_option("OLD", *old_path,
-                        "Archive, YAML rendering, or jsonl written by inspect-model/inspect-config")
+                        "Archive, YAML rendering, or the jsonl/json inspect-model or "
+                        "inspect-config wrote")
              ->required();
          sub.add_option("NEW", *new_path, "The same kind of file to compare with")->required();
          sub.add_option("--ignore", *ignore,
-                        "A record field not to compare, e.g. training (repeatable)")
+                        "A record field not to compare, e.g. training or storage_crc32 "
+                        "(repeatable)")
              ->type_name("FIELD");
+         sub.add_flag("--config", *config,
+                      "Compare the config.yaml renderings archives carry, not their modules");
          add_load_with_libtorch(sub, *with_libtorch);
          add_common_options(sub, common);
-         action = [&common, old_path, new_path, ignore, with_libtorch] {
+         action = [&common, old_path, new_path, ignore, with_libtorch, config] {
            const vd::LibTorchInspector fallback = libtorch_fallback(*with_libtorch);
-           const vd::RecordSet old_set = vd::load_record_set(*old_path, fallback);
-           const vd::RecordSet new_set = vd::load_record_set(*new_path, fallback);
-           const auto changes = vd::diff_records(old_set, new_set, *ignore);
+           const vd::SideKind kind =
+               *config ? vd::SideKind::configuration : vd::SideKind::by_content;
+           const vd::RecordSet old_set = vd::load_record_set(*old_path, fallback, kind);
+           const vd::RecordSet new_set = vd::load_record_set(*new_path, fallback, kind);
+           const vd::RecordDiff diff = vd::diff_records(old_set, new_set, *ignore);
            emit(common,
                 format_records(*new_path,
                                [&](std::ostream& out) {
-                                 vd::write_diff(out, old_set, new_set, changes,
+                                 vd::write_diff(out, old_set, new_set, diff.changes, diff.compared,
                                                 vd::parse_output_format(common.format));
                                }),
                 {*old_path, *new_path});
-           return changes.empty() ? 0 : 1;
+           return diff.changes.empty() ? 0 : 1;
          };
        },
        2},

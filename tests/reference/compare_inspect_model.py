@@ -25,7 +25,9 @@ from jit_load_records import records  # noqa: E402
 
 MODEL_FIXTURES = ["everything", "deep", "wide", "dict_model", "convnet", "transformer",
                   "resnet18", "mobilenet_v3_small", "squeezenet1_1", "efficientnet_b0",
-                  "traced", "frozen", "quantized", "static_quantized"]
+                  "traced", "frozen", "quantized", "static_quantized",
+                  # make_diff_fixtures.py: half and double copies, a retrained one, an edited one
+                  "diff/net_half", "diff/net_double", "diff/net_retrained", "diff/net_new_arg"]
 
 # the capture fixtures that are archives (hooks, interfaces, keyword arguments, dtypes)
 CAPTURE_MODEL_FIXTURES = ["dtypenet", "exotic", "hookkw", "hooknet", "interfaces", "kwnet",

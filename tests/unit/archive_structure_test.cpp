@@ -18,10 +18,11 @@ using namespace vin::diagnostics;
 
 namespace {
 
-// every archive the fixture scripts write (inputs and non-archives are not archives), and those
+// every archive the fixture scripts write (inputs and non-archives are not archives; diff/: the
+// half, double, retrained and edited copies of one model), and those
 // in the folders of VIN_EXTRA_ARCHIVE_DIRS (colon-separated; e.g. the zoo's exported archives)
 std::vector<std::string> fixture_archives() {
-  std::vector<std::string> dirs{VIN_FIXTURE_DIR, VIN_CAPTURE_FIXTURE_DIR};
+  std::vector<std::string> dirs{VIN_FIXTURE_DIR, VIN_FIXTURE_DIR "/diff", VIN_CAPTURE_FIXTURE_DIR};
   if (const char* extra = std::getenv("VIN_EXTRA_ARCHIVE_DIRS")) {
     std::string list(extra);
     for (std::size_t start = 0, end; start <= list.size(); start = end + 1) {

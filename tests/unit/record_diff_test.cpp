@@ -61,7 +61,7 @@ std::string read_error(const std::string& text) {
 
 TEST_CASE("model totals, then old items removed or changed, then new items added") {
   const auto changes =
-      diff_records(record_set(old_model(), "old"), record_set(new_model(), "new"), {});
+      diff_records(record_set(old_model(), "old"), record_set(new_model(), "new"), {}).changes;
   CHECK(
       lines(changes) ==
       std::vector<std::string>{
@@ -72,8 +72,11 @@ TEST_CASE("model totals, then old items removed or changed, then new items added
           R"(added module "c" null null {"path": "c", "module_type": "pkg.C", "direct_parameters": 20, "trainable_parameters": 20, "direct_buffers": 0, "training": true})"});
   const auto ignoring = diff_records(record_set(old_model(), "old"), record_set(new_model(), "new"),
                                      {"training", "total_parameters"});
-  CHECK(ignoring.size() == 3);
-  CHECK(diff_records(record_set(old_model(), "x"), record_set(old_model(), "y"), {}).empty());
+  CHECK(ignoring.changes.size() == 3);
+  CHECK(
+      diff_records(record_set(old_model(), "x"), record_set(old_model(), "y"), {}).changes.empty());
+  CHECK(diff_records(record_set(old_model(), "x"), record_set(old_model(), "y"), {}).compared ==
+        std::vector<std::string>{"model", "modules"});
 }
 
 TEST_CASE("config fields are matched by path; values compare by their JSON text") {
@@ -85,7 +88,7 @@ TEST_CASE("config fields are matched by path; values compare by their JSON text"
       "m.C", "m.Net",
       {ConfigFieldSpec({"lr"}, "float", "builtins.int", std::int64_t{1}),
        ConfigFieldSpec({"n"}, std::nullopt, "builtins.float", std::nan(""))});
-  CHECK(lines(diff_records(record_set(a, "a"), record_set(b, "b"), {})) ==
+  CHECK(lines(diff_records(record_set(a, "a"), record_set(b, "b"), {}).changes) ==
         std::vector<std::string>{"changed config null \"target_type\" null \"m.Net\"",
                                  "changed field [\"lr\"] \"configured_type\" \"builtins.float\" "
                                  "\"builtins.int\"",
@@ -99,14 +102,20 @@ TEST_CASE("saved records read back into the same set") {
   const std::string path = temp_file(text.str());
   const RecordSet set = read_record_file(path);
   std::remove(path.c_str());
-  CHECK(diff_records(set, record_set(old_model(), "mem"), {}).empty());
+  CHECK(diff_records(set, record_set(old_model(), "mem"), {}).changes.empty());
   CHECK(set.items.size() == 3);
 }
 
 TEST_CASE("files that are not inspect-model or inspect-config records") {
   CHECK(read_error("{\"record\": \"ModelMetadata\"\n") ==
-        ":1: not a JSON line (diff reads the jsonl that inspect-model or inspect-config writes)");
-  CHECK(read_error("[1, 2]\n") == ":1: a line without a \"record\" key");
+        ": neither jsonl records nor a JSON document (diff reads what inspect-model or "
+        "inspect-config writes with --format jsonl or json)");
+  CHECK(read_error("[1, 2]\n") ==
+        ": a JSON document that is not inspect-model's or inspect-config's (--format json)");
+  CHECK(read_error("{\"record\": \"ModelMetadata\", \"model_type\": \"x\", \"total_parameters\": "
+                   "1, \"trainable_parameters\": 1}\n{\"oops\n") ==
+        ":2: not a JSON line (diff reads the jsonl or json that inspect-model or inspect-config "
+        "writes)");
   CHECK(read_error("{\"record\": \"TensorSnapshot\"}\n")
             .find(":1: starts with a TensorSnapshot record") == 0);
   CHECK(read_error("{\"record\": \"ModelMetadata\", \"model_type\": \"x\"}\n") ==
@@ -115,4 +124,55 @@ TEST_CASE("files that are not inspect-model or inspect-config records") {
                    "null}\n\n{\"record\": \"ModuleMetadata\"}\n") ==
         ":3: a ModuleMetadata record among ConfigFieldSpec records");
   CHECK(read_error("\n\n") == ": holds no records");
+}
+
+TEST_CASE("details: attributes by module.name, tensors by their full name, signatures by method") {
+  const auto tensor = [](const char* name, std::vector<std::int64_t> shape) {
+    TensorMetadata t;
+    t.name = name;
+    t.kind = "parameter";
+    t.shape = std::move(shape);
+    t.dtype = "torch.float32";
+    t.device = "cpu";
+    t.numel = 4;
+    t.nbytes = 16;
+    t.storage_crc32 = "00000000";
+    return t;
+  };
+  const auto model = [&](Json root_attributes, std::vector<TensorMetadata> lin_tensors,
+                         std::string returns) {
+    ModelDetails details{64, 0, std::vector<MethodSignature>{{"forward", {}, std::move(returns)}}};
+    return ModelMetadata(
+        "pkg.Net", 8, 8,
+        {M("<root>", "pkg.Net", 0, 0, 0, true,
+           ModuleDetails{std::vector<TensorMetadata>{}, std::move(root_attributes)}),
+         M("lin", "pkg.Lin", 8, 8, 0, true,
+           ModuleDetails{std::move(lin_tensors), Json::object({{"in_features", 2}})})},
+        std::move(details));
+  };
+  const ModelMetadata a = model(Json::object({{"width", 2}, {"name", "a"}}),
+                                {tensor("weight", {2, 2}), tensor("bias", {2})}, "Tensor");
+  const ModelMetadata b = model(Json::object({{"width", 3}, {"depth", 1}}),
+                                {tensor("weight", {4, 1})}, "Tuple[Tensor, Tensor]");
+  const RecordDiff diff = diff_records(record_set(a, "a"), record_set(b, "b"), {});
+  CHECK(
+      lines(diff.changes) ==
+      std::vector<std::string>{
+          R"(changed attribute "<root>.width" null 2 3)",
+          R"(removed attribute "<root>.name" null "a" null)",
+          R"(added attribute "<root>.depth" null null 1)",
+          R"(changed tensor "lin.weight" "shape" [2, 2] [4, 1])",
+          R"(removed tensor "lin.bias" null {"module_path": "lin", "name": "bias", "kind": "parameter", "shape": [2], "dtype": "torch.float32", "device": "cpu", "requires_grad": false, "numel": 4, "nbytes": 16, "storage_crc32": "00000000"} null)",
+          R"(changed signature "forward" "returns" "Tensor" "Tuple[Tensor, Tensor]")"});
+  CHECK(diff.compared ==
+        std::vector<std::string>{"model", "modules", "attributes", "tensors", "signatures"});
+  // details one side lacks are not compared
+  const RecordDiff plain = diff_records(record_set(a, "a"), record_set(old_model(), "m"), {});
+  CHECK(plain.compared == std::vector<std::string>{"model", "modules"});
+  CHECK_THROWS_WITH_AS(diff_records(record_set(a, "a"), record_set(b, "b"), {"storage_crc3"}),
+                       "--ignore storage_crc3: no compared record has this field; the closest: "
+                       "storage_crc32",
+                       UsageError);
+  CHECK(diff_records(record_set(a, "a"), record_set(b, "b"), {"attributes", "shape", "returns"})
+            .changes.size() == 1);  // the removed tensor
 }

@@ -20,6 +20,7 @@
 
 #include "vin/diagnostics/archive/archive_layout.h"
 #include "vin/diagnostics/records/error.h"
+#include "vin/diagnostics/records/json_encoding.h"
 #include "vin/diagnostics/text/printable.h"
 
 namespace vin::diagnostics {
@@ -191,8 +192,8 @@ std::optional<std::string> custom_tag(const YAML::Node& node) {
 
 class ConfigWalker {
  public:
-  ConfigWalker(std::string source, const std::string& text)
-      : source_(std::move(source)), text_(text) {}
+  ConfigWalker(std::string source, const std::string& text, UnwalkedValues* unwalked)
+      : source_(std::move(source)), text_(text), unwalked_(unwalked) {}
 
   ModelStructureSpec run(const YAML::Node& root) {
     if (!root.IsMap()) fail(root, "the root of a configuration rendering must be a mapping");
@@ -336,11 +337,7 @@ class ConfigWalker {
   void charge(const std::vector<std::string>& path, const YAML::Node& value) {
     std::size_t n = value.IsScalar() ? value.Scalar().size() : 0;
     for (const auto& p : path) n += p.size();
-    bytes_ += n;
-    if (bytes_ > kMaxRecordBytes)
-      fail(value, "its fields' names and values expand to more than " +
-                      std::to_string(kMaxRecordBytes >> 20) +
-                      " MiB: too large to walk (a YAML alias bomb?)");
+    charge_bytes(n, value);
   }
 
   void record_field(const std::string& name, const YAML::Node& value,
@@ -357,23 +354,22 @@ class ConfigWalker {
       }
     }
     if (value.IsScalar() || value.IsNull()) {
-      const auto tag = custom_tag(value);
-      Resolved r = resolve_scalar(value);
-      if (tag) {  // a tagged scalar is an enum member, its value resolved like an untagged one
-        const std::string scalar = value.IsNull() ? "" : value.Scalar();
-        r = quoted_after_tag(value) ? Resolved{"", scalar} : resolve_plain_at(value, scalar);
-        r.type = *tag;
-      }
+      const Resolved r = resolve_field_scalar(value);
       add(path, declared, r.type, r.value, value);
     } else if (value.IsMap()) {
       const auto tag = custom_tag(value);
       const std::string type = tag ? *tag : "builtins.dict";
       add(path, declared, type, TypeMarker{type}, value);
-      if (is_model(value)) walk_model(value, tag, path, /*is_root=*/false);
+      if (is_model(value))
+        walk_model(value, tag, path, /*is_root=*/false);
+      else if (unwalked_)
+        unwalked_->emplace_back(path, contents(value, path.size(), /*walked_models=*/false));
     } else if (value.IsSequence()) {
       const auto tag = custom_tag(value);
       const std::string type = tag ? *tag : "builtins.list";
       add(path, declared, type, TypeMarker{type}, value);
+      if (unwalked_)
+        unwalked_->emplace_back(path, contents(value, path.size(), /*walked_models=*/true));
       std::size_t index = 0;
       for (const auto& item : value) {
         if (item.IsMap() && is_model(item)) {
@@ -385,6 +381,59 @@ class ConfigWalker {
       }
     }
     path.pop_back();
+  }
+
+  // A scalar field's type and value; a tagged scalar is an enum member, its value resolved like
+  // an untagged one.
+  Resolved resolve_field_scalar(const YAML::Node& value) const {
+    Resolved r = resolve_scalar(value);
+    if (const auto tag = custom_tag(value)) {
+      const std::string scalar = value.IsNull() ? "" : value.Scalar();
+      r = quoted_after_tag(value) ? Resolved{"", scalar} : resolve_plain_at(value, scalar);
+      r.type = *tag;
+    }
+    return r;
+  }
+
+  // What an unwalked field holds, for diff: mappings as objects, sequences as arrays, scalars as
+  // their field values would be. `walked_models`: the node is a sequence whose model items the
+  // walk records on their own, which stand here as their type marker. Every scalar is charged to
+  // the budget, so aliases cannot make this larger than the records may be.
+  Json contents(const YAML::Node& node, std::size_t depth, bool walked_models) {
+    if (depth > kMaxPathDepth)
+      fail(node,
+           "the configuration nests deeper than " + std::to_string(kMaxPathDepth) + " levels");
+    if (node.IsMap()) {
+      Json out = Json::object();
+      for (auto it = node.begin(); it != node.end(); ++it) {
+        const std::string key = it->first.IsScalar() ? it->first.Scalar() : "<complex key>";
+        charge_bytes(key.size(), it->first);
+        out[key] = contents(it->second, depth + 1, false);
+      }
+      return out;
+    }
+    if (node.IsSequence()) {
+      Json out = Json::array();
+      for (const auto& item : node) {
+        if (walked_models && item.IsMap() && is_model(item)) {
+          const auto tag = custom_tag(item);
+          out.push_back(to_json(ConfigValue(TypeMarker{tag ? *tag : "builtins.dict"})));
+        } else {
+          out.push_back(contents(item, depth + 1, false));
+        }
+      }
+      return out;
+    }
+    charge_bytes(node.IsScalar() ? node.Scalar().size() : 0, node);
+    return to_json(resolve_field_scalar(node).value);
+  }
+
+  void charge_bytes(std::size_t n, const YAML::Node& at) {
+    bytes_ += n;
+    if (bytes_ > kMaxRecordBytes)
+      fail(at, "its fields' names and values expand to more than " +
+                   std::to_string(kMaxRecordBytes >> 20) +
+                   " MiB: too large to walk (a YAML alias bomb?)");
   }
 
   // yaml-cpp forgets whether a tagged scalar was quoted; the text after the tag tells
@@ -403,7 +452,8 @@ class ConfigWalker {
   std::unordered_map<std::string, std::vector<std::pair<std::string, std::string>>> declared_;
   std::vector<ConfigFieldSpec> fields_;
   std::optional<std::string> root_target_type_;
-  std::size_t bytes_ = 0;  // what the records copy, aliases counted each time (charge)
+  std::size_t bytes_ = 0;     // what the records copy, aliases counted each time (charge)
+  UnwalkedValues* unwalked_;  // where the contents of unwalked fields go, when wanted
 };
 
 std::string read_text_file(const std::string& path) {
@@ -460,7 +510,7 @@ std::vector<YAML::Mark> document_starts(const std::string& text, const std::stri
 }
 
 // The configuration in `path`: a YAML file, or an archive's config.yaml.
-ModelStructureSpec read_config_file(const std::string& path) {
+ModelStructureSpec read_config_file(const std::string& path, UnwalkedValues* unwalked) {
   if (file_starts_with(path, "PK")) {
     const ArchiveLayout layout = probe_torchscript_archive(path);
     const auto text = read_archive_record(path, layout, "extra/config.yaml", kMaxBytes);
@@ -468,14 +518,15 @@ ModelStructureSpec read_config_file(const std::string& path) {
       throw Error(path +
                   ": the archive carries no config.yaml; save the rendering with "
                   "torch.jit.save(m, path, _extra_files={\"config.yaml\": text})");
-    return inspect_config(*text, path + " (extra/config.yaml)");
+    return inspect_config(*text, path + " (extra/config.yaml)", unwalked);
   }
-  return inspect_config(read_text_file(path), path);
+  return inspect_config(read_text_file(path), path, unwalked);
 }
 
 }  // namespace
 
-ModelStructureSpec inspect_config(const std::string& text, const std::string& source) {
+ModelStructureSpec inspect_config(const std::string& text, const std::string& source,
+                                  UnwalkedValues* unwalked) {
   // YAML text is UTF-8: point at the first byte that is not
   if (const std::size_t bad = first_invalid_utf8(text); bad != std::string::npos) {
     const std::size_t line_start = bad == 0 ? std::string::npos : text.rfind('\n', bad - 1);
@@ -500,12 +551,12 @@ ModelStructureSpec inspect_config(const std::string& text, const std::string& so
   } catch (const YAML::Exception& e) {
     throw Error(location(source, e.mark) + "malformed YAML: " + e.msg);
   }
-  return ConfigWalker(source, text).run(root);
+  return ConfigWalker(source, text, unwalked).run(root);
 }
 
-ModelStructureSpec inspect_config_file(const std::string& path) {
+ModelStructureSpec inspect_config_file(const std::string& path, UnwalkedValues* unwalked) {
   return naming_out_of_memory(path, "reading the configuration",
-                              [&] { return read_config_file(path); });
+                              [&] { return read_config_file(path, unwalked); });
 }
 
 }  // namespace vin::diagnostics

@@ -1,60 +1,338 @@
 #include "vin/diagnostics/diff/record_diff.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/text/printable.h"
+#include "vin/diagnostics/text/suggest.h"
 
 namespace vin::diagnostics {
-namespace {
-
-Json without_record(const Json& j) {
-  Json out;
-  for (const auto& [key, value] : j.items())
-    if (key != "record") out[key] = value;
-  return out;
-}
-
-// Items are matched by path: a module path string, or a field path array (as its JSON text).
-std::string item_key(const Json& item) { return dump_line(item.at("path")); }
-
-// Two field values are equal when they print the same (so 1 and 1.0 differ, NaN equals NaN).
-bool same(const Json& a, const Json& b) { return dump_line(a) == dump_line(b); }
-
-void require_keys(const Json& j, const std::vector<const char*>& keys, const std::string& where) {
-  for (const char* key : keys)
-    if (!j.contains(key))
-      throw Error(where + ": a " + j.value("record", "record") + " without '" + key + "'");
-}
-
-}  // namespace
-
-RecordSet record_set(const ModelMetadata& model, const std::string& source) {
-  RecordSet set{RecordSet::Kind::model, source, to_json(model), {}};
-  set.items = set.header["modules"].get<std::vector<Json>>();
-  set.header.erase("modules");
-  return set;
-}
-
-RecordSet record_set(const ModelStructureSpec& spec, const std::string& source) {
-  RecordSet set{RecordSet::Kind::config, source, to_json(spec), {}};
-  set.items = set.header["fields"].get<std::vector<Json>>();
-  set.header.erase("fields");
-  return set;
-}
-
 namespace {
 
 constexpr int kMaxJsonDepth = 64;
 constexpr std::uint64_t kMaxRecordFileBytes = std::uint64_t{1} << 30;
 
+const std::vector<const char*> kModelKeys = {"model_type", "total_parameters",
+                                             "trainable_parameters"};
+const std::vector<const char*> kModuleKeys = {
+    "path",           "module_type", "direct_parameters", "trainable_parameters",
+    "direct_buffers", "training"};
+const std::vector<const char*> kTensorKeys = {"name",  "kind",   "shape",
+                                              "dtype", "device", "requires_grad",
+                                              "numel", "nbytes", "storage_crc32"};
+const std::vector<const char*> kMethodKeys = {"name", "arguments", "returns"};
+const std::vector<const char*> kSpecKeys = {"config_type", "target_type"};
+const std::vector<const char*> kFieldKeys = {"path", "declared_type", "configured_type", "value"};
+
 struct NestedTooDeep {};
 
+Json without(const Json& j, std::initializer_list<const char*> keys) {
+  Json out = Json::object();
+  for (const auto& [key, value] : j.items())
+    if (std::none_of(keys.begin(), keys.end(), [&](const char* k) { return key == k; }))
+      out[key] = value;
+  return out;
+}
+
+// Two values are equal when they print the same (so 1 and 1.0 differ, NaN equals NaN).
+bool same(const Json& a, const Json& b) { return dump_line(a) == dump_line(b); }
+
+void require_keys(const Json& j, const std::vector<const char*>& keys, const char* record,
+                  const std::string& where) {
+  if (!j.is_object()) throw Error(where + ": a " + record + " that is not a JSON object");
+  for (const char* key : keys)
+    if (!j.contains(key)) throw Error(where + ": a " + record + " without '" + key + "'");
+}
+
+// Parses JSON text, refusing values nested deeper than any record (nlohmann's recursive copy
+// and comparison would otherwise run out of stack on a hostile file).
+Json parse_bounded(const std::string& text) {
+  return Json::parse(text, [](int depth, Json::parse_event_t, Json&) {
+    if (depth > kMaxJsonDepth) throw NestedTooDeep();
+    return true;
+  });
+}
+
+// document[key], or an empty list where the document has none
+const Json& list_at(const Json& document, const char* key) {
+  static const Json empty = Json::array();
+  return document.contains(key) ? document.at(key) : empty;
+}
+
+// A tensor's name as named_parameters() / named_buffers() spell it: `layer1.0.conv1.weight`.
+std::string tensor_key(const Json& tensor) {
+  const std::string module = tensor.at("module_path").get<std::string>();
+  const std::string name = tensor.at("name").get<std::string>();
+  return module == kRootPath ? name : module + "." + name;
+}
+
+// The model side from its `--format json` document shape (to_json(ModelMetadata)).
+RecordSet model_set(const Json& document, const std::string& source, const std::string& where) {
+  RecordSet set;
+  set.kind = RecordSet::Kind::model;
+  set.source = source;
+  require_keys(document, kModelKeys, "ModelMetadata", where);
+  set.header = without(document, {"methods", "modules", "record"});
+  if (document.contains("methods")) {
+    set.methods.emplace();
+    for (const Json& method : document.at("methods")) {
+      require_keys(method, kMethodKeys, "MethodSignature", where);
+      set.methods->push_back(without(method, {"record"}));
+    }
+  }
+  if (set.header.contains("parameter_bytes")) set.tensors.emplace();
+  const Json& modules = list_at(document, "modules");
+  if (!modules.is_array()) throw Error(where + ": \"modules\" is not a list");
+  set.has_attributes = !modules.empty();
+  for (const Json& module : modules) {
+    require_keys(module, kModuleKeys, "ModuleMetadata", where);
+    set.has_attributes = set.has_attributes && module.contains("attributes");
+    if (module.contains("tensors")) {
+      if (!set.tensors) set.tensors.emplace();
+      for (const Json& tensor : module.at("tensors")) {
+        require_keys(tensor, kTensorKeys, "TensorMetadata", where);
+        Json item = Json::object({{"module_path", module.at("path")}});
+        const Json fields = without(tensor, {"record", "module_path"});
+        for (const auto& [key, value] : fields.items()) item[key] = value;
+        set.tensors->push_back(std::move(item));
+      }
+    }
+    set.items.push_back(without(module, {"tensors", "record"}));
+  }
+  return set;
+}
+
+RecordSet config_set(const Json& document, const std::string& source, const std::string& where) {
+  RecordSet set;
+  set.kind = RecordSet::Kind::config;
+  set.source = source;
+  require_keys(document, kSpecKeys, "ModelStructureSpec", where);
+  set.header = without(document, {"fields", "record"});
+  const Json& fields = list_at(document, "fields");
+  if (!fields.is_array()) throw Error(where + ": \"fields\" is not a list");
+  for (const Json& field : fields) {
+    require_keys(field, kFieldKeys, "ConfigFieldSpec", where);
+    set.items.push_back(without(field, {"record"}));
+  }
+  return set;
+}
+
+// jsonl: the lines gathered into the `--format json` document shape, then read as one.
+RecordSet read_jsonl(std::istream& in, const std::string& path) {
+  Json document;
+  bool model = false;
+  std::string line;
+  std::size_t number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const std::string where = path + ":" + std::to_string(number);
+    Json j;
+    try {
+      j = parse_bounded(line);
+    } catch (const NestedTooDeep&) {
+      throw Error(where + ": a JSON value nested more than " + std::to_string(kMaxJsonDepth) +
+                  " levels deep, which no record has");
+    } catch (const std::exception&) {
+      throw Error(where +
+                  ": not a JSON line (diff reads the jsonl or json that inspect-model or "
+                  "inspect-config writes)");
+    }
+    if (!j.is_object() || !j.contains("record") || !j["record"].is_string())
+      throw Error(where + ": a line without a \"record\" key");
+    const std::string record = j["record"];
+    if (document.is_null()) {
+      if (record == "ModelMetadata") {
+        require_keys(j, kModelKeys, "ModelMetadata", where);
+        model = true;
+      } else if (record == "ModelStructureSpec") {
+        require_keys(j, kSpecKeys, "ModelStructureSpec", where);
+      } else {
+        throw Error(where + ": starts with a " + printable(record, 80) +
+                    " record; expected ModelMetadata (inspect-model) or ModelStructureSpec "
+                    "(inspect-config)");
+      }
+      document = without(j, {"record"});
+      continue;
+    }
+    const auto misplaced = [&](const char* expected) {
+      return Error(where + ": a " + printable(record, 80) + " record among " + expected +
+                   " records");
+    };
+    if (!model) {
+      if (record != "ConfigFieldSpec") throw misplaced("ConfigFieldSpec");
+      require_keys(j, kFieldKeys, "ConfigFieldSpec", where);
+      document["fields"].push_back(without(j, {"record"}));
+    } else if (record == "MethodSignature") {
+      if (document.contains("modules")) throw misplaced("ModuleMetadata");
+      require_keys(j, kMethodKeys, "MethodSignature", where);
+      document["methods"].push_back(without(j, {"record"}));
+    } else if (record == "ModuleMetadata") {
+      require_keys(j, kModuleKeys, "ModuleMetadata", where);
+      document["modules"].push_back(without(j, {"record"}));
+    } else if (record == "TensorMetadata") {
+      require_keys(j, kTensorKeys, "TensorMetadata", where);
+      if (!document.contains("modules") || !j.contains("module_path") ||
+          !same(j["module_path"], document["modules"].back()["path"]))
+        throw Error(where + ": a TensorMetadata record that does not follow its module's");
+      document["modules"].back()["tensors"].push_back(without(j, {"record", "module_path"}));
+    } else {
+      throw misplaced("ModuleMetadata");
+    }
+  }
+  if (document.is_null()) throw Error(path + ": holds no records");
+  return model ? model_set(document, path, path) : config_set(document, path, path);
+}
+
+// The `--format json` document of inspect-model or inspect-config.
+RecordSet read_json_document(const std::string& text, const std::string& path) {
+  Json document;
+  try {
+    document = parse_bounded(text);
+  } catch (const NestedTooDeep&) {
+    throw Error(path + ": a JSON value nested more than " + std::to_string(kMaxJsonDepth) +
+                " levels deep, which no record has");
+  } catch (const std::exception&) {
+    throw Error(path +
+                ": neither jsonl records nor a JSON document (diff reads what inspect-model or "
+                "inspect-config writes with --format jsonl or json)");
+  }
+  if (document.is_object() && document.contains("model_type"))
+    return model_set(document, path, path);
+  if (document.is_object() && document.contains("config_type"))
+    return config_set(document, path, path);
+  throw Error(path +
+              ": a JSON document that is not inspect-model's or inspect-config's (--format json)");
+}
+
+// Every field name the records of `set` have, as --ignore may name them.
+void collect_field_names(const RecordSet& set, std::set<std::string>& names) {
+  for (const auto& [key, value] : set.header.items()) names.insert(key);
+  for (const Json& item : set.items)
+    for (const auto& [key, value] : item.items())
+      if (key != "path") names.insert(key);
+  if (set.tensors)
+    for (const char* key : kTensorKeys)
+      if (std::string(key) != "name") names.insert(key);
+  if (set.methods) names.insert({"arguments", "returns"});
+}
+
+// Matches old and new items by key and reports removed, changed (field by field) and added ones.
+class Matcher {
+ public:
+  Matcher(std::vector<Change>& changes, const std::unordered_set<std::string>& ignored)
+      : changes_(changes), ignored_(ignored) {}
+
+  template <typename KeyOf, typename PathOf>
+  void match(const std::vector<Json>& old_items, const std::vector<Json>& new_items,
+             const std::string& subject, KeyOf key_of, PathOf path_of,
+             std::initializer_list<const char*> identity) {
+    std::unordered_map<std::string, const Json*> new_by_key, old_by_key;
+    for (const auto& item : new_items) new_by_key.emplace(key_of(item), &item);
+    for (const auto& item : old_items) old_by_key.emplace(key_of(item), &item);
+    for (const auto& item : old_items) {
+      const auto it = new_by_key.find(key_of(item));
+      if (it == new_by_key.end()) {
+        changes_.push_back({"removed", subject, path_of(item), Json(), item, Json()});
+        continue;
+      }
+      for (const auto& [field, old_value] : item.items()) {
+        if (ignored_.count(field) || std::any_of(identity.begin(), identity.end(),
+                                                 [&](const char* k) { return field == k; }))
+          continue;
+        const Json new_value = it->second->value(field, Json());
+        if (!same(old_value, new_value))
+          changes_.push_back({"changed", subject, path_of(item), field, old_value, new_value});
+      }
+    }
+    for (const auto& item : new_items)
+      if (!old_by_key.count(key_of(item)))
+        changes_.push_back({"added", subject, path_of(item), Json(), Json(), item});
+  }
+
+ private:
+  std::vector<Change>& changes_;
+  const std::unordered_set<std::string>& ignored_;
+};
+
+// Attributes of the modules both sides hold, by `module.attribute` (`<root>.name` at the root).
+void diff_attributes(const RecordSet& old_set, const RecordSet& new_set,
+                     std::vector<Change>& changes) {
+  std::unordered_map<std::string, const Json*> new_modules;
+  for (const Json& m : new_set.items) new_modules.emplace(m.at("path").get<std::string>(), &m);
+  for (const Json& old_module : old_set.items) {
+    const std::string module = old_module.at("path").get<std::string>();
+    const auto it = new_modules.find(module);
+    if (it == new_modules.end()) continue;  // the module's removal says it
+    const Json& before = old_module.at("attributes");
+    const Json& after = it->second->at("attributes");
+    for (const auto& [name, value] : before.items()) {
+      const Json path = module + "." + name;
+      if (!after.contains(name))
+        changes.push_back({"removed", "attribute", path, Json(), value, Json()});
+      else if (!same(value, after.at(name)))
+        changes.push_back({"changed", "attribute", path, Json(), value, after.at(name)});
+    }
+    for (const auto& [name, value] : after.items())
+      if (!before.contains(name))
+        changes.push_back({"added", "attribute", module + "." + name, Json(), Json(), value});
+  }
+}
+
+// Values inside a field inspect-config does not walk: mappings key by key, other values whole.
+void diff_values(const Json& path, const Json& before, const Json& after,
+                 std::vector<Change>& changes) {
+  if (!before.is_object() || !after.is_object()) {
+    if (!same(before, after)) changes.push_back({"changed", "field", path, "value", before, after});
+    return;
+  }
+  const auto at = [&](const std::string& key) {
+    Json p = path;
+    p.push_back(key);
+    return p;
+  };
+  for (const auto& [key, value] : before.items()) {
+    if (!after.contains(key))
+      changes.push_back({"removed", "field", at(key), Json(), value, Json()});
+    else
+      diff_values(at(key), value, after.at(key), changes);
+  }
+  for (const auto& [key, value] : after.items())
+    if (!before.contains(key))
+      changes.push_back({"added", "field", at(key), Json(), Json(), value});
+}
+
+void diff_unwalked(const RecordSet& old_set, const RecordSet& new_set,
+                   std::vector<Change>& changes) {
+  std::map<std::vector<std::string>, const Json*> after;
+  for (const auto& [path, value] : *new_set.unwalked) after.emplace(path, &value);
+  for (const auto& [path, value] : *old_set.unwalked)
+    if (const auto it = after.find(path); it != after.end())
+      diff_values(Json(path), value, *it->second, changes);
+}
+
 }  // namespace
+
+RecordSet record_set(const ModelMetadata& model, const std::string& source) {
+  return model_set(to_json(model), source, source);
+}
+
+RecordSet record_set(
+    const ModelStructureSpec& spec, const std::string& source,
+    std::optional<std::vector<std::pair<std::vector<std::string>, Json>>> unwalked) {
+  RecordSet set = config_set(to_json(spec), source, source);
+  set.unwalked = std::move(unwalked);
+  return set;
+}
 
 bool looks_like_record_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -71,108 +349,89 @@ RecordSet read_record_file(const std::string& path) {
     throw Error(path + ": larger than " + std::to_string(kMaxRecordFileBytes >> 30) +
                 " GiB, more than any record file this tool writes");
   in.seekg(0);
-  RecordSet set;
-  set.source = path;
-  std::string line;
-  std::size_t number = 0;
-  bool have_header = false;
-  while (std::getline(in, line)) {
-    ++number;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    const std::string where = path + ":" + std::to_string(number);
-    Json j;
-    try {
-      // records nest a few levels; refusing deep values while parsing keeps nlohmann's
-      // recursive copy and comparison from overflowing the stack on a hostile line
-      j = Json::parse(line, [](int depth, Json::parse_event_t, Json&) {
-        if (depth > kMaxJsonDepth) throw NestedTooDeep();
-        return true;
-      });
-    } catch (const NestedTooDeep&) {
-      throw Error(where + ": a JSON value nested more than " + std::to_string(kMaxJsonDepth) +
-                  " levels deep, which no record has");
-    } catch (const std::exception&) {
-      throw Error(where +
-                  ": not a JSON line (diff reads the jsonl that inspect-model or "
-                  "inspect-config writes)");
-    }
-    if (!j.is_object() || !j.contains("record") || !j["record"].is_string())
-      throw Error(where + ": a line without a \"record\" key");
-    const std::string record = j["record"];
-    if (!have_header) {
-      if (record == "ModelMetadata") {
-        set.kind = RecordSet::Kind::model;
-        require_keys(j, {"model_type", "total_parameters", "trainable_parameters"}, where);
-      } else if (record == "ModelStructureSpec") {
-        set.kind = RecordSet::Kind::config;
-        require_keys(j, {"config_type", "target_type"}, where);
-      } else {
-        throw Error(where + ": starts with a " + printable(record, 80) +
-                    " record; expected ModelMetadata (inspect-model) or ModelStructureSpec "
-                    "(inspect-config)");
-      }
-      set.header = without_record(j);
-      have_header = true;
-      continue;
-    }
-    const char* expected =
-        set.kind == RecordSet::Kind::model ? "ModuleMetadata" : "ConfigFieldSpec";
-    if (record != expected)
-      throw Error(where + ": a " + printable(record, 80) + " record among " + expected +
-                  " records");
-    if (set.kind == RecordSet::Kind::model)
-      require_keys(j,
-                   {"path", "module_type", "direct_parameters", "trainable_parameters",
-                    "direct_buffers", "training"},
-                   where);
-    else
-      require_keys(j, {"path", "declared_type", "configured_type", "value"}, where);
-    set.items.push_back(without_record(j));
+  // jsonl when the first line is a whole record; else the indented `--format json` document
+  std::string first;
+  while (std::getline(in, first) && first.find_first_not_of(" \t\r") == std::string::npos) {
   }
-  if (!have_header) throw Error(path + ": holds no records");
-  return set;
+  if (first.find_first_not_of(" \t\r") == std::string::npos)
+    throw Error(path + ": holds no records");
+  bool jsonl = false;
+  try {
+    const Json j = parse_bounded(first);
+    jsonl = j.is_object() && j.contains("record");
+  } catch (const std::exception&) {
+  } catch (const NestedTooDeep&) {
+    jsonl = true;  // read_jsonl says what is wrong with the line
+  }
+  in.clear();
+  in.seekg(0);
+  if (jsonl) return read_jsonl(in, path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return read_json_document(text.str(), path);
 }
 
-std::vector<Change> diff_records(const RecordSet& old_set, const RecordSet& new_set,
-                                 const std::vector<std::string>& ignore) {
+RecordDiff diff_records(const RecordSet& old_set, const RecordSet& new_set,
+                        const std::vector<std::string>& ignore) {
   if (old_set.kind != new_set.kind)
     throw UsageError("cannot compare " + std::string(to_string(old_set.kind)) + " records (" +
                      old_set.source + ") with " + to_string(new_set.kind) + " records (" +
                      new_set.source + ")");
-  const auto ignored = [&](const std::string& field) {
-    return std::find(ignore.begin(), ignore.end(), field) != ignore.end();
-  };
-  const bool model = old_set.kind == RecordSet::Kind::model;
-  const std::string item_subject = model ? "module" : "field";
-  std::vector<Change> changes;
+  std::set<std::string> known;
+  collect_field_names(old_set, known);
+  collect_field_names(new_set, known);
+  for (const std::string& field : ignore)
+    if (!known.count(field)) {
+      const auto near =
+          closest_matches(field, std::vector<std::string>(known.begin(), known.end()));
+      std::string hint;
+      for (const auto& n : near) hint += (hint.empty() ? "" : ", ") + n;
+      throw UsageError("--ignore " + printable(field, 80) + ": no compared record has this field" +
+                       (hint.empty() ? "" : "; the closest: " + hint));
+    }
+  const std::unordered_set<std::string> ignored(ignore.begin(), ignore.end());
 
+  RecordDiff diff;
+  std::vector<Change>& changes = diff.changes;
+  const bool model = old_set.kind == RecordSet::Kind::model;
+  diff.compared = model ? std::vector<std::string>{"model", "modules"}
+                        : std::vector<std::string>{"config", "fields"};
+
+  // the container's fields both sides hold (byte totals only with --tensors on both)
   for (const auto& [field, old_value] : old_set.header.items()) {
-    if (ignored(field)) continue;
-    const Json new_value = new_set.header.value(field, Json());
+    if (ignored.count(field) || !new_set.header.contains(field)) continue;
+    const Json& new_value = new_set.header.at(field);
     if (!same(old_value, new_value))
       changes.push_back({"changed", to_string(old_set.kind), Json(), field, old_value, new_value});
   }
 
-  std::unordered_map<std::string, const Json*> new_items, old_items;
-  for (const auto& item : new_set.items) new_items.emplace(item_key(item), &item);
-  for (const auto& item : old_set.items) old_items.emplace(item_key(item), &item);
-  for (const auto& item : old_set.items) {
-    const auto it = new_items.find(item_key(item));
-    if (it == new_items.end()) {
-      changes.push_back({"removed", item_subject, item["path"], Json(), item, Json()});
-      continue;
-    }
-    for (const auto& [field, old_value] : item.items()) {
-      if (field == "path" || ignored(field)) continue;
-      const Json new_value = it->second->value(field, Json());
-      if (!same(old_value, new_value))
-        changes.push_back({"changed", item_subject, item["path"], field, old_value, new_value});
-    }
+  Matcher matcher(changes, ignored);
+  const auto by_path = [](const Json& item) { return dump_line(item.at("path")); };
+  const auto path_of = [](const Json& item) { return item.at("path"); };
+  matcher.match(old_set.items, new_set.items, model ? "module" : "field", by_path, path_of,
+                {"path", "attributes"});
+  if (!model) {
+    if (old_set.unwalked && new_set.unwalked && !ignored.count("value"))
+      diff_unwalked(old_set, new_set, changes);
+    return diff;
   }
-  for (const auto& item : new_set.items)
-    if (!old_items.count(item_key(item)))
-      changes.push_back({"added", item_subject, item["path"], Json(), Json(), item});
-  return changes;
+  if (old_set.has_attributes && new_set.has_attributes && !ignored.count("attributes")) {
+    diff.compared.push_back("attributes");
+    diff_attributes(old_set, new_set, changes);
+  }
+  if (old_set.tensors && new_set.tensors) {
+    diff.compared.push_back("tensors");
+    const auto key = [](const Json& t) { return tensor_key(t); };
+    const auto name = [](const Json& t) { return Json(tensor_key(t)); };
+    matcher.match(*old_set.tensors, *new_set.tensors, "tensor", key, name, {"module_path", "name"});
+  }
+  if (old_set.methods && new_set.methods) {
+    diff.compared.push_back("signatures");
+    const auto key = [](const Json& m) { return m.at("name").get<std::string>(); };
+    const auto name = [](const Json& m) { return m.at("name"); };
+    matcher.match(*old_set.methods, *new_set.methods, "signature", key, name, {"name"});
+  }
+  return diff;
 }
 
 }  // namespace vin::diagnostics

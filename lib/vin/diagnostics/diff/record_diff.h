@@ -1,10 +1,12 @@
 // `vin-inspect diff`: the differences between two record sets of one kind (a model's
-// inspect-model records, or a configuration's inspect-config records), matched by path, and the
-// record sets from records in memory or from a saved jsonl file. output_format writes them.
+// inspect-model records with whatever details they hold, or a configuration's inspect-config
+// records), matched by path, and the record sets from records in memory or from a file the tool
+// wrote (jsonl or a json document). output_format writes them.
 #pragma once
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "vin/diagnostics/records/config_records.h"
@@ -13,21 +15,36 @@
 
 namespace vin::diagnostics {
 
-/// A record set from records in memory.
+/// A record set from records in memory (with the details `model` holds).
 RecordSet record_set(const ModelMetadata& model, const std::string& source);
-RecordSet record_set(const ModelStructureSpec& spec, const std::string& source);
+/// A configuration's record set; `unwalked` as RecordSet::unwalked.
+RecordSet record_set(
+    const ModelStructureSpec& spec, const std::string& source,
+    std::optional<std::vector<std::pair<std::vector<std::string>, Json>>> unwalked = {});
 
-/// Reads a jsonl file that inspect-model or inspect-config wrote. Throws Error naming the file
-/// and line when it is not one.
+/// Reads a file that inspect-model or inspect-config wrote: jsonl, or the `--format json`
+/// document. Throws Error naming the file (and line) when it is not one.
 RecordSet read_record_file(const std::string& path);
 
-/// True when `path` holds jsonl records (its first non-blank byte is '{').
+/// True when `path` holds records as text (its first non-blank byte is '{').
 bool looks_like_record_file(const std::string& path);
 
-/// The differences from `old_set` to `new_set`: the container's fields first, then items of the
-/// old set (removed, or changed field by field) in old order, then added items in new order.
-/// Fields named in `ignore` are not compared. Throws UsageError for sets of different kinds.
-std::vector<Change> diff_records(const RecordSet& old_set, const RecordSet& new_set,
-                                 const std::vector<std::string>& ignore);
+/// The differences between two record sets, and what was compared.
+struct RecordDiff {
+  std::vector<Change> changes;
+  /// the kinds compared, from "model", "modules", "tensors", "attributes", "signatures",
+  /// "config", "fields": details only one side holds are not compared
+  std::vector<std::string> compared;
+};
+
+/// The differences from `old_set` to `new_set`, in this order: the container's fields; the old
+/// items (removed, or changed field by field) in old order, then added items in new order; for
+/// a configuration the values inside unwalked fields; for a model its modules' attributes, its
+/// tensors, then its method signatures, each in the same old-then-added order. Fields named in
+/// `ignore` are not compared (`attributes` leaves out every attribute). Throws UsageError for
+/// sets of different kinds and for an `ignore` name that no compared record has (naming the
+/// closest ones).
+RecordDiff diff_records(const RecordSet& old_set, const RecordSet& new_set,
+                        const std::vector<std::string>& ignore);
 
 }  // namespace vin::diagnostics

@@ -1,5 +1,5 @@
-// The sides of `vin-inspect diff`: records from an archive, a YAML rendering, or a saved jsonl
-// file, whichever the file is.
+// The sides of `vin-inspect diff`: records from an archive, a YAML rendering, or a file of saved
+// records (jsonl or a json document), whichever the file is.
 #pragma once
 
 #include <string>
@@ -9,9 +9,19 @@
 
 namespace vin::diagnostics {
 
-/// inspect-model records of a TorchScript archive (describe_archive, with `fallback` for archives
-/// the structure reader does not understand), inspect-config records of a YAML rendering, or the
-/// records a jsonl file holds (told apart by content). Throws Error when unreadable.
-RecordSet load_record_set(const std::string& path, const LibTorchInspector& fallback);
+/// How diff reads a side.
+enum class SideKind {
+  by_content,     ///< an archive's inspect-model records (every detail), a YAML rendering's
+                  ///< inspect-config records, or saved records, told apart by content
+  configuration,  ///< an archive's config.yaml rendering (inspect-config records) rather than its
+                  ///< modules; other files as by_content
+};
+
+/// The records of one side of diff: an archive's inspect-model records with --all's details
+/// (describe_archive, with `fallback` for archives the structure reader does not understand), a
+/// configuration's inspect-config records with the contents of the fields it does not walk, or
+/// the records a jsonl or json file holds. Throws Error when unreadable.
+RecordSet load_record_set(const std::string& path, const LibTorchInspector& fallback,
+                          SideKind kind = SideKind::by_content);
 
 }  // namespace vin::diagnostics

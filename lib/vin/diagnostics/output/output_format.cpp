@@ -93,7 +93,8 @@ void write_capture(std::ostream& out, const std::vector<TensorSnapshot>& snapsho
 }
 
 void write_diff(std::ostream& out, const RecordSet& old_set, const RecordSet& new_set,
-                const std::vector<Change>& changes, OutputFormat format) {
+                const std::vector<Change>& changes, const std::vector<std::string>& compared,
+                OutputFormat format) {
   std::int64_t added = 0, removed = 0, changed = 0;
   for (const auto& c : changes)
     (c.kind == "added" ? added : c.kind == "removed" ? removed : changed)++;
@@ -105,6 +106,7 @@ void write_diff(std::ostream& out, const RecordSet& old_set, const RecordSet& ne
   summary["removed"] = removed;
   summary["changed"] = changed;
   summary["identical"] = changes.empty();
+  summary["compared"] = compared;
   auto change_json = [](const Change& c) {
     Json j;
     j["kind"] = c.kind;
@@ -129,7 +131,7 @@ void write_diff(std::ostream& out, const RecordSet& old_set, const RecordSet& ne
       return;
     }
     case OutputFormat::table:
-      out << format_diff_table(old_set, new_set, changes);
+      out << format_diff_table(old_set, new_set, changes, compared);
       return;
   }
 }

@@ -37,8 +37,10 @@ void write_capture(std::ostream& out, const std::vector<TensorSnapshot>& snapsho
                    const ForwardSources* sources = nullptr);
 
 /// Writes diff's records: one "Change" line each then a "DiffSummary" line (jsonl), one document
-/// (json), or a readable summary with +, -, ~ marks (table).
+/// (json), or a readable summary with +, -, ~ marks (table). `compared`: the kinds of records
+/// compared (DiffSummary's `compared`).
 void write_diff(std::ostream& out, const RecordSet& old_set, const RecordSet& new_set,
-                const std::vector<Change>& changes, OutputFormat format);
+                const std::vector<Change>& changes, const std::vector<std::string>& compared,
+                OutputFormat format);
 
 }  // namespace vin::diagnostics

@@ -392,8 +392,28 @@ std::string format_capture_table(const std::vector<TensorSnapshot>& snapshots,
   return out;
 }
 
+namespace {
+
+// What an added or removed item was, in a few words.
+std::string item_summary(const Json& item) {
+  if (!item.is_object() || item.contains("type_marker")) return value_text(item);  // a value
+  if (item.contains("direct_parameters"))                                          // a module
+    return item.value("module_type", "") + ", " + value_text(item["direct_parameters"]) +
+           " parameters";
+  if (item.contains("configured_type"))  // a configuration field
+    return item.value("configured_type", "") + " = " + value_text(item["value"]);
+  if (item.contains("dtype"))  // a tensor
+    return item.value("kind", "") + " " + item.value("dtype", "") + " " + dump_line(item["shape"]);
+  if (item.contains("arguments"))  // a method
+    return std::to_string(item["arguments"].size()) + " arguments -> " + item.value("returns", "");
+  return dump_line(item);
+}
+
+}  // namespace
+
 std::string format_diff_table(const RecordSet& old_set, const RecordSet& new_set,
-                              const std::vector<Change>& changes) {
+                              const std::vector<Change>& changes,
+                              const std::vector<std::string>& compared) {
   std::int64_t added = 0, removed = 0, changed = 0;
   for (const auto& c : changes)
     (c.kind == "added" ? added : c.kind == "removed" ? removed : changed)++;
@@ -401,18 +421,17 @@ std::string format_diff_table(const RecordSet& old_set, const RecordSet& new_set
   for (const auto& c : changes) {
     const std::string where = c.subject + (c.path.is_null() ? "" : " " + path_text(c.path));
     if (c.kind == "changed") {
-      out += "~ " + where + ": " + c.field.get<std::string>() + " " + value_text(c.old_value) +
-             " -> " + value_text(c.new_value) + "\n";
+      const std::string field = c.field.is_string() ? " " + c.field.get<std::string>() : "";
+      out += "~ " + where + ":" + field + " " + value_text(c.old_value) + " -> " +
+             value_text(c.new_value) + "\n";
     } else {
-      const Json& item = c.kind == "added" ? c.new_value : c.old_value;
-      std::string detail = item.value("module_type", item.value("configured_type", ""));
-      if (item.contains("direct_parameters"))
-        detail += ", " + value_text(item["direct_parameters"]) + " parameters";
-      else if (item.contains("value"))
-        detail += " = " + value_text(item["value"]);
-      out += (c.kind == "added" ? "+ " : "- ") + where + " (" + detail + ")\n";
+      out += (c.kind == "added" ? "+ " : "- ") + where + " (" +
+             item_summary(c.kind == "added" ? c.new_value : c.old_value) + ")\n";
     }
   }
+  std::string kinds;
+  for (const auto& k : compared) kinds += (kinds.empty() ? "" : ", ") + k;
+  out += "compared: " + kinds + "\n";
   out += std::string(changes.empty() ? "identical" : "different") + ": " + std::to_string(added) +
          " added, " + std::to_string(removed) + " removed, " + std::to_string(changed) +
          " changed\n";

@@ -53,6 +53,7 @@ std::string format_capture_table(const std::vector<TensorSnapshot>& snapshots,
 
 /// diff for people: the sides' names, one line per change marked +, - or ~, then the counts.
 std::string format_diff_table(const RecordSet& old_set, const RecordSet& new_set,
-                              const std::vector<Change>& changes);
+                              const std::vector<Change>& changes,
+                              const std::vector<std::string>& compared);
 
 }  // namespace vin::diagnostics

@@ -1,32 +1,48 @@
 // The records of `vin-inspect diff`: the two sides as record sets, and the changes between them.
 // Plain values in the records' JSON form, so that records from an archive, a rendering or a saved
-// jsonl file compare alike; computed by record_diff, written by output_format.
+// jsonl or json file compare alike; computed by record_diff, written by output_format.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "vin/diagnostics/records/json_encoding.h"
 
 namespace vin::diagnostics {
 
-/// One side of a diff: the container record's fields and its items keyed by path.
+/// One side of a diff: the container record's fields, its items, and the details the side holds.
 struct RecordSet {
   enum class Kind { model, config };
   Kind kind = Kind::model;
   std::string source;       ///< the file it came from, for messages
   Json header;              ///< ModelMetadata / ModelStructureSpec fields, without "record"
-  std::vector<Json> items;  ///< ModuleMetadata / ConfigFieldSpec objects, without "record"
+  std::vector<Json> items;  ///< ModuleMetadata (with `attributes` where held, without
+                            ///< `tensors`) / ConfigFieldSpec objects, without "record"
+  /// model: TensorMetadata objects with their `module_path`, when the side holds them (--tensors)
+  std::optional<std::vector<Json>> tensors;
+  /// model: MethodSignature objects, when the side holds them (--signature)
+  std::optional<std::vector<Json>> methods;
+  /// model: whether the ModuleMetadata items hold `attributes` (--attributes)
+  bool has_attributes = false;
+  /// config: the contents of each field that inspect-config records without walking (a mapping
+  /// that is not a model, a sequence), by the field's path; when the side holds them (a YAML
+  /// rendering or an archive's config.yaml, not saved records)
+  std::optional<std::vector<std::pair<std::vector<std::string>, Json>>> unwalked;
 };
 
 /// One difference.
 struct Change {
-  std::string kind;     ///< "added", "removed", "changed"
-  std::string subject;  ///< "module", "field", "model", "config"
-  Json path;            ///< the module path (string) or field path (array); null for the model
-  Json field;           ///< the changed field's name, or null for added/removed items
-  Json old_value;       ///< null for added items; the whole record for removed ones
-  Json new_value;       ///< null for removed items; the whole record for added ones
+  std::string kind;  ///< "added", "removed", "changed"
+  /// "model", "config" (the container's fields), "module", "field", "tensor", "attribute",
+  /// "signature"
+  std::string subject;
+  Json path;       ///< module path, field path (array), tensor name, `module.attribute`, method
+                   ///< name; null for the container
+  Json field;      ///< the changed field's name; null for added/removed items and attributes
+  Json old_value;  ///< null for added items; the whole item for removed ones
+  Json new_value;  ///< null for removed items; the whole item for added ones
 };
 
 /// "model" or "config".
