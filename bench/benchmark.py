@@ -8,6 +8,9 @@ saved once into --work, with an .npz input each), then times each pair in one ru
 N times (default 5), and prints medians of wall time and peak RSS (GNU time) and their ratios as
 a Markdown table:
   inspect-model          vs  python: torch.jit.load + a walk of named_modules/parameters
+  inspect-model --all    vs  python: torch.jit.load, each module's parameters and buffers with
+                             shape/dtype/device/bytes, its attributes, the methods' schemas,
+                             and zipfile's CRCs of the storage records (the same facts)
   capture --eval         vs  python: the eager model with forward hooks capturing the same
                              records (tests/reference/capture_reference.py)
                              (and a plain eager forward, for scale)
@@ -37,6 +40,25 @@ m = torch.jit.load(sys.argv[1], map_location="cpu")
 n = sum(1 for _ in m.named_modules())
 p = sum(t.numel() for t in m.parameters())
 print(n, p)
+"""
+
+JIT_FACTS = """
+import sys, zipfile, torch
+path = sys.argv[1]
+m = torch.jit.load(path, map_location="cpu")
+crcs = {i.filename: "%08x" % i.CRC for i in zipfile.ZipFile(path).infolist() if "/data/" in i.filename}
+out = [str(len(crcs))]
+for name in m._c._method_names():
+    out.append(str(m._c._get_method(name).schema))
+for path, module in m.named_modules():
+    names = torch._C._jit_debug_module_iterators(module._c)["named_attributes"]
+    out.append(path + " " + " ".join(n for n, v in names if not isinstance(v, torch.Tensor)))
+    tensors = [("parameter", n, t) for n, t in module.named_parameters(recurse=False)]
+    tensors += [("buffer", n, t) for n, t in module.named_buffers(recurse=False)]
+    for kind, n, t in tensors:
+        out.append(f"{kind} {n} {list(t.shape)} {t.dtype} {t.device} {t.requires_grad} "
+                   f"{t.numel()} {t.numel() * t.element_size()}")
+print("\\n".join(out))
 """
 
 EAGER = """
@@ -104,6 +126,7 @@ def main():
     parser.add_argument("--work", default=os.path.join(ROOT, "build", "bench-models"))
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--only", nargs="*", default=list(bench_models.MODELS))
+    parser.add_argument("--inspect-only", action="store_true", help="the inspect-model rows only")
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
     eager = EAGER.format(scripts=os.path.join(ROOT, "scripts"),
@@ -118,7 +141,10 @@ def main():
         archive, inputs = prepare(args.work, name)
         compare(rows, f"inspect-model {name}", [args.binary, "inspect-model", archive],
                 {"jit.load walk": [PY, "-c", JIT_WALK, archive]}, args.runs)
-        if name == "linear_stack_1gib":
+        compare(rows, f"inspect-model --all {name}",
+                [args.binary, "inspect-model", archive, "--all"],
+                {"jit.load facts": [PY, "-c", JIT_FACTS, archive]}, args.runs)
+        if name == "linear_stack_1gib" or args.inspect_only:
             continue  # a capture of it measures matrix products, not the tool
         compare(rows, f"capture {name}",
                 [args.binary, "capture", archive, "--inputs", inputs, "--eval"],

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <iostream>
@@ -434,6 +435,10 @@ std::string unknown_option_hint(CLI::App& app, int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // libzip converts each member's DOS time with mktime(), and without TZ glibc stats
+  // /etc/localtime on every call: 10,000 stats for an archive of 3,400 members, a third of
+  // inspect-model's time. The same zone, named, is read once. (No output shows a local time.)
+  setenv("TZ", ":/etc/localtime", /*overwrite=*/0);
   CommonOptions common;
   const std::vector<Command> cmds = commands(common);
 

@@ -1,5 +1,7 @@
 // Fuzz target: inspect-model's reader of an archive without LibTorch (read_archive_metadata: the
-// zip checks, data.pkl through read_pickle, class headers from code/), then the jsonl writer.
+// zip checks, data.pkl through read_pickle, class headers from code/), plain and with every
+// detail (tensors, attributes and constants from printed literals, signatures), then the jsonl
+// writer.
 // Mutated and truncated zips must end in vin::diagnostics::Error or a fallback, never a crash.
 #include <cstddef>
 #include <cstdint>
@@ -14,10 +16,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   namespace vd = vin::diagnostics;
   const std::string& path = vin::fuzz::write_scratch_file(data, size, ".pt");
   try {
-    if (const auto model = vd::read_archive_metadata(path)) {
-      std::ostringstream out;
-      vd::write_model_metadata(out, *model, vd::OutputFormat::jsonl);
-    }
+    for (const vd::InspectDetails details :
+         {vd::InspectDetails{}, vd::InspectDetails{true, true, true}})
+      if (const auto model = vd::read_archive_metadata(path, details)) {
+        std::ostringstream out;
+        vd::write_model_metadata(out, *model, vd::OutputFormat::jsonl);
+      }
   } catch (const vd::Error&) {
   }
   return 0;

@@ -44,7 +44,8 @@ def commands(folder, path, fixtures):
     if folder == "archive":
         if os.path.basename(path) in STRUCTURE_READABLE:
             return [(["capture", path, "--inputs", path], 1)]
-        return [(["inspect-model", path], 1), (["inspect-config", path], 1),
+        return [(["inspect-model", path], 1), (["inspect-model", path, "--all"], 1),
+                (["inspect-config", path], 1),
                 (["capture", path, "--inputs", path], 1), (["diff", path, path], 2)]
     if folder == "inputs":
         return [(["capture", model, "--inputs", path], 1)]
