@@ -35,11 +35,15 @@ const std::vector<const char*> kFieldKeys = {"path", "declared_type", "configure
 
 struct NestedTooDeep {};
 
+// Whether `name` is one of `names`.
+bool one_of(const std::string& name, std::initializer_list<const char*> names) {
+  return std::any_of(names.begin(), names.end(), [&](const char* n) { return name == n; });
+}
+
 Json without(const Json& j, std::initializer_list<const char*> keys) {
   Json out = Json::object();
   for (const auto& [key, value] : j.items())
-    if (std::none_of(keys.begin(), keys.end(), [&](const char* k) { return key == k; }))
-      out[key] = value;
+    if (!one_of(key, keys)) out[key] = value;
   return out;
 }
 
@@ -246,9 +250,7 @@ class Matcher {
         continue;
       }
       for (const auto& [field, old_value] : item.items()) {
-        if (ignored_.count(field) || std::any_of(identity.begin(), identity.end(),
-                                                 [&](const char* k) { return field == k; }))
-          continue;
+        if (ignored_.count(field) || one_of(field, identity)) continue;
         const Json new_value = it->second->value(field, Json());
         if (!same(old_value, new_value))
           changes_.push_back({"changed", subject, path_of(item), field, old_value, new_value});
