@@ -133,6 +133,48 @@ void add_common_options(CLI::App& sub, CommonOptions& common) {
 
 // A positive integer option bound to one of the capture's quotas (its default shown); zero or
 // negative is a usage error, which CLI11 prefixes with the flag.
+// --shape, --seed, --int-high (capture, compare): inputs made from shapes instead of --inputs.
+void add_shape_options(CLI::App& sub, std::vector<std::string>& shapes, vd::ShapedInputs& shaped,
+                       CLI::Option* inputs) {
+  auto* shape = sub.add_option("--shape", shapes,
+                               "Make forward's argument NAME instead of reading --inputs: "
+                               "NAME=1x3x224x224[:DTYPE] (repeatable; torch.randn, or "
+                               "torch.randint for integer dtypes, after torch.manual_seed)")
+                    ->type_name("NAME=DIMS[:DTYPE]");
+  inputs->excludes(shape);
+  sub.add_option("--seed", shaped.seed, "The generator's seed for --shape (default 0)")
+      ->type_name("N");
+  sub.add_option("--int-high", shaped.int_high,
+                 "Integer --shape tensors are drawn from [0, N) (default 2)")
+      ->type_name("N")
+      ->check(CLI::PositiveNumber);
+}
+
+// The --shape inputs, when given; a usage error when neither they nor --inputs are.
+std::optional<vd::ShapedInputs> shaped_inputs(const std::vector<std::string>& texts,
+                                              vd::ShapedInputs shaped,
+                                              const std::vector<std::string>& inputs) {
+  if (texts.empty()) {
+    if (inputs.empty()) throw vd::UsageError("--inputs FILE or --shape NAME=DIMS is required");
+    return std::nullopt;
+  }
+  for (const auto& text : texts) shaped.shapes.push_back(vd::parse_shape_spec(text));
+  return shaped;
+}
+
+// A file the command writes besides its records (capture --save) may be none of its inputs
+// and not its -o file.
+void refuse_overwriting(const std::string& target, const char* flag, const CommonOptions& common,
+                        const std::vector<std::string>& inputs, const std::string& archive) {
+  std::vector<std::string> others = inputs;
+  others.push_back(archive);
+  if (!common.output.empty()) others.push_back(common.output);
+  std::error_code ec;
+  for (const auto& other : others)
+    if (target == other || std::filesystem::equivalent(target, other, ec))
+      throw vd::UsageError(std::string(flag) + " " + target + " would overwrite " + other);
+}
+
 void add_limit(CLI::App& sub, const std::string& flag, std::int64_t& value,
                const std::string& help) {
   sub.add_option(flag, value, help + " (default " + std::to_string(value) + ")")
@@ -222,11 +264,21 @@ std::vector<Command> commands(CommonOptions& common) {
          sub.add_option("ARCHIVE", request->archive,
                         "TorchScript archive written by torch.jit.save")
              ->required();
-         sub.add_option("--inputs", request->inputs,
-                        "Inputs for one forward: .npz, .npy or torch.save file (repeatable; one "
-                        "forward per file, in order)")
-             ->type_name("FILE")
-             ->required();
+         auto shape_texts = std::make_shared<std::vector<std::string>>();
+         auto shaped = std::make_shared<vd::ShapedInputs>();
+         auto inputs_option =
+             sub.add_option(
+                    "--inputs", request->inputs,
+                    "Inputs for one forward: .npz, .npy or torch.save file (repeatable; one "
+                    "forward per file, in order)")
+                 ->type_name("FILE");
+         add_shape_options(sub, *shape_texts, *shaped, inputs_option);
+         sub.add_option("--save", request->save_path,
+                        "Also write each recorded snapshot's whole tensor to FILE.npz "
+                        "(numpy.load reads it)")
+             ->type_name("FILE.npz");
+         add_limit(sub, "--save-max-bytes", request->save_max_bytes,
+                   "Tensor bytes --save writes at most; tensors past it are counted, not written");
          sub.add_option("--module", *modules,
                         "Registered path to capture, e.g. blocks.0.lin or <root> (repeatable; "
                         "default: every module)")
@@ -260,8 +312,15 @@ std::vector<Command> commands(CommonOptions& common) {
              ->type_name("SECONDS")
              ->check(CLI::PositiveNumber);
          add_common_options(sub, common);
-         action = [&common, request, modules, quotas, fail_on_nonfinite] {
+         action = [&common, request, modules, quotas, fail_on_nonfinite, shape_texts, shaped] {
            if (!modules->empty()) request->module_paths = *modules;
+           request->shaped = shaped_inputs(*shape_texts, *shaped, request->inputs);
+           if (request->save_max_bytes > vd::kMaxSaveBytes)
+             throw vd::UsageError("--save-max-bytes: at most " + std::to_string(vd::kMaxSaveBytes) +
+                                  " (the .npz is written without zip64)");
+           if (request->save_path)
+             refuse_overwriting(*request->save_path, "--save", common, request->inputs,
+                                request->archive);
            if (*fail_on_nonfinite) request->stats = true;
            request->limits = vd::CaptureLimits(*quotas);
            spdlog::debug("capturing {} on {} input file(s)", request->archive,

@@ -556,6 +556,162 @@ def capture_inputs_several_files_continue_call_indices():
                      (1, "output", ["output", "0"]), (1, "output", ["output", "1"])], roots
 
 
+SHAPES_MODEL = '''
+import sys, torch
+from torch import nn, Tensor
+from typing import Tuple
+
+
+class Shapes(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 3)
+
+    def forward(self, ids: Tensor, x: Tensor, h: Tensor, b: Tensor, q: Tensor) -> Tuple[Tensor, Tensor]:
+        return self.lin(x.float()) + ids.float().sum(), h.to(torch.bfloat16) * b.float() + q.float()
+
+
+torch.manual_seed(0)
+torch.jit.save(torch.jit.script(Shapes().eval()), sys.argv[1])
+'''
+
+REBUILD = '''
+import sys, json, numpy as np, torch
+saved = np.load(sys.argv[1])
+seed, high = int(sys.argv[2]), int(sys.argv[3])
+torch.manual_seed(seed)
+# forward(ids, x, h, b, q): made in the schema's order
+ids = torch.randint(0, high, (2, 5), dtype=torch.int64)
+x = torch.randn(2, 4)
+h = torch.randn(3, dtype=torch.float16)
+b = torch.randint(0, 2, (3,), dtype=torch.bool)  # bool: [0, 2) whatever --int-high says
+q = torch.randn(3, dtype=torch.bfloat16)
+expected = {"ids": ids, "x": x, "h": h, "b": b, "q": q.float()}
+problems = []
+for name, tensor in expected.items():
+    got = saved["<root>/0/input/kwargs/" + name]
+    if got.dtype != tensor.numpy().dtype or not np.array_equal(got, tensor.numpy()):
+        problems.append(f"{name}: {got.dtype} {got.ravel()[:4]} vs {tensor.dtype} {tensor.ravel()[:4]}")
+print(json.dumps(problems))
+'''
+
+
+@torch_test
+def shape_inputs_are_the_tensors_python_makes_after_manual_seed():
+    with tempfile.TemporaryDirectory() as tmp:
+        archive = os.path.join(tmp, "shapes.pt")
+        with open(os.path.join(tmp, "shapes_model.py"), "w") as f:
+            f.write(SHAPES_MODEL)  # TorchScript reads the class's source from its file
+        subprocess.run([sys.executable, os.path.join(tmp, "shapes_model.py"), archive], check=True)
+        shapes = ["--shape", "q=3:bfloat16", "--shape", "x=2x4", "--shape", "h=3:float16",
+                  "--shape", "ids=2x5:int64", "--shape", "b=3:bool"]  # not in schema order
+        for seed, high in ((0, 2), (7, 10)):
+            saved = os.path.join(tmp, f"s{seed}.npz")
+            p = run("capture", archive, *shapes, "--seed", str(seed), "--int-high", str(high),
+                    "--save", saved, "--module", "<root>")
+            assert p.returncode == 0, p.stderr
+            check = subprocess.run([sys.executable, "-c", REBUILD, saved, str(seed), str(high)],
+                                   capture_output=True, text=True)
+            assert check.returncode == 0 and json.loads(check.stdout) == [], check.stdout + check.stderr
+        # one positional name the model lacks, a required one missing, a bad spec: usage errors
+        p = run("capture", archive, "--shape", "nope=2", "--shape", "x=2x4")
+        assert_clean_error(p, 2, r"--shape: forward has no argument 'nope'; the model takes forward\(ids: Tensor")
+        p = run("capture", archive, "--shape", "x=2x4")
+        assert_clean_error(p, 2, r"argument 'ids' is missing")
+        p = run("capture", archive, "--shape", "x=2xy")
+        assert_clean_error(p, 2, r"--shape x=2xy: dimension 'y' is not a non-negative integer")
+        p = run("capture", archive, "--shape", "x=2:complex")
+        assert_clean_error(p, 2, r"unknown dtype 'complex'")
+        p = run("capture", archive)
+        assert_clean_error(p, 2, r"--inputs FILE or --shape NAME=DIMS is required")
+        p = run("capture", archive, "--shape", "x=2", "--inputs", archive)
+        assert p.returncode == 2 and "excludes" in p.stderr, p.stderr
+
+
+SAVED_AGAINST_RECORDS = '''
+import sys, json, numpy as np
+saved = np.load(sys.argv[1])
+records = [json.loads(l) for l in open(sys.argv[2])]
+snapshots = [r for r in records if r["record"] == "TensorSnapshot"]
+def numpy_dtype(torch_dtype):
+    name = torch_dtype.replace("torch.", "")
+    return {"bfloat16": "float32", "complex32": "complex64", "quint8": "float32",
+            "qint8": "float32", "qint32": "float32"}.get(name, name)
+
+problems, names = [], []
+for s in snapshots:
+    name = "/".join([s["module_path"], str(s["call_index"]), s["direction"], *s["tensor_path"]])
+    if s["sample_omission_reason"] in ("nested_tensor", "non_strided_layout", "meta_device"):
+        if name in saved.files:
+            problems.append(name + ": a metadata-only tensor was saved")
+        continue
+    names.append(name)
+    if name not in saved.files:
+        problems.append(name + ": not saved")
+        continue
+    a = saved[name]
+    if list(a.shape) != s["shape"] or str(a.dtype) != numpy_dtype(s["dtype"]):
+        problems.append(f"{name}: {a.shape} {a.dtype} vs {s['shape']} {s['dtype']}")
+    values = [v if not isinstance(v, str) else float(v.replace("Infinity", "inf")) for v in s["values"]]
+    flat = a.ravel()[:len(values)]
+    if a.dtype != np.complex64 and not np.array_equal(flat.astype(np.float64), np.array(values, dtype=np.float64), equal_nan=True):
+        problems.append(f"{name}: values {flat[:3]} vs {values[:3]}")
+if sorted(names) != sorted(saved.files):
+    problems.append(f"members {sorted(saved.files)} vs snapshots {sorted(names)}")
+summary = records[-1]
+if summary["saved_tensors"] != len(saved.files):
+    problems.append(f"saved_tensors {summary['saved_tensors']} vs {len(saved.files)} members")
+if summary["saved_bytes"] != sum(saved[n].nbytes for n in saved.files):
+    problems.append("saved_bytes differs from the members' bytes")
+print(json.dumps(problems))
+'''
+
+
+@torch_test
+def save_writes_whole_tensors_numpy_reads_back():
+    with tempfile.TemporaryDirectory() as tmp:
+        cases = [(fixture("everything.pt"), ["--inputs", fixture("inputs/everything_positional.npz")]),
+                 (os.path.join(ARGS.fixtures, "..", "capture_fixtures", "exotic.pt"),
+                  ["--inputs", os.path.join(ARGS.fixtures, "..", "capture_fixtures", "exotic_inputs.pt")])]
+        for archive, inputs in cases:
+            if not os.path.exists(archive):
+                raise AssertionError(f"missing fixture {archive}")
+            saved, records = os.path.join(tmp, "saved.npz"), os.path.join(tmp, "records.jsonl")
+            p = run("capture", archive, *inputs, "--save", saved, "--max-tensors", "1000",
+                    "--max-bytes", "100000000", "-o", records)
+            assert p.returncode == 0, p.stderr
+            check = subprocess.run([sys.executable, "-c", SAVED_AGAINST_RECORDS, saved, records],
+                                   capture_output=True, text=True)
+            assert check.returncode == 0 and json.loads(check.stdout) == [], (archive, check.stdout, check.stderr)
+        # the byte bound: what passes it is counted, not written
+        saved = os.path.join(tmp, "bounded.npz")
+        p = run("capture", fixture("everything.pt"), "--inputs", fixture("inputs/everything_positional.npz"),
+                "--save", saved, "--save-max-bytes", "100")
+        summary = json.loads(p.stdout.splitlines()[-1])
+        assert p.returncode == 0 and summary["saved_bytes"] <= 100 and summary["unsaved_tensors"] > 0, summary
+        assert summary["saved_tensors"] + summary["unsaved_tensors"] == summary["snapshots"], summary
+
+
+@torch_test
+def a_save_that_fails_leaves_no_file_and_exits_1():
+    args = ["capture", fixture("everything.pt"), "--inputs", fixture("inputs/everything_positional.npz")]
+    if os.access("/dev/full", os.W_OK):
+        p = run(*args, "--save", "/dev/full")
+        assert_clean_error(p, 1, r"/dev/full: write failed: No space left on device")
+    with tempfile.TemporaryDirectory() as tmp:
+        target = os.path.join(tmp, "big.npz")
+        # a file size limit that the .npz passes halfway: the write fails, nothing is left
+        def small_files():
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (2000, 2000))
+        p = subprocess.run([ARGS.binary, *args, "--save", target], capture_output=True, text=True,
+                           preexec_fn=small_files)
+        assert p.returncode == 1 and "big.npz: write failed: File too large" in p.stderr, p.stderr
+        assert os.listdir(tmp) == [], os.listdir(tmp)
+        p = run(*args, "--save", fixture("everything.pt"))
+        assert_clean_error(p, 2, r"--save .*everything\.pt would overwrite")
+
+
 @torch_test
 def capture_quota_flags_and_stopped_by():
     p = capture("--max-tensors", "3")
@@ -687,7 +843,7 @@ def capture_usage_errors_exit_2():
         assert p.stdout == "", f"{extra}: {p.stdout[:200]}"
         assert re.search(pattern, p.stderr), f"{extra}: {pattern!r} not in {p.stderr!r}"
     p = run("capture", fixture("everything.pt"))
-    assert p.returncode == 2 and "--inputs is required" in p.stderr, p.stderr
+    assert p.returncode == 2 and "--inputs FILE or --shape NAME=DIMS is required" in p.stderr, p.stderr
     p = capture("--device", "cuda")
     has_cuda = p.returncode == 0
     if not has_cuda:

@@ -126,11 +126,17 @@ TEST_CASE("TensorSnapshot and CaptureSummary records") {
   CHECK(s == s);
   CHECK(s != q);
   CHECK(
-      dump_record_line("CaptureSummary",
-                       to_json(CaptureSummary{5, 40, "max_bytes", false, std::nullopt})) ==
+      dump_record_line(
+          "CaptureSummary",
+          to_json(CaptureSummary{5, 40, "max_bytes", false, std::nullopt, 0, 0, std::nullopt})) ==
       R"({"record": "CaptureSummary", "snapshots": 5, "sampled_bytes": 40, "stopped_by": "max_bytes"})");
   CHECK(dump_line(to_json(CaptureSummary{})) ==
         R"({"snapshots": 0, "sampled_bytes": 0, "stopped_by": null})");
+  CaptureSummary saved;
+  saved.saved = CaptureSummary::Saved{3, 120, 1};
+  CHECK(dump_line(to_json(saved)) ==
+        R"({"snapshots": 0, "sampled_bytes": 0, "stopped_by": null, "saved_tensors": 3, )"
+        R"("saved_bytes": 120, "unsaved_tensors": 1})");
 }
 
 TEST_CASE("CaptureLimits: the defaults; non-positive quotas are rejected by name") {

@@ -16,6 +16,8 @@
 #include <thread>
 
 #include "vin/diagnostics/capture/model_capture.h"
+#include "vin/diagnostics/capture/tensor_sampling.h"
+#include "vin/diagnostics/output/npz_writer.h"
 #include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/torch/forward_inputs.h"
 #include "vin/diagnostics/torch/model_loader.h"
@@ -129,6 +131,19 @@ void select_quantized_engine(const std::string& name) {
                    "(available: " + supported + ")");
 }
 
+// capture --save: the whole tensors as an .npz, complete or not at all (NpzWriter, OutputFile)
+void save_tensors(const std::string& path,
+                  const std::vector<std::pair<std::string, at::Tensor>>& tensors) {
+  NpzWriter writer(path);
+  for (const auto& [name, tensor] : tensors) {
+    const char* descr = npy_descr(tensor.scalar_type());
+    if (!descr) continue;  // a dtype numpy has no type for (LibTorch 2's unsigned 16/32/64)
+    writer.add(name, NpyView{descr, tensor.sizes().vec(), tensor.data_ptr(),
+                             static_cast<std::size_t>(tensor.nbytes())});
+  }
+  writer.finish();
+}
+
 }  // namespace
 
 CaptureResult capture_archive(const CaptureRequest& request) {
@@ -140,9 +155,14 @@ CaptureResult capture_archive(const CaptureRequest& request) {
   if (request.eval) model.eval();
   // read every inputs file before running anything: a bad file fails fast
   std::vector<ForwardInputs> inputs;
+  std::vector<std::string> input_names = request.inputs;  // for messages and the table
   for (const auto& path : request.inputs)
     inputs.push_back(naming_out_of_memory(
         path, "reading the inputs", [&] { return read_forward_inputs(path, model, device); }));
+  if (request.shaped) {
+    inputs.push_back(make_shaped_inputs(*request.shaped, model, device));
+    input_names.push_back(kShapedInputsName);
+  }
 
   at::NoGradGuard no_grad;
   // One forward per file: TorchScript's profiling executor would spend most of the first call
@@ -151,6 +171,7 @@ CaptureResult capture_archive(const CaptureRequest& request) {
   torch::jit::GraphOptimizerEnabledGuard no_graph_optimisation(false);
   ModelCapture capture = capture_model(model, request.module_paths, request.limits);
   capture.enable_stats(request.stats);
+  if (request.save_path) capture.enable_saving(request.save_max_bytes);
   CaptureResult result;
   {
     auto scope = capture.enter();
@@ -162,9 +183,9 @@ CaptureResult capture_archive(const CaptureRequest& request) {
             Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                std::chrono::duration<double>(*request.timeout_seconds));
         capture.set_deadline(deadline);
-        watchdog->arm(deadline, request.inputs[i]);
+        watchdog->arm(deadline, input_names[i]);
       }
-      result.sources.files.push_back(request.inputs[i]);
+      result.sources.files.push_back(input_names[i]);
       try {
         capture.forward(inputs[i]);
         result.sources.ends.push_back(capture.snapshots().size());
@@ -172,15 +193,15 @@ CaptureResult capture_archive(const CaptureRequest& request) {
         result.sources.ends.push_back(capture.snapshots().size());
         if (watchdog) watchdog->disarm();
         if (capture.timed_out())
-          result.error = request.archive + ": the forward on " + request.inputs[i] +
+          result.error = request.archive + ": the forward on " + input_names[i] +
                          " did not finish within " + seconds_text(*request.timeout_seconds) +
                          " s (--timeout); it was stopped at a module call";
         else if (out_of_memory(e))
           result.error =
-              request.archive + ": out of memory while running the forward on " + request.inputs[i];
+              request.archive + ": out of memory while running the forward on " + input_names[i];
         else {
           const ForwardFailure failure = describe_forward_failure(e);
-          result.error = request.archive + ": the model's forward raised on " + request.inputs[i] +
+          result.error = request.archive + ": the model's forward raised on " + input_names[i] +
                          ": " + failure.reason;
           if (!failure.where.empty()) *result.error += "\n  at " + failure.where;
           result.error_report = failure.report;
@@ -192,6 +213,7 @@ CaptureResult capture_archive(const CaptureRequest& request) {
   }
   result.snapshots = capture.snapshots();
   result.summary = capture.summary();
+  if (request.save_path) save_tensors(*request.save_path, capture.saved_tensors());
   return result;
 }
 

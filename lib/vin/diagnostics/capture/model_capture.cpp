@@ -72,6 +72,10 @@ struct ModelCapture::State {
   std::optional<SnapshotLocation> first_nonfinite;
   std::int64_t checked_tensors = 0;
   std::int64_t nonfinite_tensors = 0;
+  std::optional<std::int64_t> save_max_bytes;  // capture --save
+  std::vector<std::pair<std::string, at::Tensor>> saved;
+  std::int64_t saved_bytes = 0;
+  std::int64_t unsaved_tensors = 0;
   std::unordered_map<std::string, std::int64_t> next_call_index;
   std::unordered_map<std::string, std::vector<std::int64_t>> pending_calls;
 
@@ -106,6 +110,7 @@ struct ModelCapture::State {
   void visit(Walk& walk, const c10::IValue& value, std::int64_t depth);
   void visit_children(Walk& walk, const c10::IValue& value, std::int64_t depth);
   void record(Walk& walk, const at::Tensor& tensor);
+  void save(const Walk& walk, const at::Tensor& tensor);
   // snapshots are taken until a quota stops them
   bool recording() const { return active && !stopped_by; }
   // walks go on past the snapshot quotas when every tensor is checked for non-finite values
@@ -447,10 +452,33 @@ void ModelCapture::State::record(Walk& walk, const at::Tensor& tensor) {
                          tensor.device().str(), numel, sample.sampled_bytes,
                          std::move(sample.values), reason, std::move(stats));
   sampled_bytes += sample.sampled_bytes;
+  if (save_max_bytes) save(walk, tensor);
   if (static_cast<std::int64_t>(snapshots.size()) >= limits.max_tensors())
     stopped_by = "max_tensors";
   else if (sampled_bytes >= limits.max_bytes())
     stopped_by = "max_bytes";
+}
+
+void ModelCapture::State::save(const Walk& walk, const at::Tensor& tensor) {
+  // metadata-only tensors are not saved, nor counted as unsaved: they have no values
+  if (tensor.is_nested() || tensor.layout() != c10::kStrided || tensor.is_meta()) return;
+  const std::int64_t bytes = tensor.numel() * saved_element_size(tensor);
+  if (saved_bytes + bytes > *save_max_bytes ||
+      static_cast<std::int64_t>(saved.size()) >= kMaxSaveTensors) {
+    ++unsaved_tensors;
+    return;
+  }
+  std::optional<at::Tensor> copy = whole_copy(tensor);
+  if (!copy) return;
+  if (!npy_descr(copy->scalar_type())) {  // LibTorch 2's uint16/32/64: no numpy type here
+    ++unsaved_tensors;
+    return;
+  }
+  std::string name =
+      *walk.module_path + "/" + std::to_string(walk.call_index) + "/" + to_string(walk.direction);
+  for (const auto& key : walk.path) name += "/" + key;
+  saved_bytes += static_cast<std::int64_t>(copy->nbytes());
+  saved.emplace_back(std::move(name), std::move(*copy));
 }
 
 ModelCapture::ModelCapture(const torch::jit::Module& model,
@@ -565,7 +593,19 @@ CaptureSummary ModelCapture::State::summarize() const {
   summary.first_nonfinite = first_nonfinite;
   summary.checked_tensors = checked_tensors;
   summary.nonfinite_tensors = nonfinite_tensors;
+  if (save_max_bytes)
+    summary.saved = CaptureSummary::Saved{static_cast<std::int64_t>(saved.size()), saved_bytes,
+                                          unsaved_tensors};
   return summary;
+}
+
+void ModelCapture::enable_saving(std::int64_t max_bytes) {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  state_->save_max_bytes = max_bytes;
+}
+
+const std::vector<std::pair<std::string, at::Tensor>>& ModelCapture::saved_tensors() const {
+  return state_->saved;
 }
 
 CaptureSummary ModelCapture::summary() const {

@@ -62,6 +62,12 @@ class ModelCapture {
   /// seed), and reports the first snapshot whose tensor holds a NaN or an infinity.
   void enable_stats(bool on = true);
 
+  /// From now on keeps a whole_copy of every recorded snapshot's tensor while their bytes stay
+  /// within `max_bytes` (capture --save); the summary then counts saved and unsaved tensors.
+  void enable_saving(std::int64_t max_bytes);
+  /// The tensors kept by enable_saving, in capture order, each named
+  /// `MODULE_PATH/CALL_INDEX/DIRECTION/TENSOR_PATH...` (docs/capture.md).
+  const std::vector<std::pair<std::string, at::Tensor>>& saved_tensors() const;
   /// Deactivates recording and forgets invocations still pending; safe to call repeatedly.
   void close();
 

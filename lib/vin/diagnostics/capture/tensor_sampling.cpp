@@ -260,4 +260,61 @@ bool has_nonfinite(const at::Tensor& tensor) {
   return !all_finite(tensor.detach());
 }
 
+namespace {
+
+// numpy has float16, float32 and float64: other floating types (bfloat16, LibTorch 2's float8
+// types) are saved as float32, which holds each of their values exactly
+bool needs_float32(c10::ScalarType type) {
+  return c10::isFloatingType(type) && type != at::kHalf && type != at::kFloat &&
+         type != at::kDouble;
+}
+
+}  // namespace
+
+std::optional<at::Tensor> whole_copy(const at::Tensor& tensor) {
+  if (tensor.is_nested() || tensor.layout() != c10::kStrided || tensor.is_meta())
+    return std::nullopt;
+  at::Tensor t = tensor.detach();
+  if (t.is_quantized()) t = t.dequantize();
+  if (needs_float32(t.scalar_type())) t = t.to(at::kFloat);
+  if (t.scalar_type() == at::kComplexHalf) t = t.to(at::kComplexFloat);
+  // a copy even when nothing above made one: the forward may change the tensor in place later
+  return t.to(at::kCPU, t.scalar_type(), /*non_blocking=*/false, /*copy=*/true).contiguous();
+}
+
+std::int64_t saved_element_size(const at::Tensor& tensor) {
+  if (tensor.is_quantized() || needs_float32(tensor.scalar_type())) return 4;
+  if (tensor.scalar_type() == at::kComplexHalf) return 8;
+  return static_cast<std::int64_t>(tensor.element_size());
+}
+
+const char* npy_descr(c10::ScalarType type) {
+  switch (type) {
+    case at::kFloat:
+      return "<f4";
+    case at::kDouble:
+      return "<f8";
+    case at::kHalf:
+      return "<f2";
+    case at::kLong:
+      return "<i8";
+    case at::kInt:
+      return "<i4";
+    case at::kShort:
+      return "<i2";
+    case at::kChar:
+      return "|i1";
+    case at::kByte:
+      return "|u1";
+    case at::kBool:
+      return "|b1";
+    case at::kComplexFloat:
+      return "<c8";
+    case at::kComplexDouble:
+      return "<c16";
+    default:
+      return nullptr;
+  }
+}
+
 }  // namespace vin::diagnostics

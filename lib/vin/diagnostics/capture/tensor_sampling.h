@@ -38,6 +38,18 @@ TensorSample sample_tensor(const at::Tensor& tensor, std::int64_t max_samples,
 /// std is the unbiased one, as torch.std's default. Nothing for metadata-only tensors.
 TensorStats tensor_stats(const at::Tensor& tensor);
 
+/// A whole tensor as numpy can hold it (capture --save, compare): a contiguous copy on the CPU,
+/// never sharing memory with `tensor` (which the forward may change later), with bfloat16 and
+/// the float8 types as float32, complex32 as complex64 and quantized tensors dequantized to
+/// float32. Nothing for metadata-only tensors (nested, non-strided, meta).
+std::optional<at::Tensor> whole_copy(const at::Tensor& tensor);
+
+/// The element size of `tensor`'s whole_copy, without making it.
+std::int64_t saved_element_size(const at::Tensor& tensor);
+
+/// numpy's type string of a whole_copy's dtype ("<f4", "|b1", "<c8", ...).
+const char* npy_descr(c10::ScalarType type);
+
 /// Whether `tensor` holds a NaN or an infinity, checked on its own device: floating and complex
 /// tensors, nested ones component by component; false for any other (integers, bool, quantized,
 /// meta, sparse).

@@ -39,52 +39,82 @@ mode_t default_file_mode() {
   return 0666 & ~mask;
 }
 
-void write_in_place(const std::string& target, std::string_view text) {
-  const int fd = ::open(target.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
-  if (fd < 0) fail(target, "cannot write", errno);
-  const int error = write_all(fd, text);
-  const int close_error = ::close(fd) == 0 ? 0 : errno;
-  if (error) fail(target, "write failed", error);
-  if (close_error) fail(target, "write failed", close_error);
-}
+}  // namespace
 
-void write_by_rename(const std::string& target, std::string_view text, mode_t mode) {
-  const fs::path path(target);
+OutputFile::OutputFile(const std::string& target) : target_(target) {
+  if (target.empty() || target == "-") {
+    fd_ = STDOUT_FILENO;
+    where_ = "standard output";
+    return;
+  }
+  where_ = target;
+  struct stat st;
+  mode_t mode = default_file_mode();
+  std::string final_path = target;
+  if (::stat(target.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) throw Error(target + ": cannot write: Is a directory");
+    if (!S_ISREG(st.st_mode)) {  // a device or a FIFO: written in place
+      fd_ = ::open(target.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+      if (fd_ < 0) fail(target, "cannot write", errno);
+      owns_fd_ = true;
+      return;
+    }
+    // through a symbolic link: replace the file it points to, not the link
+    std::error_code ec;
+    const fs::path real = fs::canonical(target, ec);
+    if (!ec) final_path = real.string();
+    mode = st.st_mode & 07777;
+  }
+  final_ = final_path;
+  const fs::path path(final_path);
   const fs::path folder = path.has_parent_path() ? path.parent_path() : fs::path(".");
   std::string temp = (folder / ("." + path.filename().string() + ".vin-inspect-XXXXXX")).string();
   std::vector<char> name(temp.begin(), temp.end());
   name.push_back('\0');
-  const int fd = ::mkostemp(name.data(), O_CLOEXEC);
-  if (fd < 0) fail(target, "cannot write", errno);
-  temp = name.data();
-  int error = ::fchmod(fd, mode) == 0 ? 0 : errno;
-  if (!error) error = write_all(fd, text);
-  if (::close(fd) != 0 && !error) error = errno;
-  if (!error && ::rename(temp.c_str(), target.c_str()) != 0) error = errno;
-  if (error) {
-    ::unlink(temp.c_str());
-    fail(target, "write failed", error);
+  fd_ = ::mkostemp(name.data(), O_CLOEXEC);
+  if (fd_ < 0) fail(target, "cannot write", errno);
+  owns_fd_ = true;
+  temp_ = name.data();
+  if (::fchmod(fd_, mode) != 0) {
+    const int error = errno;
+    discard();
+    fail(target, "cannot write", error);
   }
 }
 
-}  // namespace
+OutputFile::~OutputFile() { discard(); }
+
+void OutputFile::discard() noexcept {
+  if (owns_fd_) ::close(fd_);
+  owns_fd_ = false;
+  if (!temp_.empty()) ::unlink(temp_.c_str());
+  temp_.clear();
+}
+
+void OutputFile::write(std::string_view bytes) {
+  if (const int error = write_all(fd_, bytes)) {
+    discard();
+    fail(where_, "write failed", error);
+  }
+}
+
+void OutputFile::commit() {
+  if (!owns_fd_) return;  // standard output: every write was checked
+  const int fd = fd_;
+  owns_fd_ = false;
+  int error = ::close(fd) == 0 ? 0 : errno;
+  if (!error && !temp_.empty() && ::rename(temp_.c_str(), final_.c_str()) != 0) error = errno;
+  if (error) {
+    discard();
+    fail(where_, "write failed", error);
+  }
+  temp_.clear();  // renamed: nothing to remove
+}
 
 void write_output(const std::string& target, std::string_view text) {
-  if (target.empty() || target == "-") {
-    if (const int error = write_all(STDOUT_FILENO, text))
-      fail("standard output", "write failed", error);
-    return;
-  }
-  struct stat st;
-  if (::stat(target.c_str(), &st) == 0) {
-    if (S_ISDIR(st.st_mode)) throw Error(target + ": cannot write: Is a directory");
-    if (!S_ISREG(st.st_mode)) return write_in_place(target, text);
-    // through a symbolic link: replace the file it points to, not the link
-    std::error_code ec;
-    const fs::path real = fs::canonical(target, ec);
-    return write_by_rename(ec ? target : real.string(), text, st.st_mode & 07777);
-  }
-  write_by_rename(target, text, default_file_mode());
+  OutputFile file(target);
+  file.write(text);
+  file.commit();
 }
 
 }  // namespace vin::diagnostics

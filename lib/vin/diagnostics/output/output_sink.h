@@ -17,6 +17,32 @@ class OutputClosed : public Error {
   OutputClosed() : Error("standard output was closed") {}
 };
 
+/// Output written piece by piece with write_output's guarantees: a regular file (or a new one) is
+/// written under a temporary name beside it and renamed over it by commit(); destroyed without a
+/// commit (a failed write, an exception), the temporary is removed and the old file stays. A
+/// device or FIFO is written in place; "" or "-" is standard output. Errors as write_output's.
+class OutputFile {
+ public:
+  explicit OutputFile(const std::string& target);
+  ~OutputFile();
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+
+  void write(std::string_view bytes);
+  /// Closes the file and puts it in place.
+  void commit();
+
+ private:
+  void discard() noexcept;
+
+  std::string target_;
+  std::string where_;  // for messages: the target, or "standard output"
+  std::string final_;  // the path the temporary is renamed to
+  std::string temp_;   // the temporary, until renamed
+  int fd_ = -1;
+  bool owns_fd_ = false;
+};
+
 /// Writes `text` to standard output when `target` is empty or "-", else to the file `target`.
 /// A regular file (or a new one) is written to a temporary file in the same folder, then renamed
 /// over `target`; anything else that exists there (a device such as /dev/null, a FIFO) is written

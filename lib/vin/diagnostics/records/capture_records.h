@@ -167,6 +167,14 @@ struct CaptureSummary {
   std::optional<SnapshotLocation> first_nonfinite;
   std::int64_t checked_tensors = 0;    ///< tensors the walks reached and checked
   std::int64_t nonfinite_tensors = 0;  ///< of those, how many held a NaN or an infinity
+  /// capture --save: the tensors written to the .npz, their bytes, and the recorded tensors
+  /// left out by --save-max-bytes
+  struct Saved {
+    std::int64_t tensors = 0;
+    std::int64_t bytes = 0;
+    std::int64_t unsaved = 0;
+  };
+  std::optional<Saved> saved;
 };
 
 /// Which inputs file each forward of a capture ran on, for people (the table's Input column):

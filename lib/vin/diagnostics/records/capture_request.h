@@ -2,6 +2,7 @@
 // the LibTorch plugin (capture_archive runs them). Nothing here depends on LibTorch.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -11,10 +12,45 @@
 
 namespace vin::diagnostics {
 
+/// One `--shape NAME=D1xD2x...[:DTYPE]`: forward's argument NAME as a tensor made from a seeded
+/// generator (docs/inputs.md).
+struct ShapeSpec {
+  std::string name;
+  std::vector<std::int64_t> shape;  ///< empty: a 0-d tensor ("NAME=" with no dimensions)
+  std::string dtype = "float32";    ///< torch's dtype name without "torch."
+};
+
+/// Parses `--shape` text; throws UsageError saying what is wrong.
+ShapeSpec parse_shape_spec(const std::string& text);
+
+/// The dtypes --shape accepts.
+inline constexpr const char* kShapeDtypes[] = {"float32", "float16", "bfloat16", "float64", "int64",
+                                               "int32",   "int16",   "int8",     "uint8",   "bool"};
+
+/// Inputs made from shapes (capture and compare --shape, --seed, --int-high).
+struct ShapedInputs {
+  std::vector<ShapeSpec> shapes;
+  std::uint64_t seed = 0;     ///< as torch.manual_seed(seed)
+  std::int64_t int_high = 2;  ///< integer dtypes: torch.randint(0, int_high)
+};
+
+/// The most --save-max-bytes may be: an .npz is written without zip64 (under 4 GiB).
+inline constexpr std::int64_t kMaxSaveBytes = 4000000000;
+/// The most tensors --save writes (the zip directory's count without zip64).
+inline constexpr std::int64_t kMaxSaveTensors = 65535;
+
+/// How inputs made from shapes are named where an inputs file's name would be.
+inline constexpr const char* kShapedInputsName = "--shape";
+
 /// What to capture.
 struct CaptureRequest {
-  std::string archive;                                   ///< TorchScript archive
-  std::vector<std::string> inputs;                       ///< one forward per file, in order
+  std::string archive;              ///< TorchScript archive
+  std::vector<std::string> inputs;  ///< one forward per file, in order
+  /// one forward on tensors made from shapes, when given (instead of `inputs`)
+  std::optional<ShapedInputs> shaped;
+  /// capture --save: the .npz to write the recorded snapshots' whole tensors to
+  std::optional<std::string> save_path;
+  std::int64_t save_max_bytes = std::int64_t{1} << 30;   ///< capture --save-max-bytes
   std::optional<std::vector<std::string>> module_paths;  ///< nothing: every module
   CaptureLimits limits;
   std::string device = "cpu";  ///< map location of the archive and of the inputs

@@ -230,6 +230,11 @@ Json to_json(const CaptureSummary& summary) {
     j["checked_tensors"] = summary.checked_tensors;
     j["nonfinite_tensors"] = summary.nonfinite_tensors;
   }
+  if (const auto& saved = summary.saved) {
+    j["saved_tensors"] = saved->tensors;
+    j["saved_bytes"] = saved->bytes;
+    j["unsaved_tensors"] = saved->unsaved;
+  }
   return j;
 }
 

@@ -1,5 +1,7 @@
 #include "vin/diagnostics/torch/forward_inputs.h"
 
+#include <ATen/CPUGeneratorImpl.h>
+
 #include <ATen/ATen.h>
 #include <torch/version.h>
 
@@ -427,6 +429,62 @@ std::string describe_forward(const torch::jit::Module& model) {
     text += ")";
   }
   return text;
+}
+
+namespace {
+
+c10::ScalarType shape_dtype(const std::string& name) {
+  static const std::pair<const char*, c10::ScalarType> types[] = {
+      {"float32", at::kFloat},  {"float16", at::kHalf}, {"bfloat16", at::kBFloat16},
+      {"float64", at::kDouble}, {"int64", at::kLong},   {"int32", at::kInt},
+      {"int16", at::kShort},    {"int8", at::kChar},    {"uint8", at::kByte},
+      {"bool", at::kBool}};
+  for (const auto& [n, t] : types)
+    if (name == n) return t;
+  throw UsageError("--shape: unknown dtype " + name);
+}
+
+}  // namespace
+
+ForwardInputs make_shaped_inputs(const ShapedInputs& shaped, const torch::jit::Module& model,
+                                 const c10::Device& device) {
+  if (shaped.int_high < 1) throw UsageError("--int-high must be a positive integer");
+  const std::string source = "--shape";
+  ForwardInputs bound;
+  try {
+    bound = first_that_fits(model, [&](const std::string& method) {
+      const std::vector<c10::Argument> params = forward_parameters(model, method);
+      const auto index_of = [&](const ShapeSpec& spec) {
+        for (std::size_t i = 0; i < params.size(); ++i)
+          if (params[i].name() == spec.name) return i;
+        return params.size();  // bind_to_schema names it
+      };
+      std::vector<const ShapeSpec*> order;
+      for (const ShapeSpec& spec : shaped.shapes) order.push_back(&spec);
+      std::stable_sort(order.begin(), order.end(), [&](const ShapeSpec* a, const ShapeSpec* b) {
+        return index_of(*a) < index_of(*b);
+      });
+      at::Generator generator = at::detail::createCPUGenerator(shaped.seed);
+      ForwardInputs raw;
+      for (const ShapeSpec* spec : order) {
+        const c10::ScalarType dtype = shape_dtype(spec->dtype);
+        const auto options = at::TensorOptions().dtype(dtype);
+        // bool: torch.randint(0, 2), the only range a bool holds
+        const std::int64_t high = dtype == at::kBool ? 2 : shaped.int_high;
+        at::Tensor t = at::isFloatingType(dtype)
+                           ? at::randn(spec->shape, generator, options)
+                           : at::randint(0, high, spec->shape, generator, options);
+        raw.kwargs.emplace_back(spec->name, std::move(t));
+      }
+      return bind_to_schema(raw, model, source, method);
+    });
+  } catch (const UsageError&) {
+    throw;
+  } catch (const Error& e) {
+    throw UsageError(e.what());  // the specs are the command line's
+  }
+  for (auto& [name, value] : bound.kwargs) value = to_device(value, device);
+  return bound;
 }
 
 ForwardInputs read_forward_inputs(const std::string& path, const torch::jit::Module& model,

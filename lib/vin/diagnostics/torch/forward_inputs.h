@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "vin/diagnostics/records/capture_request.h"
+
 namespace vin::diagnostics {
 
 /// Arguments of one root forward call: positional, then keyword arguments in the order given.
@@ -35,5 +37,14 @@ std::string describe_forward(const torch::jit::Module& model);
 /// the first overload the inputs fit is chosen (ForwardInputs::method).
 ForwardInputs read_forward_inputs(const std::string& path, const torch::jit::Module& model,
                                   const c10::Device& device);
+
+/// Inputs made from `--shape` specs, passed as keyword arguments and bound like an .npz file's:
+/// made on the CPU in the order of forward's arguments from one generator seeded with
+/// `shaped.seed`, exactly as Python's `torch.manual_seed(seed)` followed by `torch.randn(shape,
+/// dtype=...)` (floating dtypes), `torch.randint(0, int_high, shape, dtype=...)` (integer
+/// dtypes) or `torch.randint(0, 2, ...)` (bool) in that order makes them, then placed on `device`.
+/// Throws UsageError naming forward's arguments when the specs do not fit them.
+ForwardInputs make_shaped_inputs(const ShapedInputs& shaped, const torch::jit::Module& model,
+                                 const c10::Device& device);
 
 }  // namespace vin::diagnostics
