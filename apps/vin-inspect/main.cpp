@@ -13,6 +13,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "vin/diagnostics/archive/archive_layout.h"
 #include "vin/diagnostics/archive/model_source.h"
 #include "vin/diagnostics/config/inspect_config.h"
 #include "vin/diagnostics/diff/record_sources.h"
@@ -354,6 +355,72 @@ std::vector<Command> commands(CommonOptions& common) {
            return *fail_on_nonfinite && result.summary.first_nonfinite ? 3 : 0;
          };
        }},
+      {"compare", nullptr,
+       "Where two runs diverge: two archives (or saved tensors) on the same inputs, module call "
+       "by module call",
+       "vin-inspect compare net.pt net_half.pt --shape x=1x3x224x224 --format table",
+       [&common](CLI::App& sub, std::function<int()>& action) {
+         auto request = std::make_shared<vd::CompareRequest>();
+         auto modules = std::make_shared<std::vector<std::string>>();
+         auto shape_texts = std::make_shared<std::vector<std::string>>();
+         auto shaped = std::make_shared<vd::ShapedInputs>();
+         sub.add_option("A", request->a.path,
+                        "Archive, or tensors saved by capture --save or scripts/eager_capture.py")
+             ->required();
+         sub.add_option("B", request->b.path, "The same kinds of file to compare with A")
+             ->required();
+         auto inputs_option =
+             sub.add_option("--inputs", request->inputs,
+                            "Inputs for one forward of each archive side (repeatable)")
+                 ->type_name("FILE");
+         add_shape_options(sub, *shape_texts, *shaped, inputs_option);
+         sub.add_option("--device-a", request->a.device, "Where A runs (default cpu)")
+             ->type_name("DEVICE");
+         sub.add_option("--device-b", request->b.device, "Where B runs (default cpu)")
+             ->type_name("DEVICE");
+         sub.add_option("--module", *modules,
+                        "Registered path or pattern to compare (repeatable; default: every module)")
+             ->type_name("PATH");
+         sub.add_option("--atol", request->atol,
+                        "Absolute tolerance (default: torch.testing's for the dtype)")
+             ->type_name("X")
+             ->check(CLI::NonNegativeNumber);
+         sub.add_option("--rtol", request->rtol,
+                        "Relative tolerance (default: torch.testing's for the dtype)")
+             ->type_name("X")
+             ->check(CLI::NonNegativeNumber);
+         sub.add_flag("--equal-nan", request->equal_nan, "NaN on both sides counts as equal");
+         sub.add_flag("--eval", request->eval, "Switch every module to eval mode first");
+         add_limit(sub, "--max-compare-bytes", request->max_compare_bytes,
+                   "A's tensors kept whole; past it, pairs are compared by statistics");
+         add_limit(sub, "--max-traversal-nodes", request->max_traversal_nodes,
+                   "Nodes visited per input/output walk");
+         add_limit(sub, "--max-container-depth", request->max_container_depth,
+                   "Container edges followed per walk");
+         add_common_options(sub, common);
+         action = [&common, request, modules, shape_texts, shaped] {
+           if (!modules->empty()) request->module_paths = *modules;
+           request->a.archive = vd::is_torchscript_archive(request->a.path);
+           request->b.archive = vd::is_torchscript_archive(request->b.path);
+           if (request->a.archive || request->b.archive)
+             request->shaped = shaped_inputs(*shape_texts, *shaped, request->inputs);
+           const vd::CompareResult result = torch_plugin().compare_sides(*request);
+           std::vector<std::string> inputs = request->inputs;
+           inputs.push_back(request->a.path);
+           inputs.push_back(request->b.path);
+           emit(common,
+                format_records(request->b.path,
+                               [&](std::ostream& out) {
+                                 vd::write_comparison(out, result,
+                                                      vd::parse_output_format(common.format));
+                               }),
+                inputs);
+           if (result.error) throw vd::Error(*result.error);
+           const vd::ComparisonSummary& s = result.summary;
+           return s.beyond == 0 && s.only_in_a == 0 && s.only_in_b == 0 ? 0 : 1;
+         };
+       },
+       2},
       {"diff", nullptr,
        "Compare two models or two configurations: archives, YAML renderings or saved jsonl "
        "records",

@@ -156,3 +156,35 @@ TEST_CASE("CaptureLimits: the defaults; non-positive quotas are rejected by name
   CHECK_THROWS_WITH_AS(CaptureLimits{quotas}, "max_container_depth must be positive, got 0",
                        UsageError);
 }
+
+TEST_CASE("compare's records: the keys a saved tensor's name carries, and the JSON field order") {
+  const TensorKey key{"layer1.0.conv1", 3, Direction::output, {"output", "0", "a/b"}};
+  CHECK(key.name() == "layer1.0.conv1/3/output/output/0/a/b");
+  const auto back = TensorKey::from_name(key.name());
+  REQUIRE(back);
+  CHECK(back->name() == key.name());
+  CHECK(back->call_index == 3);
+  CHECK_FALSE(TensorKey::from_name("arr_0"));
+  CHECK_FALSE(TensorKey::from_name("m/x/input/args"));
+  CHECK_FALSE(TensorKey::from_name("m/0/sideways/args"));
+  TensorComparison c;
+  c.key = key;
+  c.only_in = "a";
+  c.shape_a = std::vector<std::int64_t>{2};
+  c.dtype_a = "torch.float32";
+  c.numel = 2;
+  CHECK(dump_line(to_json(c)) ==
+        R"({"module_path": "layer1.0.conv1", "call_index": 3, "direction": "output", )"
+        R"("tensor_path": ["output", "0", "a/b"], "shape_a": [2], "shape_b": null, )"
+        R"("dtype_a": "torch.float32", "dtype_b": null, "numel": 2, "max_abs_error": null, )"
+        R"("max_rel_error": null, "mismatches": null, "atol": 0.0, "rtol": 0.0, )"
+        R"("within_tolerance": false, "only_in": "a", "statistics_only": false})");
+  ComparisonSummary s;
+  s.first_divergence = key;
+  s.atol = 1.0;
+  CHECK(dump_line(to_json(s)) ==
+        R"({"pairs": 0, "within": 0, "beyond": 0, "only_in_a": 0, "only_in_b": 0, )"
+        R"("first_divergence": {"module_path": "layer1.0.conv1", "call_index": 3, )"
+        R"("direction": "output", "tensor_path": ["output", "0", "a/b"]}, "atol": 1.0, )"
+        R"("rtol": null, "statistics_only": 0})");
+}

@@ -367,4 +367,15 @@ std::vector<std::string> zip_member_names(const std::string& path) {
   return names;
 }
 
+bool is_torchscript_archive(const std::string& path) {
+  if (!file_starts_with(path, "PK")) return false;
+  for (const std::string& name : zip_member_names(path)) {
+    const std::size_t slash = name.find('/');
+    if (slash == std::string::npos) continue;
+    const std::string_view record = std::string_view(name).substr(slash + 1);
+    if (record == "data.pkl" || record.substr(0, 5) == "code/") return true;
+  }
+  return false;
+}
+
 }  // namespace vin::diagnostics

@@ -105,4 +105,9 @@ bool file_starts_with(const std::string& path, std::string_view magic);
 /// The member names of the zip archive at `path`; empty when it is not a readable zip archive.
 std::vector<std::string> zip_member_names(const std::string& path);
 
+/// Whether `path` looks like a TorchScript archive (a zip with a data.pkl or code/ under its top
+/// folder) rather than, say, an .npz of saved tensors. Reads the zip directory only; files that
+/// are neither are for the reader that follows to refuse.
+bool is_torchscript_archive(const std::string& path);
+
 }  // namespace vin::diagnostics

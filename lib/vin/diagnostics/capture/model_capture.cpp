@@ -72,6 +72,7 @@ struct ModelCapture::State {
   std::optional<SnapshotLocation> first_nonfinite;
   std::int64_t checked_tensors = 0;
   std::int64_t nonfinite_tensors = 0;
+  TensorSink sink;                             // compare: every tensor reached
   std::optional<std::int64_t> save_max_bytes;  // capture --save
   std::vector<std::pair<std::string, at::Tensor>> saved;
   std::int64_t saved_bytes = 0;
@@ -113,8 +114,9 @@ struct ModelCapture::State {
   void save(const Walk& walk, const at::Tensor& tensor);
   // snapshots are taken until a quota stops them
   bool recording() const { return active && !stopped_by; }
-  // walks go on past the snapshot quotas when every tensor is checked for non-finite values
-  bool walking() const { return active && (!stopped_by || with_stats); }
+  // walks go on past the snapshot quotas when every tensor is checked for non-finite values,
+  // or handed to a sink
+  bool walking() const { return active && (!stopped_by || with_stats || sink); }
 };
 
 namespace {
@@ -424,6 +426,10 @@ void ModelCapture::State::visit_children(Walk& walk, const c10::IValue& value, s
 
 void ModelCapture::State::record(Walk& walk, const at::Tensor& tensor) {
   if (!tensor.defined()) return;
+  if (sink) {
+    sink(TensorKey{*walk.module_path, walk.call_index, walk.direction, walk.path}, tensor);
+    return;
+  }
   const bool keep = recording();
   std::optional<TensorStats> stats;
   bool nonfinite = false;
@@ -597,6 +603,11 @@ CaptureSummary ModelCapture::State::summarize() const {
     summary.saved = CaptureSummary::Saved{static_cast<std::int64_t>(saved.size()), saved_bytes,
                                           unsaved_tensors};
   return summary;
+}
+
+void ModelCapture::set_tensor_sink(TensorSink sink) {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  state_->sink = std::move(sink);
 }
 
 void ModelCapture::enable_saving(std::int64_t max_bytes) {

@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "vin/diagnostics/records/capture_records.h"
+#include "vin/diagnostics/records/compare_records.h"
 #include "vin/diagnostics/torch/forward_inputs.h"
 
 namespace vin::diagnostics {
@@ -68,6 +70,11 @@ class ModelCapture {
   /// The tensors kept by enable_saving, in capture order, each named
   /// `MODULE_PATH/CALL_INDEX/DIRECTION/TENSOR_PATH...` (docs/capture.md).
   const std::vector<std::pair<std::string, at::Tensor>>& saved_tensors() const;
+  /// Receives every tensor the walks of the selected modules reach, whole, with its key
+  /// (compare): from then on no snapshots are kept and the snapshot quotas stop nothing (the
+  /// traversal quotas still bound each walk).
+  using TensorSink = std::function<void(const TensorKey&, const at::Tensor&)>;
+  void set_tensor_sink(TensorSink sink);
   /// Deactivates recording and forgets invocations still pending; safe to call repeatedly.
   void close();
 

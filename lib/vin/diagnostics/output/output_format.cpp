@@ -92,6 +92,29 @@ void write_capture(std::ostream& out, const std::vector<TensorSnapshot>& snapsho
   }
 }
 
+void write_comparison(std::ostream& out, const CompareResult& result, OutputFormat format) {
+  switch (format) {
+    case OutputFormat::jsonl:
+      for (const auto& c : result.comparisons)
+        out << dump_record_line("TensorComparison", to_json(c)) << '\n';
+      out << dump_record_line("ComparisonSummary", to_json(result.summary)) << '\n';
+      return;
+    case OutputFormat::json: {
+      Json doc;
+      Json list = Json::array();
+      for (const auto& c : result.comparisons) list.push_back(to_json(c));
+      doc["comparisons"] = std::move(list);
+      const Json fields = to_json(result.summary);
+      for (auto it = fields.begin(); it != fields.end(); ++it) doc[it.key()] = *it;
+      out << dump_pretty(doc) << '\n';
+      return;
+    }
+    case OutputFormat::table:
+      out << format_comparison_table(result);
+      return;
+  }
+}
+
 void write_diff(std::ostream& out, const RecordSet& old_set, const RecordSet& new_set,
                 const std::vector<Change>& changes, const std::vector<std::string>& compared,
                 OutputFormat format) {

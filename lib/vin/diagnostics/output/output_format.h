@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "vin/diagnostics/records/capture_records.h"
+#include "vin/diagnostics/records/compare_records.h"
 #include "vin/diagnostics/records/config_records.h"
 #include "vin/diagnostics/records/diff_records.h"
 #include "vin/diagnostics/records/model_metadata.h"
@@ -35,6 +36,11 @@ void write_structure_spec(std::ostream& out, const ModelStructureSpec& spec, Out
 void write_capture(std::ostream& out, const std::vector<TensorSnapshot>& snapshots,
                    const CaptureSummary& summary, OutputFormat format,
                    const ForwardSources* sources = nullptr);
+
+/// Writes compare's records: one "TensorComparison" line each then a "ComparisonSummary" line
+/// (jsonl), one document with "comparisons" (json), or the first divergence and the worst pairs
+/// first (table).
+void write_comparison(std::ostream& out, const CompareResult& result, OutputFormat format);
 
 /// Writes diff's records: one "Change" line each then a "DiffSummary" line (jsonl), one document
 /// (json), or a readable summary with +, -, ~ marks (table). `compared`: the kinds of records

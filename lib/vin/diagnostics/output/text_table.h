@@ -51,6 +51,10 @@ std::string format_capture_table(const std::vector<TensorSnapshot>& snapshots,
                                  const CaptureSummary& summary,
                                  const ForwardSources* sources = nullptr);
 
+/// compare for people: the first divergence, then the pairs beyond tolerance (worst first, by
+/// mismatching share then error), one-sided tensors, and the counts.
+std::string format_comparison_table(const CompareResult& result);
+
 /// diff for people: the sides' names, one line per change marked +, - or ~, then the counts.
 std::string format_diff_table(const RecordSet& old_set, const RecordSet& new_set,
                               const std::vector<Change>& changes,

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "vin/diagnostics/records/capture_request.h"
+#include "vin/diagnostics/records/compare_records.h"
 #include "vin/diagnostics/records/log_sink.h"
 #include "vin/diagnostics/records/model_metadata.h"
 
@@ -21,11 +22,12 @@ struct TorchPlugin {
   const char* libtorch_version;  ///< the LibTorch the plugin was built against
   ModelMetadata (*describe_with_libtorch)(const std::string& path, const InspectDetails& details);
   CaptureResult (*capture_archive)(const CaptureRequest& request);
+  CompareResult (*compare_sides)(const CompareRequest& request);
   /// Sends the plugin's log lines, LibTorch's warnings among them, to `sink`.
   void (*set_log_sink)(LogSink sink);
 };
 
-inline constexpr int kTorchPluginAbi = 3;
+inline constexpr int kTorchPluginAbi = 4;
 /// The plugin's one exported symbol: `extern "C" const TorchPlugin* vin_torch_plugin_v1()`.
 inline constexpr const char* kTorchPluginEntry = "vin_torch_plugin_v1";
 inline constexpr const char* kTorchPluginFile = "libvin_torch_plugin.so";

@@ -238,6 +238,65 @@ Json to_json(const CaptureSummary& summary) {
   return j;
 }
 
+namespace {
+
+void put_key(Json& j, const TensorKey& key) {
+  j["module_path"] = key.module_path;
+  j["call_index"] = key.call_index;
+  j["direction"] = to_string(key.direction);
+  j["tensor_path"] = key.tensor_path;
+}
+
+template <class T>
+Json optional_json(const std::optional<T>& value) {
+  return value ? Json(*value) : Json(nullptr);
+}
+
+Json optional_float(const std::optional<double>& value) {
+  return value ? json_float(*value) : Json(nullptr);
+}
+
+}  // namespace
+
+Json to_json(const TensorComparison& c) {
+  Json j;
+  put_key(j, c.key);
+  j["shape_a"] = optional_json(c.shape_a);
+  j["shape_b"] = optional_json(c.shape_b);
+  j["dtype_a"] = optional_json(c.dtype_a);
+  j["dtype_b"] = optional_json(c.dtype_b);
+  j["numel"] = c.numel;
+  j["max_abs_error"] = optional_float(c.max_abs_error);
+  j["max_rel_error"] = optional_float(c.max_rel_error);
+  j["mismatches"] = optional_json(c.mismatches);
+  j["atol"] = json_float(c.atol);
+  j["rtol"] = json_float(c.rtol);
+  j["within_tolerance"] = c.within_tolerance;
+  j["only_in"] = optional_json(c.only_in);
+  j["statistics_only"] = c.statistics_only;
+  return j;
+}
+
+Json to_json(const ComparisonSummary& s) {
+  Json j;
+  j["pairs"] = s.pairs;
+  j["within"] = s.within;
+  j["beyond"] = s.beyond;
+  j["only_in_a"] = s.only_in_a;
+  j["only_in_b"] = s.only_in_b;
+  if (s.first_divergence) {
+    Json at;
+    put_key(at, *s.first_divergence);
+    j["first_divergence"] = std::move(at);
+  } else {
+    j["first_divergence"] = nullptr;
+  }
+  j["atol"] = optional_float(s.atol);
+  j["rtol"] = optional_float(s.rtol);
+  j["statistics_only"] = s.statistics_only;
+  return j;
+}
+
 Json to_json(const ConfigValue& value) {
   struct Visitor {
     Json operator()(std::nullptr_t) const { return Json(nullptr); }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "vin/diagnostics/records/capture_records.h"
+#include "vin/diagnostics/records/compare_records.h"
 #include "vin/diagnostics/records/config_records.h"
 #include "vin/diagnostics/records/model_metadata.h"
 #include "vin/diagnostics/records/record_value.h"
@@ -40,6 +41,12 @@ Json to_json(const TensorSnapshot& snapshot);
 
 /// The CaptureSummary fields: snapshots, sampled_bytes, stopped_by.
 Json to_json(const CaptureSummary& summary);
+
+/// One TensorComparison as a JSON object, without the "record" key.
+Json to_json(const TensorComparison& comparison);
+
+/// The ComparisonSummary fields.
+Json to_json(const ComparisonSummary& summary);
 
 /// A field value: a JSON scalar, or {"type_marker": "qualified.Type"}.
 Json to_json(const ConfigValue& value);

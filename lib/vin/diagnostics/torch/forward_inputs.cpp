@@ -404,6 +404,8 @@ void check_npz_names(const std::string& path, const torch::jit::Module& model) {
 
 }  // namespace
 
+at::Tensor npy_to_tensor(NpyArray&& array) { return to_tensor(std::move(array)); }
+
 std::vector<std::string> forward_methods(const torch::jit::Module& model) {
   if (model.find_method("forward")) return {"forward"};
   // TorchScript compiles an overloaded forward (nn.LSTM's, nn.GRU's) as forward__0, forward__1

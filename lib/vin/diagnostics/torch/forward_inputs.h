@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "vin/diagnostics/archive/npy_reader.h"
 #include "vin/diagnostics/records/capture_request.h"
 
 namespace vin::diagnostics {
@@ -37,6 +38,9 @@ std::string describe_forward(const torch::jit::Module& model);
 /// the first overload the inputs fit is chosen (ForwardInputs::method).
 ForwardInputs read_forward_inputs(const std::string& path, const torch::jit::Module& model,
                                   const c10::Device& device);
+
+/// A numpy array as a tensor of the same dtype, shape and values (Fortran order made C order).
+at::Tensor npy_to_tensor(NpyArray&& array);
 
 /// Inputs made from `--shape` specs, passed as keyword arguments and bound like an .npz file's:
 /// made on the CPU in the order of forward's arguments from one generator seeded with

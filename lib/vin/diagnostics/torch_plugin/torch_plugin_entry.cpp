@@ -3,6 +3,7 @@
 #include <torch/version.h>
 
 #include "vin/diagnostics/capture/capture_archive.h"
+#include "vin/diagnostics/capture/compare_sides.h"
 #include "vin/diagnostics/plugin/torch_plugin.h"
 #include "vin/diagnostics/records/log_sink.h"
 #include "vin/diagnostics/torch/inspect_model.h"
@@ -41,11 +42,9 @@ void install_log_sink(vin::diagnostics::LogSink sink) {
 extern "C" __attribute__((visibility("default"))) const vin::diagnostics::TorchPlugin*
 vin_torch_plugin_v1() {
   static const vin::diagnostics::TorchPlugin plugin{
-      vin::diagnostics::kTorchPluginAbi,
-      TORCH_VERSION,
-      &vin::diagnostics::describe_with_libtorch,
-      &vin::diagnostics::capture_archive,
-      &install_log_sink,
+      vin::diagnostics::kTorchPluginAbi,         TORCH_VERSION,
+      &vin::diagnostics::describe_with_libtorch, &vin::diagnostics::capture_archive,
+      &vin::diagnostics::compare_sides,          &install_log_sink,
   };
   return &plugin;
 }

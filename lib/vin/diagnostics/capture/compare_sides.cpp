@@ -1,0 +1,354 @@
+#include "vin/diagnostics/capture/compare_sides.h"
+
+#include <ATen/ATen.h>
+#include <torch/csrc/autograd/grad_mode.h>
+#include <torch/csrc/jit/runtime/graph_executor.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "vin/diagnostics/archive/npy_reader.h"
+#include "vin/diagnostics/capture/model_capture.h"
+#include "vin/diagnostics/capture/tensor_sampling.h"
+#include "vin/diagnostics/records/error.h"
+#include "vin/diagnostics/text/module_selection.h"
+#include "vin/diagnostics/torch/dtype_names.h"
+#include "vin/diagnostics/torch/forward_inputs.h"
+#include "vin/diagnostics/torch/model_loader.h"
+
+namespace vin::diagnostics {
+namespace {
+
+struct Tolerance {
+  double rtol = 0;
+  double atol = 0;
+};
+
+// torch.testing.assert_close's defaults; integers and bool compare exactly
+Tolerance default_tolerance(c10::ScalarType type, bool quantized) {
+  if (quantized) return {1.3e-6, 1e-5};
+  switch (type) {
+    case at::kHalf:
+    case at::kComplexHalf:
+      return {1e-3, 1e-5};
+    case at::kBFloat16:
+      return {1.6e-2, 1e-5};
+    case at::kFloat:
+    case at::kComplexFloat:
+      return {1.3e-6, 1e-5};
+    case at::kDouble:
+    case at::kComplexDouble:
+      return {1e-7, 1e-7};
+    default:
+      return {0, 0};
+  }
+}
+
+// Statistics that stand for a tensor of A past --max-compare-bytes.
+struct Statistics {
+  double min = 0, max = 0, mean = 0;
+};
+
+Statistics statistics_of(const at::Tensor& t) {
+  const at::Tensor d = t.detach().to(at::kDouble);
+  if (d.numel() == 0) return {};
+  return {d.min().item<double>(), d.max().item<double>(), d.mean().item<double>()};
+}
+
+// One tensor of side A, kept until B's counterpart arrives.
+struct Kept {
+  TensorKey key;
+  std::vector<std::int64_t> shape;
+  std::string dtype;
+  c10::ScalarType type = at::kFloat;
+  bool quantized = false;
+  std::int64_t numel = 0;
+  at::Tensor tensor;                       // on the CPU; undefined when only statistics are kept
+  std::optional<Statistics> statistics;    // past --max-compare-bytes
+  std::optional<TensorComparison> result;  // once compared
+};
+
+// What a tensor is compared as: float64 (complex128 for complex), on the CPU.
+at::Tensor comparable(const at::Tensor& t) {
+  at::Tensor d = t.detach();
+  if (d.is_quantized()) d = d.dequantize();
+  return d.to(at::kCPU, d.is_complex() ? at::kComplexDouble : at::kDouble);
+}
+
+class Comparer {
+ public:
+  explicit Comparer(const CompareRequest& request) : request_(request) {}
+
+  // Side A: keep each tensor (a copy: the forward may change it later).
+  void keep(const TensorKey& key, const at::Tensor& tensor) {
+    if (!selected(key) || tensor.is_nested() || tensor.layout() != c10::kStrided ||
+        tensor.is_meta())
+      return;
+    const std::string name = key.name();
+    if (index_.count(name)) return;  // a tensor seen twice under one key: the first counts
+    Kept k;
+    k.key = key;
+    k.shape = tensor.sizes().vec();
+    k.dtype = python_dtype_name(tensor.scalar_type());
+    k.type = tensor.scalar_type();
+    k.quantized = tensor.is_quantized();
+    k.numel = tensor.numel();
+    const std::int64_t bytes = k.numel * static_cast<std::int64_t>(tensor.element_size());
+    if (kept_bytes_ + bytes <= request_.max_compare_bytes) {
+      k.tensor = tensor.detach().to(at::kCPU, tensor.scalar_type(), false, /*copy=*/true);
+      kept_bytes_ += bytes;
+    } else {
+      k.statistics = statistics_of(comparable(tensor));
+    }
+    index_.emplace(name, kept_.size());
+    kept_.push_back(std::move(k));
+  }
+
+  // Side B: compare each tensor with A's as it comes, and let A's go.
+  void compare(const TensorKey& key, const at::Tensor& tensor) {
+    if (!selected(key) || tensor.is_nested() || tensor.layout() != c10::kStrided ||
+        tensor.is_meta())
+      return;
+    const std::string name = key.name();
+    const auto it = index_.find(name);
+    if (it == index_.end()) {
+      if (!only_b_names_.insert(name).second) return;
+      TensorComparison c;
+      c.key = key;
+      c.shape_b = tensor.sizes().vec();
+      c.dtype_b = python_dtype_name(tensor.scalar_type());
+      c.numel = tensor.numel();
+      c.only_in = "b";
+      only_b_.push_back(std::move(c));
+      return;
+    }
+    Kept& a = kept_[it->second];
+    if (a.result) return;  // a tensor seen twice under one key: the first counts
+    a.result = compare_pair(a, tensor);
+    a.tensor = at::Tensor();  // A's copy is no longer needed
+  }
+
+  CompareResult finish() {
+    CompareResult out;
+    ComparisonSummary& s = out.summary;
+    s.atol = request_.atol;
+    s.rtol = request_.rtol;
+    for (Kept& a : kept_) {
+      TensorComparison c;
+      if (a.result) {
+        c = std::move(*a.result);
+        ++s.pairs;
+        if (c.within_tolerance) {
+          ++s.within;
+        } else {
+          ++s.beyond;
+          if (!s.first_divergence) s.first_divergence = c.key;
+        }
+        if (c.statistics_only) ++s.statistics_only;
+      } else {
+        c.key = a.key;
+        c.shape_a = a.shape;
+        c.dtype_a = a.dtype;
+        c.numel = a.numel;
+        c.only_in = "a";
+        ++s.only_in_a;
+      }
+      out.comparisons.push_back(std::move(c));
+    }
+    s.only_in_b = static_cast<std::int64_t>(only_b_.size());
+    for (auto& c : only_b_) out.comparisons.push_back(std::move(c));
+    return out;
+  }
+
+ private:
+  bool selected(const TensorKey& key) const {
+    if (!request_.module_paths) return true;
+    for (const auto& p : *request_.module_paths)
+      if (p == key.module_path || (is_path_pattern(p) && wildcard_match(p, key.module_path)))
+        return true;
+    return false;
+  }
+
+  Tolerance tolerance_for(const Kept& a, const at::Tensor& b) const {
+    const Tolerance ta = default_tolerance(a.type, a.quantized);
+    const Tolerance tb = default_tolerance(b.scalar_type(), b.is_quantized());
+    return {request_.rtol.value_or(std::max(ta.rtol, tb.rtol)),
+            request_.atol.value_or(std::max(ta.atol, tb.atol))};
+  }
+
+  TensorComparison compare_pair(const Kept& a, const at::Tensor& b_tensor) const {
+    TensorComparison c;
+    c.key = a.key;
+    c.shape_a = a.shape;
+    c.shape_b = b_tensor.sizes().vec();
+    c.dtype_a = a.dtype;
+    c.dtype_b = python_dtype_name(b_tensor.scalar_type());
+    c.numel = a.numel;
+    const Tolerance t = tolerance_for(a, b_tensor);
+    c.atol = t.atol;
+    c.rtol = t.rtol;
+    if (*c.shape_a != *c.shape_b) return c;  // not comparable: beyond, errors null
+    const at::Tensor b = comparable(b_tensor);
+    if (a.statistics) {
+      c.statistics_only = true;
+      const Statistics sb = statistics_of(b);
+      const double errors[] = {std::abs(a.statistics->min - sb.min),
+                               std::abs(a.statistics->max - sb.max),
+                               std::abs(a.statistics->mean - sb.mean)};
+      const double bases[] = {std::abs(sb.min), std::abs(sb.max), std::abs(sb.mean)};
+      c.max_abs_error = *std::max_element(std::begin(errors), std::end(errors));
+      double rel = 0;
+      bool within = true;
+      for (int i = 0; i < 3; ++i) {
+        rel = std::max(rel, bases[i] > 0 ? errors[i] / bases[i] : (errors[i] > 0 ? HUGE_VAL : 0.0));
+        within = within && errors[i] <= t.atol + t.rtol * bases[i];
+      }
+      c.max_rel_error = rel;
+      c.within_tolerance = within;
+      return c;
+    }
+    const at::Tensor av = comparable(a.tensor);
+    const at::Tensor close = at::isclose(av, b, t.rtol, t.atol, request_.equal_nan);
+    c.mismatches = c.numel - close.sum().item<std::int64_t>();
+    c.within_tolerance = *c.mismatches == 0;
+    if (c.numel == 0) {
+      c.max_abs_error = 0.0;
+      c.max_rel_error = 0.0;
+      return c;
+    }
+    // errors over the elements that differ; equal values (infinities included) count zero, and
+    // NaNs, counted as mismatches above, are left out of the maxima
+    // (|a - b| of complex values is real)
+    at::Tensor diff = (av - b).abs();
+    diff = at::where(av.eq(b), at::zeros({}, diff.options()), diff);
+    diff = at::nan_to_num(diff, 0.0);
+    c.max_abs_error = diff.max().item<double>();
+    at::Tensor rel = diff / b.abs();
+    rel = at::where(diff.eq(0), at::zeros({}, rel.options()), rel);
+    rel = at::nan_to_num(rel, 0.0, HUGE_VAL, 0.0);
+    c.max_rel_error = rel.max().item<double>();
+    return c;
+  }
+
+  const CompareRequest& request_;
+  std::vector<Kept> kept_;
+  std::unordered_map<std::string, std::size_t> index_;
+  std::int64_t kept_bytes_ = 0;
+  std::vector<TensorComparison> only_b_;
+  std::unordered_set<std::string> only_b_names_;
+};
+
+using Sink = std::function<void(const TensorKey&, const at::Tensor&)>;
+
+// The floating dtype of the model's parameters when they all share one (a `.half()` copy:
+// float16), so that one inputs file serves a model and its converted copy.
+std::optional<c10::ScalarType> parameter_dtype(const torch::jit::Module& model) {
+  std::optional<c10::ScalarType> type;
+  for (const at::Tensor& p : model.parameters()) {
+    if (!at::isFloatingType(p.scalar_type())) continue;
+    if (type && *type != p.scalar_type()) return std::nullopt;
+    type = p.scalar_type();
+  }
+  return type;
+}
+
+c10::IValue cast_floating(const c10::IValue& value, c10::ScalarType type) {
+  if (value.isTensor()) {
+    const at::Tensor& t = value.toTensor();
+    return at::isFloatingType(t.scalar_type()) ? c10::IValue(t.to(type)) : value;
+  }
+  if (value.isTuple()) {
+    std::vector<c10::IValue> items;
+    for (const auto& item : value.toTupleRef().elements())
+      items.push_back(cast_floating(item, type));
+    return c10::ivalue::Tuple::create(std::move(items));
+  }
+  if (value.isList()) {
+    c10::impl::GenericList list(value.toList().elementType());
+    for (const auto& item : value.toListRef()) list.push_back(cast_floating(item, type));
+    return list;
+  }
+  return value;
+}
+
+// A file of saved tensors into `sink`, member by member in the file's order.
+void read_side(const CompareSide& side, const Sink& sink) {
+  std::vector<NpyArray> arrays = naming_out_of_memory(side.path, "reading the saved tensors",
+                                                      [&] { return read_npz_file(side.path); });
+  for (NpyArray& array : arrays) {
+    const auto key = TensorKey::from_name(array.name);
+    if (!key)
+      throw Error(side.path + ": the member " + array.name +
+                  " is not named MODULE_PATH/CALL_INDEX/DIRECTION/TENSOR_PATH as capture --save "
+                  "and scripts/eager_capture.py name them");
+    sink(*key, npy_to_tensor(std::move(array)));
+  }
+}
+
+// An archive side run on the request's inputs, its tensors into `sink`. Returns the error of a
+// forward that raised, if one did.
+std::optional<std::string> run_side(const CompareSide& side, const CompareRequest& request,
+                                    const Sink& sink) {
+  const c10::Device device = resolve_device(side.device);
+  torch::jit::Module model = naming_out_of_memory(side.path, "loading the archive", [&] {
+    return load_torchscript_archive(side.path, side.device);
+  });
+  if (request.eval) model.eval();
+  std::vector<ForwardInputs> inputs;
+  std::vector<std::string> names = request.inputs;
+  for (const auto& path : request.inputs)
+    inputs.push_back(naming_out_of_memory(
+        path, "reading the inputs", [&] { return read_forward_inputs(path, model, device); }));
+  if (request.shaped) {
+    inputs.push_back(make_shaped_inputs(*request.shaped, model, device));
+    names.push_back(kShapedInputsName);
+  }
+  if (const auto type = parameter_dtype(model))
+    for (ForwardInputs& in : inputs) {
+      for (auto& a : in.args) a = cast_floating(a, *type);
+      for (auto& [name, value] : in.kwargs) value = cast_floating(value, *type);
+    }
+  at::NoGradGuard no_grad;
+  torch::jit::GraphOptimizerEnabledGuard no_graph_optimisation(false);
+  const CaptureLimits limits = CaptureLimits()
+                                   .with_max_traversal_nodes(request.max_traversal_nodes)
+                                   .with_max_container_depth(request.max_container_depth);
+  // module patterns are checked against this archive's paths; the comparer filters the rest
+  ModelCapture capture = capture_model(model, request.module_paths, limits);
+  capture.set_tensor_sink(sink);
+  auto scope = capture.enter();
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    try {
+      capture.forward(inputs[i]);
+    } catch (const std::exception& e) {
+      const ForwardFailure failure = describe_forward_failure(e);
+      std::string error =
+          side.path + ": the model's forward raised on " + names[i] + ": " + failure.reason;
+      if (!failure.where.empty()) error += "\n  at " + failure.where;
+      return error;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+CompareResult compare_sides(const CompareRequest& request) {
+  Comparer comparer(request);
+  std::optional<std::string> error;
+  const auto side = [&](const CompareSide& s, const Sink& sink) {
+    if (!s.archive) return read_side(s, sink);
+    const auto failed = run_side(s, request, sink);
+    if (!error) error = failed;  // B still runs after A failed: what both saw is compared
+  };
+  side(request.a, [&](const TensorKey& k, const at::Tensor& t) { comparer.keep(k, t); });
+  side(request.b, [&](const TensorKey& k, const at::Tensor& t) { comparer.compare(k, t); });
+  CompareResult result = comparer.finish();
+  result.error = error;
+  return result;
+}
+
+}  // namespace vin::diagnostics
