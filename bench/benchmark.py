@@ -14,6 +14,9 @@ a Markdown table:
   capture --eval         vs  python: the eager model with forward hooks capturing the same
                              records (tests/reference/capture_reference.py)
                              (and a plain eager forward, for scale)
+  compare A A            vs  python: both eager models built, run with forward hooks keeping
+                             every module call's input and output tensors, every pair
+                             checked with torch.isclose at torch.testing's float32 tolerances
   --version              (alone)
 Weights are random (no downloads); the page cache is warm after the first run.
 """
@@ -59,6 +62,47 @@ for path, module in m.named_modules():
         out.append(f"{kind} {n} {list(t.shape)} {t.dtype} {t.device} {t.requires_grad} "
                    f"{t.numel()} {t.numel() * t.element_size()}")
 print("\\n".join(out))
+"""
+
+COMPARE_PEER = """
+import sys
+sys.path.insert(0, {bench!r})
+import numpy as np, torch, bench_models
+
+
+def run():
+    torch.manual_seed(0)
+    model = bench_models.MODELS[sys.argv[1]][0]().eval()
+    x = torch.from_numpy(np.load(sys.argv[2])["arr_0"])
+    kept, calls = {{}}, {{}}
+
+    def pre(path):
+        def hook(module, args):
+            index = calls.get(path, 0)
+            calls[path] = index + 1
+            for i, a in enumerate(args):
+                if isinstance(a, torch.Tensor):
+                    kept[(path, index, "input", i)] = a.detach().clone()
+        return hook
+
+    def post(path):
+        def hook(module, args, output):
+            if isinstance(output, torch.Tensor):
+                kept[(path, calls[path] - 1, "output")] = output.detach().clone()
+        return hook
+
+    for name, module in model.named_modules():
+        module.register_forward_pre_hook(pre(name or "<root>"))
+        module.register_forward_hook(post(name or "<root>"))
+    with torch.no_grad():
+        model(x)
+    return kept
+
+
+a, b = run(), run()
+within = sum(bool(torch.isclose(t.double(), b[k].double(), rtol=1.3e-6, atol=1e-5).all())
+             for k, t in a.items())
+print(len(a), within)
 """
 
 EAGER = """
@@ -127,10 +171,12 @@ def main():
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--only", nargs="*", default=list(bench_models.MODELS))
     parser.add_argument("--inspect-only", action="store_true", help="the inspect-model rows only")
+    parser.add_argument("--compare-only", action="store_true", help="the compare rows only")
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
-    eager = EAGER.format(scripts=os.path.join(ROOT, "scripts"),
+    eager = EAGER.format(scripts=os.path.join(ROOT, "bench"),
                          reference=os.path.join(ROOT, "tests", "reference"))
+    compare_peer = COMPARE_PEER.format(bench=os.path.join(ROOT, "bench"))
     rows = ["| question | Python peer | vin-inspect | Python | ratio | vin-inspect RSS | Python RSS "
             "| ratio |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     print("\n".join(rows), flush=True)
@@ -139,6 +185,11 @@ def main():
           f"{statistics.median(m for _, m in version):.0f} MiB", flush=True)
     for name in args.only:
         archive, inputs = prepare(args.work, name)
+        if args.compare_only:
+            compare(rows, f"compare {name} {name}",
+                    [args.binary, "compare", archive, archive, "--inputs", inputs],
+                    {"eager hooks, isclose": [PY, "-c", compare_peer, name, inputs]}, args.runs)
+            continue
         compare(rows, f"inspect-model {name}", [args.binary, "inspect-model", archive],
                 {"jit.load walk": [PY, "-c", JIT_WALK, archive]}, args.runs)
         compare(rows, f"inspect-model --all {name}",

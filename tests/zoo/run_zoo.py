@@ -4,6 +4,8 @@
 
 - inspect-model, plain and with --all, against the torch.jit.load view of the same archive
   (jit_load_records.py);
+- for the classification models (scripted, not quantized): `compare` of the archive against the
+  eager model's calls saved by scripts/eager_capture.py, every pair within tolerance;
 - capture, with the default limits and with limits high enough to reach every call, against the
   Python reference with real forward hooks on the eager model (capture_reference.py), record
   for record; a forward that raises must raise in both, after the same records. Both run on one
@@ -37,6 +39,7 @@ import traceback
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "reference"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "scripts"))
 
 HIGH_LIMITS = ["--max-tensors", "1000000000", "--max-bytes", "1000000000000",
                "--max-samples-per-tensor", "8"]
@@ -148,6 +151,24 @@ def capture_parity(binary, archive, inputs_file, model, args, kwargs, flags, tra
     return None
 
 
+def eager_parity(binary, archive, inputs_file, model, args, kwargs, workdir, name):
+    """compare ARCHIVE EAGER.npz: the eager model's calls (scripts/eager_capture.py) against the
+    archive's on the same inputs, whole tensors, torch.testing's default tolerances."""
+    from eager_capture import capture_to_npz
+    eager = os.path.join(workdir, name + "_eager.npz")
+    try:
+        capture_to_npz(model, tuple(args), dict(kwargs), eager)
+        p = subprocess.run([binary, "compare", archive, eager, "--inputs", inputs_file],
+                           capture_output=True, text=True)
+    finally:
+        if os.path.exists(eager):
+            os.remove(eager)
+    if p.returncode == 0:
+        return None
+    summary = p.stdout.splitlines()[-1][:600] if p.stdout else ""
+    return f"compare with the eager model: exit {p.returncode}: {summary} {p.stderr.strip()[:300]}"
+
+
 def needs_library(binary, archive, inputs_file):
     p = subprocess.run([binary, "capture", archive, "--inputs", inputs_file],
                        capture_output=True, text=True)
@@ -174,6 +195,9 @@ def run_case(case, binary, workdir):
             case.as_scripted(model)
         torch.save({"args": tuple(args), "kwargs": dict(kwargs)}, inputs_file)
         problems = [inspect_parity(binary, archive)]
+        if case.eager_compare and case.export == "script" and not model.training:
+            problems.append(eager_parity(binary, archive, inputs_file, model, args, kwargs,
+                                         workdir, case.name))
         if case.capture == "needs_library":
             problems.append(needs_library(binary, archive, inputs_file))
         else:

@@ -31,6 +31,9 @@ class ZooCase:
     # makes the eager model return what the scripted one does, where the model's own code
     # branches on torch.jit.is_scripting() (the reference hooks run on the eager model)
     as_scripted: Optional[Callable[[nn.Module], None]] = None
+    # compare the archive with its eager model (scripts/eager_capture.py, then vin-inspect
+    # compare): every call's whole tensors within torch.testing's tolerances
+    eager_compare: bool = False
 
 
 def outputs_tuple_when_scripted(model: nn.Module) -> None:
@@ -201,7 +204,8 @@ def torchvision_cases() -> List[ZooCase]:
             scripted_outputs = outputs_tuple_when_scripted if base in ("googlenet", "inception_v3") \
                 else None
             cases.append(ZooCase(name, build, lambda s=size: ((image(3, s, s),), {}), big=big,
-                                 as_scripted=scripted_outputs))
+                                 as_scripted=scripted_outputs,
+                                 eager_compare=not name.startswith("quantized_")))
             if not name.startswith("quantized_"):
                 cases.append(ZooCase(name + "_traced", build, lambda s=size: ((image(3, s, s),), {}),
                                      export="trace", big=big))

@@ -5,8 +5,10 @@
 #include <torch/csrc/jit/runtime/graph_executor.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
+#include <future>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -97,14 +99,36 @@ class Comparer {
     k.quantized = tensor.is_quantized();
     k.numel = tensor.numel();
     const std::int64_t bytes = k.numel * static_cast<std::int64_t>(tensor.element_size());
-    if (kept_bytes_ + bytes <= request_.max_compare_bytes) {
+    if (const at::Tensor* copy = recent_copy(tensor)) {
+      k.tensor = *copy;  // a module's output met again as the next one's input: one copy
+    } else if (kept_bytes_ + bytes <= request_.max_compare_bytes) {
       k.tensor = tensor.detach().to(at::kCPU, tensor.scalar_type(), false, /*copy=*/true);
       kept_bytes_ += bytes;
+      remember(tensor, k.tensor);
     } else {
       k.statistics = statistics_of(comparable(tensor));
     }
     index_.emplace(name, kept_.size());
     kept_.push_back(std::move(k));
+  }
+
+  // The copy made of `tensor` a moment ago, when it is unchanged since (same tensor, same
+  // version): a module's output is the next module's input, and its parent's output.
+  const at::Tensor* recent_copy(const at::Tensor& tensor) const {
+    if (tensor.is_inference()) return nullptr;  // no version counter to tell a change
+    for (const Recent& r : recent_)
+      if (r.original.defined() &&
+          r.original.unsafeGetTensorImpl() == tensor.unsafeGetTensorImpl() &&
+          r.version == tensor._version())
+        return &r.copy;
+    return nullptr;
+  }
+
+  void remember(const at::Tensor& original, const at::Tensor& copy) {
+    if (original.is_inference()) return;
+    // the few references held here keep those activations alive a little longer
+    recent_[next_recent_] = Recent{original, original._version(), copy};
+    next_recent_ = (next_recent_ + 1) % recent_.size();
   }
 
   // Side B: compare each tensor with A's as it comes, and let A's go.
@@ -211,6 +235,10 @@ class Comparer {
       return c;
     }
     const at::Tensor av = comparable(a.tensor);
+    if (!av.is_complex()) {
+      compare_real(av.contiguous(), b.contiguous(), t, c);
+      return c;
+    }
     const at::Tensor close = at::isclose(av, b, t.rtol, t.atol, request_.equal_nan);
     c.mismatches = c.numel - close.sum().item<std::int64_t>();
     c.within_tolerance = *c.mismatches == 0;
@@ -233,8 +261,44 @@ class Comparer {
     return c;
   }
 
+  // torch.isclose and the errors in one pass over float64 values: the same answers as the
+  // tensor expressions used for complex values, without a dozen operator calls per pair (which
+  // dominate on models of many small tensors)
+  void compare_real(const at::Tensor& av, const at::Tensor& bv, const Tolerance& t,
+                    TensorComparison& c) const {
+    const double* a = av.data_ptr<double>();
+    const double* b = bv.data_ptr<double>();
+    const std::int64_t n = av.numel();
+    std::int64_t mismatches = 0;
+    double max_abs = 0, max_rel = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+      const double x = a[i], y = b[i];
+      if (x == y) continue;  // equal, infinities included
+      const bool both_nan = std::isnan(x) && std::isnan(y);
+      const double diff = std::abs(x - y);
+      const bool close = (request_.equal_nan && both_nan) ||
+                         (std::isfinite(diff) && diff <= t.atol + std::abs(t.rtol * y));
+      if (!close) ++mismatches;
+      if (std::isnan(diff)) continue;  // NaNs count as mismatches, not in the maxima
+      max_abs = std::max(max_abs, diff);
+      const double magnitude = std::abs(y);
+      max_rel = std::max(max_rel, magnitude > 0 ? diff / magnitude : HUGE_VAL);
+    }
+    c.mismatches = mismatches;
+    c.within_tolerance = mismatches == 0;
+    c.max_abs_error = max_abs;
+    c.max_rel_error = max_rel;
+  }
+
   const CompareRequest& request_;
   std::vector<Kept> kept_;
+  struct Recent {
+    at::Tensor original;
+    std::int64_t version = 0;
+    at::Tensor copy;
+  };
+  std::array<Recent, 8> recent_;
+  std::size_t next_recent_ = 0;
   std::unordered_map<std::string, std::size_t> index_;
   std::int64_t kept_bytes_ = 0;
   std::vector<TensorComparison> only_b_;
@@ -288,45 +352,55 @@ void read_side(const CompareSide& side, const Sink& sink) {
   }
 }
 
-// An archive side run on the request's inputs, its tensors into `sink`. Returns the error of a
-// forward that raised, if one did.
-std::optional<std::string> run_side(const CompareSide& side, const CompareRequest& request,
-                                    const Sink& sink) {
-  const c10::Device device = resolve_device(side.device);
-  torch::jit::Module model = naming_out_of_memory(side.path, "loading the archive", [&] {
-    return load_torchscript_archive(side.path, side.device);
-  });
-  if (request.eval) model.eval();
+// An archive side made ready to run: loaded, its inputs read, its capture instrumented.
+struct PreparedSide {
+  const CompareSide* side;
+  torch::jit::Module model;
   std::vector<ForwardInputs> inputs;
-  std::vector<std::string> names = request.inputs;
+  std::vector<std::string> names;  // of the inputs, for messages
+  std::optional<ModelCapture> capture;
+};
+
+PreparedSide prepare_side(const CompareSide& side, const CompareRequest& request) {
+  PreparedSide p{&side, {}, {}, request.inputs, std::nullopt};
+  const c10::Device device = resolve_device(side.device);
+  p.model = naming_out_of_memory(side.path, "loading the archive",
+                                 [&] { return load_torchscript_archive(side.path, side.device); });
+  if (request.eval) p.model.eval();
   for (const auto& path : request.inputs)
-    inputs.push_back(naming_out_of_memory(
-        path, "reading the inputs", [&] { return read_forward_inputs(path, model, device); }));
+    p.inputs.push_back(naming_out_of_memory(
+        path, "reading the inputs", [&] { return read_forward_inputs(path, p.model, device); }));
   if (request.shaped) {
-    inputs.push_back(make_shaped_inputs(*request.shaped, model, device));
-    names.push_back(kShapedInputsName);
+    p.inputs.push_back(make_shaped_inputs(*request.shaped, p.model, device));
+    p.names.push_back(kShapedInputsName);
   }
-  if (const auto type = parameter_dtype(model))
-    for (ForwardInputs& in : inputs) {
+  if (const auto type = parameter_dtype(p.model))
+    for (ForwardInputs& in : p.inputs) {
       for (auto& a : in.args) a = cast_floating(a, *type);
       for (auto& [name, value] : in.kwargs) value = cast_floating(value, *type);
     }
-  at::NoGradGuard no_grad;
-  torch::jit::GraphOptimizerEnabledGuard no_graph_optimisation(false);
   const CaptureLimits limits = CaptureLimits()
                                    .with_max_traversal_nodes(request.max_traversal_nodes)
                                    .with_max_container_depth(request.max_container_depth);
   // module patterns are checked against this archive's paths; the comparer filters the rest
-  ModelCapture capture = capture_model(model, request.module_paths, limits);
-  capture.set_tensor_sink(sink);
-  auto scope = capture.enter();
-  for (std::size_t i = 0; i < inputs.size(); ++i) {
+  p.capture.emplace(capture_model(p.model, request.module_paths, limits));
+  return p;
+}
+
+// Runs a prepared side on its inputs, its tensors into `sink`. Returns the error of a forward
+// that raised, if one did.
+std::optional<std::string> run_side(PreparedSide& p, const Sink& sink) {
+  at::NoGradGuard no_grad;
+  torch::jit::GraphOptimizerEnabledGuard no_graph_optimisation(false);
+  p.capture->set_tensor_sink(sink);
+  auto scope = p.capture->enter();
+  for (std::size_t i = 0; i < p.inputs.size(); ++i) {
     try {
-      capture.forward(inputs[i]);
+      p.capture->forward(p.inputs[i]);
     } catch (const std::exception& e) {
       const ForwardFailure failure = describe_forward_failure(e);
       std::string error =
-          side.path + ": the model's forward raised on " + names[i] + ": " + failure.reason;
+          p.side->path + ": the model's forward raised on " + p.names[i] + ": " + failure.reason;
       if (!failure.where.empty()) error += "\n  at " + failure.where;
       return error;
     }
@@ -339,13 +413,26 @@ std::optional<std::string> run_side(const CompareSide& side, const CompareReques
 CompareResult compare_sides(const CompareRequest& request) {
   Comparer comparer(request);
   std::optional<std::string> error;
-  const auto side = [&](const CompareSide& s, const Sink& sink) {
-    if (!s.archive) return read_side(s, sink);
-    const auto failed = run_side(s, request, sink);
+  // B is loaded and instrumented on another thread while A loads and runs: on models of many
+  // modules, loading is most of the time (both models are resident at once, no tensor of B is)
+  std::future<PreparedSide> b_ready;
+  if (request.b.archive)
+    b_ready = std::async(std::launch::async, [&] { return prepare_side(request.b, request); });
+  const Sink keep = [&](const TensorKey& k, const at::Tensor& t) { comparer.keep(k, t); };
+  const Sink compare = [&](const TensorKey& k, const at::Tensor& t) { comparer.compare(k, t); };
+  if (request.a.archive) {
+    PreparedSide a = prepare_side(request.a, request);
+    error = run_side(a, keep);
+  } else {
+    read_side(request.a, keep);
+  }
+  if (request.b.archive) {
+    PreparedSide b = b_ready.get();
+    const auto failed = run_side(b, compare);
     if (!error) error = failed;  // B still runs after A failed: what both saw is compared
-  };
-  side(request.a, [&](const TensorKey& k, const at::Tensor& t) { comparer.keep(k, t); });
-  side(request.b, [&](const TensorKey& k, const at::Tensor& t) { comparer.compare(k, t); });
+  } else {
+    read_side(request.b, compare);
+  }
   CompareResult result = comparer.finish();
   result.error = error;
   return result;
