@@ -52,7 +52,7 @@ void log_to_spdlog(vd::LogLevel level, const std::string& message) {
 const vd::TorchPlugin& torch_plugin() {
   if (!VIN_WITH_TORCH)
     throw vd::UsageError(
-        "this vin-inspect was built without LibTorch: capture and --load-with-libtorch need it "
+        "this vin-inspect was built without LibTorch: capture, compare and --load-with-libtorch need it "
         "(build with LibTorch, see the README's Building by hand)");
   std::vector<std::string> candidates;
   if (const char* forced = std::getenv("VIN_INSPECT_PLUGIN"); forced && *forced)

@@ -353,6 +353,24 @@ def an_archive_the_reader_cannot_describe_is_refused_unless_libtorch_is_asked_fo
 
 
 @test
+def without_libtorch_capture_is_a_usage_error():
+    if not ARGS.no_torch:
+        print("  (skipped: this binary has LibTorch; the torch tests cover capture and compare)")
+        return
+    for args in (["capture", fixture("convnet.pt"), "--shape", "images=1x3x8x8"],
+                 ["compare", fixture("convnet.pt"), fixture("convnet.pt"), "--shape", "images=1x3x8x8"],
+                 ["model", fixture("computed_state.pt"), "--load-with-libtorch"]):
+        p = run(*args)
+        assert p.returncode == 2, (args, p.returncode, p.stderr)
+        assert "built without LibTorch: capture, compare and --load-with-libtorch need it" in p.stderr
+    p = run("--version")
+    assert p.returncode == 0 and p.stdout.endswith("(built without LibTorch)\n"), p.stdout
+    # what needs no LibTorch works
+    assert run("model", fixture("convnet.pt"), "--all").returncode == 0
+    assert run("diff", fixture("convnet.pt"), fixture("everything.pt")).returncode == 1
+
+
+@test
 def a_damaged_pickle_is_reported_as_damaged_without_libtorch():
     hostile = os.path.join(ARGS.source, "tests", "hostile", "archive", "memo_index_huge.pt")
     p = run("--log-level", "debug", "inspect-model", hostile)
