@@ -158,10 +158,14 @@ class Registry {
   std::unordered_map<std::int64_t, ModelCapture::State*> states_;
 };
 
-void register_observer_once() {
+// The operator, moved (never copied) into the registration: GCC 14 reports a false
+// maybe-uninitialized inside torch::jit::Operator's copy constructor (a std::variant of
+// std::function), which -Werror would make an error.
+std::vector<c10::optional<torch::jit::Operator>> observer_operator() {
+  std::vector<c10::optional<torch::jit::Operator>> operators;
   // CONSERVATIVE alias analysis marks the operator as having side effects, so dead-code
   // elimination and the graph optimiser keep it where it was put.
-  static const torch::jit::RegisterOperators registration({torch::jit::Operator(
+  operators.emplace_back(torch::jit::Operator(
       kObserveSchema,
       [](torch::jit::Stack& stack) {
         c10::IValue value = torch::jit::pop(stack);
@@ -170,7 +174,12 @@ void register_observer_once() {
         const std::int64_t id = torch::jit::pop(stack).toInt();
         Registry::instance().observe(id, module, side, value);
       },
-      c10::AliasAnalysisKind::CONSERVATIVE)});
+      c10::AliasAnalysisKind::CONSERVATIVE));
+  return operators;
+}
+
+void register_observer_once() {
+  static const torch::jit::RegisterOperators registration(observer_operator());
 }
 
 // Names under which a module's forward is called (docs/capture.md, "Which calls are invocations"):
