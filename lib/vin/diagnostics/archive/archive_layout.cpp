@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <new>
 #include <string_view>
 #include <vector>
 
@@ -79,8 +80,15 @@ ZipHandle open_zip(const std::string& path, bool check_consistency = true) {
   int code = 0;
   zip_t* z = zip_open(path.c_str(), ZIP_RDONLY | (check_consistency ? ZIP_CHECKCONS : 0), &code);
   if (z == nullptr) {
-    // a zip whose directory at the end is missing was cut short (or is not a zip after all)
-    if (code == ZIP_ER_NOZIP)
+    // the message is the project's, not libzip's wording, which changes between versions
+    if (code == ZIP_ER_MEMORY) throw std::bad_alloc();  // naming_out_of_memory names the stage
+    // a zip whose directory at the end is missing was cut short (or is not a zip after all);
+    // libzip 1.7 says ZIP_ER_NOZIP, later ones ZIP_ER_TRUNCATED_ZIP
+    if (code == ZIP_ER_NOZIP
+#ifdef ZIP_ER_TRUNCATED_ZIP
+        || code == ZIP_ER_TRUNCATED_ZIP
+#endif
+    )
       throw Error(path +
                   ": truncated or damaged zip archive (its directory at the end is missing)");
     zip_error_t error;
