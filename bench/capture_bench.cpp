@@ -2,9 +2,12 @@
 // loaded module against the instrumented forward (default limits, recording on) of the same
 // module, interleaved, medians of --runs after warm-up. Prints one JSON object.
 //
-// usage: vin-capture-bench ARCHIVE INPUTS [--runs N]
+// usage: vin-capture-bench ARCHIVE INPUTS [--runs N] [--device cpu|cuda[:N]]
+// On a CUDA device each timed forward ends with a device synchronisation, so the times are the
+// kernels' as well as the host's.
 #include <ATen/Parallel.h>
 #include <torch/csrc/autograd/grad_mode.h>
+#include <torch/cuda.h>
 
 #include <algorithm>
 #include <chrono>
@@ -35,19 +38,29 @@ double millis(Clock::time_point a, Clock::time_point b) {
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: vin-capture-bench ARCHIVE INPUTS [--runs N]\n");
+    std::fprintf(stderr,
+                 "usage: vin-capture-bench ARCHIVE INPUTS [--runs N] [--device cpu|cuda[:N]]\n");
     return 2;
   }
   int runs = 25;
-  for (int i = 3; i + 1 < argc; ++i)
+  std::string device_name = "cpu";
+  for (int i = 3; i + 1 < argc; ++i) {
     if (std::strcmp(argv[i], "--runs") == 0) runs = std::max(20, std::atoi(argv[i + 1]));
+    if (std::strcmp(argv[i], "--device") == 0) device_name = argv[i + 1];
+  }
   at::NoGradGuard no_grad;
-  torch::jit::Module model = vd::load_torchscript_archive(argv[1]);
+  const c10::Device device = vd::resolve_device(device_name);
+  torch::jit::Module model = vd::load_torchscript_archive(argv[1], device_name);
   model.eval();
-  const vd::ForwardInputs inputs = vd::read_forward_inputs(argv[2], model, c10::Device(c10::kCPU));
+  const vd::ForwardInputs inputs = vd::read_forward_inputs(argv[2], model, device);
+  auto wait_for_device = [&] {
+    if (device.is_cuda()) torch::cuda::synchronize(device.has_index() ? device.index() : -1);
+  };
   auto plain_forward = [&] {
     std::vector<c10::IValue> args = inputs.args;
-    return model.forward(args);
+    auto output = model.forward(args);
+    wait_for_device();
+    return output;
   };
   for (int i = 0; i < 5; ++i) plain_forward();  // warm-up: profiling runs and optimisation
 
@@ -66,6 +79,7 @@ int main(int argc, char** argv) {
     {
       auto scope = capture.enter();
       capture.forward(inputs);
+      wait_for_device();
     }
     auto t2 = Clock::now();
     plain.push_back(millis(t0, t1));
@@ -74,8 +88,9 @@ int main(int argc, char** argv) {
   }
   const double p = median(plain), q = median(instrumented);
   std::printf(
-      "{\"archive\": \"%s\", \"runs\": %d, \"threads\": %d, \"plain_ms\": %.3f, "
-      "\"instrumented_ms\": %.3f, \"ratio\": %.4f, \"snapshots_per_run\": %zu}\n",
-      argv[1], runs, at::get_num_threads(), p, q, q / p, snapshots);
+      "{\"archive\": \"%s\", \"device\": \"%s\", \"runs\": %d, \"threads\": %d, "
+      "\"plain_ms\": %.3f, \"instrumented_ms\": %.3f, \"ratio\": %.4f, "
+      "\"snapshots_per_run\": %zu}\n",
+      argv[1], device.str().c_str(), runs, at::get_num_threads(), p, q, q / p, snapshots);
   return 0;
 }

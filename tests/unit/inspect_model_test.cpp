@@ -182,3 +182,19 @@ TEST_CASE("LibTorch errors are reduced to their first line, without a backtrace"
   }
   CHECK(describe_torch_error(std::runtime_error("  \n plain: ")) == "plain");
 }
+
+TEST_CASE("an unknown operator is named, with what to do about it") {
+  // LibTorch 1.13's words for an archive of torch 2.x that calls an operator it lacks
+  CHECK(unknown_operator("Unknown builtin op: aten::scaled_dot_product_attention.") ==
+        "aten::scaled_dot_product_attention");
+  CHECK(unknown_operator("Unknown builtin op: torchvision::nms.\nHere are some suggestions") ==
+        "torchvision::nms");
+  CHECK_FALSE(unknown_operator("Unknown builtin op: nonsense").has_value());
+  CHECK_FALSE(unknown_operator("expected a value of type Tensor").has_value());
+  const std::string newer = unknown_operator_message("aten::scaled_dot_product_attention");
+  CHECK(newer.find("aten::scaled_dot_product_attention") != std::string::npos);
+  CHECK(newer.find("newer PyTorch") != std::string::npos);
+  const std::string extension = unknown_operator_message("torchvision::nms");
+  CHECK(extension.find("namespace torchvision") != std::string::npos);
+  CHECK(extension.find("newer PyTorch") == std::string::npos);
+}

@@ -92,6 +92,7 @@ TEST_CASE("streams outside the subset are UnsupportedPickle, never a crash") {
 TEST_CASE("a missing LibTorch plugin is an error naming where it was looked for") {
   CHECK_THROWS_WITH_AS(load_torch_plugin({"/nonexistent/libvin_torch_plugin.so"}),
                        "the LibTorch plugin (libvin_torch_plugin.so) is missing; looked for "
-                       "/nonexistent/libvin_torch_plugin.so",
+                       "/nonexistent/libvin_torch_plugin.so (installed from packages, it is in "
+                       "vin-inspect-torch)",
                        Error);
 }

@@ -34,7 +34,8 @@ const TorchPlugin& load_torch_plugin(const std::vector<std::string>& candidates)
     return *loaded;
   }
   throw Error("the LibTorch plugin (" + std::string(kTorchPluginFile) +
-              ") is missing; looked for " + tried);
+              ") is missing; looked for " + tried +
+              " (installed from packages, it is in vin-inspect-torch)");
 }
 
 }  // namespace vin::diagnostics

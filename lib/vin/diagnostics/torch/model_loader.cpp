@@ -102,6 +102,43 @@ ForwardFailure describe_forward_failure(const std::exception& error) {
   return failure;
 }
 
+namespace {
+
+// PyTorch's own operator namespaces: an operator of theirs that is missing was added by a newer
+// PyTorch than this LibTorch; any other namespace is an extension's (torchvision, a team's own)
+bool is_pytorch_namespace(std::string_view ns) {
+  for (std::string_view own : {"aten", "prim", "quantized", "_quantized", "prepacked", "cuda",
+                               "profiler", "onednn", "mkldnn", "mkldnn_prepacked", "_caffe2"})
+    if (ns == own) return true;
+  return false;
+}
+
+}  // namespace
+
+std::optional<std::string> unknown_operator(std::string_view reason) {
+  constexpr std::string_view kPrefix = "Unknown builtin op: ";
+  const std::size_t start = reason.find(kPrefix);
+  if (start == std::string_view::npos) return std::nullopt;
+  std::string_view name = reason.substr(start + kPrefix.size());
+  const std::size_t end =
+      name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_:.");
+  name = name.substr(0, end);
+  while (!name.empty() && name.back() == '.') name.remove_suffix(1);
+  if (name.find("::") == std::string_view::npos) return std::nullopt;
+  return std::string(name);
+}
+
+std::string unknown_operator_message(const std::string& op) {
+  const std::string ns = op.substr(0, op.find("::"));
+  if (is_pytorch_namespace(ns))
+    return "it calls operator " + op +
+           ", which LibTorch " TORCH_VERSION
+           " does not have: the archive was written by a newer PyTorch; use a vin-inspect built "
+           "against that PyTorch's LibTorch";
+  return "it calls operator " + op + " (namespace " + ns +
+         "), which no library loaded into LibTorch " TORCH_VERSION " registers";
+}
+
 c10::Device resolve_device(const std::string& device) {
   c10::Device parsed(c10::kCPU);
   try {
@@ -136,8 +173,10 @@ torch::jit::Module load_torchscript_archive(const std::string& path, const std::
   try {
     return torch::jit::load(path, map_location);
   } catch (const std::exception& e) {
-    throw Error(
-        path + ": LibTorch " TORCH_VERSION " cannot load this archive: " + describe_torch_error(e));
+    const std::string reason = describe_torch_error(e);
+    const auto op = unknown_operator(reason);
+    throw Error(path + ": LibTorch " TORCH_VERSION " cannot load this archive: " +
+                (op ? unknown_operator_message(*op) : reason));
   }
 }
 

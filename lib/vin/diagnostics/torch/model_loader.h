@@ -3,7 +3,9 @@
 
 #include <torch/csrc/jit/api/module.h>
 
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace vin::diagnostics {
 
@@ -20,6 +22,14 @@ c10::Device resolve_device(const std::string& device);
 /// The one-line reason of a LibTorch exception: what_without_backtrace() for c10::Error, first
 /// line only (TorchScript compile errors go on with source excerpts).
 std::string describe_torch_error(const std::exception& error);
+
+/// The operator a LibTorch load failure names as unknown (`Unknown builtin op: aten::foo.` ->
+/// `aten::foo`), or nothing when the reason is another.
+std::optional<std::string> unknown_operator(std::string_view reason);
+
+/// What to say about an archive that calls operator `op` this process has not registered: one
+/// of PyTorch's own (the archive is newer than this LibTorch) or an extension's.
+std::string unknown_operator_message(const std::string& op);
 
 /// Why a forward failed, from the exception it raised.
 struct ForwardFailure {

@@ -1,0 +1,69 @@
+# Debian roots made with mmdebstrap, for the second CI configuration (scripts/test_debian13.sh)
+# and the package check (scripts/test_packages.sh). Sourced, not run. Needs root (CI runs as root).
+#
+#   make_root SUITE DIR "PKG PKG ..."   make DIR once: a SUITE root with those packages; kept while
+#                                       the suite and package list stay the same (DIR/.vin-root)
+#   in_root DIR COMMAND...              run COMMAND in DIR (chroot) with /proc, /dev and /sys
+#                                       mounted in a private mount namespace, so nothing stays
+#                                       mounted when it ends, whatever way it ends
+#   root_tarball SUITE FILE "PKG ..."   a pristine root as a tarball made once (for throwaway roots)
+
+VIN_ROOT_MIRROR=${VIN_ROOT_MIRROR:-http://deb.debian.org/debian}
+
+need_root_user() {
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "$0: making and entering Debian roots needs root (sudo $0)" >&2
+    exit 1
+  fi
+}
+
+# the words that say which root DIR is: a changed package list makes a new root
+root_stamp() { printf '%s\n%s\n' "$1" "$(tr ' ' '\n' <<<"$2" | sort -u | xargs)"; }
+
+make_root() {
+  local suite=$1 dir=$2 packages=$3
+  need_root_user
+  if [[ -f $dir/.vin-root && $(cat "$dir/.vin-root") == "$(root_stamp "$suite" "$packages")" ]]; then
+    echo "$0: using the $suite root $dir" >&2
+    return
+  fi
+  echo "$0: making a $suite root in $dir (once; a few minutes)" >&2
+  rm -rf "$dir.new"
+  mkdir -p "$(dirname "$dir")"
+  mmdebstrap --quiet --variant=apt --aptopt='APT::Install-Recommends "false"' \
+    --include="${packages// /,}" "$suite" "$dir.new" "$VIN_ROOT_MIRROR"
+  root_stamp "$suite" "$packages" >"$dir.new/.vin-root"
+  rm -rf "$dir"
+  mv "$dir.new" "$dir"
+}
+
+root_tarball() {
+  local suite=$1 file=$2 packages=$3
+  need_root_user
+  if [[ -f $file && -f $file.stamp && $(cat "$file.stamp") == "$(root_stamp "$suite" "$packages")" ]]; then
+    return
+  fi
+  echo "$0: making a pristine $suite root in $file (once)" >&2
+  mkdir -p "$(dirname "$file")"
+  mmdebstrap --quiet --variant=apt --aptopt='APT::Install-Recommends "false"' \
+    ${packages:+--include="${packages// /,}"} "$suite" "$file.new.tar" "$VIN_ROOT_MIRROR"
+  mv "$file.new.tar" "$file"
+  root_stamp "$suite" "$packages" >"$file.stamp"
+}
+
+in_root() {
+  local dir=$1
+  shift
+  need_root_user
+  # a private mount namespace: the mounts vanish with it; --pid/--fork: no process outlives it
+  unshare --mount --pid --fork --kill-child -- bash -euc '
+    dir=$1; shift
+    mount --make-rprivate /
+    mount -t proc proc "$dir/proc"
+    mount --rbind /dev "$dir/dev"
+    mount --rbind /sys "$dir/sys"
+    cp /etc/resolv.conf "$dir/etc/resolv.conf" 2>/dev/null || true
+    exec chroot "$dir" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb \
+      PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "$@"
+  ' in_root "$dir" "$@"
+}

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# The second CI configuration: Debian 13 (LibTorch 2.6, torchvision 0.21, GCC 14, libzip 1.11,
+# Python 3.13). Makes once a Debian 13 root with mmdebstrap (cached in VIN_DEBIAN13_ROOT, default
+# /var/cache/vin-inspect/debian13; about 2 GB), copies this work tree into it, builds the ci preset
+# there (warnings are errors) and runs the whole suite, the zoo included, on fixtures written by
+# torch 2.6. Then the cross-version checks (tests/cross_version/cross_version.py) between that
+# build and the Debian 12 one in build/ci, which scripts/test.sh made first:
+#   - archives written by torch 1.13 read by the LibTorch 2.6 build and the reverse: inspect-model
+#     identical on both sides; the other side's torch reference for inspect-model and capture;
+#     LibTorch loading every archive it has the operators for, and naming the operator it lacks
+#     for the ones it does not.
+# Needs root (mmdebstrap, chroot). VIN_DEBIAN13_KEEP_BUILD=1 keeps the root's previous build tree
+# (faster while iterating; CI builds from scratch).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+REPO=$PWD
+source scripts/debian_root.sh
+
+ROOT=${VIN_DEBIAN13_ROOT:-/var/cache/vin-inspect/debian13}
+PACKAGES="g++ cmake ninja-build ccache pkg-config git \
+  libtorch-dev libcli11-dev libyaml-cpp-dev nlohmann-json3-dev libspdlog-dev doctest-dev libzip-dev \
+  python3 python3-torch python3-numpy python3-pydantic python3-torchvision groff-base time"
+
+if [[ ! -d build/ci/fixtures || ! -x build/ci/apps/vin-inspect ]]; then
+  echo "$0: build/ci (the Debian 12 build and its fixtures) is missing: run scripts/test.sh" >&2
+  exit 1
+fi
+
+make_root trixie "$ROOT" "$PACKAGES"
+
+# the work tree (committed or not, .git included for the layout test), without build trees
+src=$ROOT/work/src
+mkdir -p "$src"
+find "$src" -mindepth 1 -maxdepth 1 ! -name build -exec rm -rf {} +
+if [[ ${VIN_DEBIAN13_KEEP_BUILD:-0} != 1 ]]; then rm -rf "$src/build"; fi
+tar -C "$REPO" --exclude=./build -cf - . | tar -C "$src" -xf -
+
+# the Debian 12 build's archives (written by torch 1.13), for the cross-version checks
+rm -rf "$ROOT/work/d12"
+mkdir -p "$ROOT/work/d12"
+cp -a build/ci/fixtures build/ci/capture_fixtures "$ROOT/work/d12/"
+
+echo "$0: building and testing in Debian 13" >&2
+in_root "$ROOT" bash -euc '
+  cd /work/src
+  git config --global --add safe.directory /work/src
+  cmake --preset ci
+  cmake --build --preset ci
+  ctest --preset ci --parallel 2
+'
+
+echo "$0: cross-version checks" >&2
+cross=tests/cross_version/cross_version.py
+exchange=$ROOT/work/exchange
+rm -rf "$exchange"
+mkdir -p "$exchange"
+d13_fixtures=$src/build/ci/fixtures
+d13_capture=$src/build/ci/capture_fixtures
+
+# inspect-model's records of both archive sets by each build, to compare byte for byte
+in_root "$ROOT" /usr/bin/python3 "/work/src/$cross" records \
+  --binary /work/src/build/ci/apps/vin-inspect --out /work/exchange/libtorch26 \
+  --set torch113=/work/d12 --set torch26=/work/src/build/ci
+/usr/bin/python3 "$cross" records --binary build/ci/apps/vin-inspect --out "$exchange/libtorch113" \
+  --set torch113=build/ci --set torch26="$src/build/ci"
+/usr/bin/python3 "$cross" identical "$exchange/libtorch113" "$exchange/libtorch26"
+
+# each build against its own torch's view of the other version's archives, and LibTorch loading
+# them: identical records where it can, the missing operator named where it cannot
+in_root "$ROOT" bash -euc '
+  cd /work/src
+  /usr/bin/python3 tests/reference/compare_inspect_model.py --binary build/ci/apps/vin-inspect \
+    --fixtures /work/d12/fixtures --capture-fixtures /work/d12/capture_fixtures
+  /usr/bin/python3 tests/reference/compare_capture.py --binary build/ci/apps/vin-inspect \
+    --fixtures /work/d12/capture_fixtures --jobs 2
+  /usr/bin/python3 tests/cross_version/cross_version.py libtorch \
+    --binary build/ci/apps/vin-inspect --set torch113=/work/d12
+'
+/usr/bin/python3 tests/reference/compare_inspect_model.py --binary build/ci/apps/vin-inspect \
+  --fixtures "$d13_fixtures" --capture-fixtures "$d13_capture" --skip-unloadable
+/usr/bin/python3 tests/reference/compare_capture.py --binary build/ci/apps/vin-inspect \
+  --fixtures "$d13_capture" --jobs 2
+/usr/bin/python3 "$cross" libtorch --binary build/ci/apps/vin-inspect --set torch26="$src/build/ci"
+echo "$0: Debian 13 suite and cross-version checks passed" >&2
