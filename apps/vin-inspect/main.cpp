@@ -19,6 +19,7 @@
 #include "vin/diagnostics/diff/record_sources.h"
 #include "vin/diagnostics/output/output_format.h"
 #include "vin/diagnostics/output/output_sink.h"
+#include "vin/diagnostics/plugin/operator_libraries.h"
 #include "vin/diagnostics/plugin/torch_plugin.h"
 #include "vin/diagnostics/records/capture_request.h"
 #include "vin/diagnostics/records/error.h"
@@ -47,12 +48,29 @@ void log_to_spdlog(vd::LogLevel level, const std::string& message) {
   }
 }
 
+// Libraries of custom operators to load right after the plugin: $VIN_INSPECT_LIBRARIES, then
+// each --load-library of the command, in order.
+std::vector<std::string>& operator_libraries() {
+  static std::vector<std::string> libraries;
+  return libraries;
+}
+
+void add_load_library(CLI::App& sub) {
+  sub.add_option("--load-library", operator_libraries(),
+                 "Load this shared library of custom operators before the archive, as "
+                 "torch.ops.load_library does (repeatable; also $VIN_INSPECT_LIBRARIES, "
+                 "colon-separated)")
+      ->type_name("PATH");
+}
+
 // The LibTorch plugin, loaded on first use: $VIN_INSPECT_PLUGIN, else beside this binary (the
-// build tree), else where `cmake --install` puts it relative to this binary.
+// build tree), else where `cmake --install` puts it relative to this binary. The operator
+// libraries are loaded once, after it.
 const vd::TorchPlugin& torch_plugin() {
   if (!VIN_WITH_TORCH)
     throw vd::UsageError(
-        "this vin-inspect was built without LibTorch: capture, compare and --load-with-libtorch need it "
+        "this vin-inspect was built without LibTorch: capture, compare and --load-with-libtorch "
+        "need it "
         "(build with LibTorch, see the README's Building by hand)");
   std::vector<std::string> candidates;
   if (const char* forced = std::getenv("VIN_INSPECT_PLUGIN"); forced && *forced)
@@ -64,6 +82,17 @@ const vd::TorchPlugin& torch_plugin() {
   spdlog::debug("loading LibTorch (the plugin)");
   const vd::TorchPlugin& plugin = vd::load_torch_plugin(candidates);
   plugin.set_log_sink(&log_to_spdlog);
+  static const bool libraries_loaded = [&plugin] {
+    std::vector<std::string> libraries;
+    if (const char* listed = std::getenv(vd::kOperatorLibrariesVariable); listed)
+      libraries = vd::split_library_list(listed);
+    const auto& given = operator_libraries();
+    libraries.insert(libraries.end(), given.begin(), given.end());
+    for (const auto& library : libraries) spdlog::debug("loading operator library {}", library);
+    vd::load_operator_libraries(libraries, plugin.libtorch_version);
+    return true;
+  }();
+  (void)libraries_loaded;
   return plugin;
 }
 
@@ -296,6 +325,7 @@ std::vector<Command> commands(CommonOptions& common) {
                         "Where the archive is loaded and inputs placed (default cpu; cuda, cuda:N)")
              ->type_name("DEVICE");
          sub.add_flag("--eval", request->eval, "Switch every module to eval mode first");
+         add_load_library(sub);
          sub.add_flag("--stats", request->stats,
                       "Add statistics over each whole tensor and report the first non-finite one");
          sub.add_option("--quantized-engine", request->quantized_engine,
@@ -391,6 +421,7 @@ std::vector<Command> commands(CommonOptions& common) {
              ->check(CLI::NonNegativeNumber);
          sub.add_flag("--equal-nan", request->equal_nan, "NaN on both sides counts as equal");
          sub.add_flag("--eval", request->eval, "Switch every module to eval mode first");
+         add_load_library(sub);
          add_limit(sub, "--max-compare-bytes", request->max_compare_bytes,
                    "A's tensors kept whole; past it, pairs are compared by statistics");
          add_limit(sub, "--max-traversal-nodes", request->max_traversal_nodes,

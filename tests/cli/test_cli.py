@@ -1054,6 +1054,77 @@ def stats_check_every_tensor_past_the_quotas_and_fail_on_nonfinite_exits_3():
     assert clean.returncode == 0 and json.loads(clean.stdout.splitlines()[-1])["nonfinite_tensors"] == 0
 
 
+NMS_IN_PYTHON = '''
+import sys, json, numpy as np, torch, torchvision  # torchvision registers torch.ops.torchvision
+print(torchvision.extension._get_extension_path("_C") if len(sys.argv) == 1 else json.dumps(
+    torch.jit.load(sys.argv[1])(torch.from_numpy(np.load(sys.argv[2])["arr_0"])).tolist()))
+'''
+
+UNDEFINED_SYMBOL_LIBRARY = "namespace c10 { int not_in_this_libtorch(); }\n" \
+                           "static int x = c10::not_in_this_libtorch();\n"
+
+
+@torch_test
+def custom_operators_load_with_load_library_and_vin_inspect_libraries():
+    archive, boxes = fixture("nms_net.pt"), fixture("inputs/nms_boxes.npz")
+    # without torchvision's library: the operator, its namespace, the option and where it is
+    p = run("capture", archive, "--inputs", boxes)
+    assert_clean_error(p, 1, r"nms_net\.pt: LibTorch [0-9.]+ cannot load this archive: it calls "
+                             r"operator torchvision::nms \(namespace torchvision\), which no "
+                             r"library loaded into LibTorch [0-9.]+ registers: pass the library "
+                             r"that registers it with --load-library .*torchvision's is /\S+\.so")
+    library = subprocess.run([sys.executable, "-c", NMS_IN_PYTHON], capture_output=True,
+                             text=True, check=True).stdout.strip()
+    assert os.path.isfile(library), library
+    # with it: the root's output is what torchvision's nms gives in Python
+    p = run("capture", archive, "--inputs", boxes, "--load-library", library)
+    assert p.returncode == 0, p.stderr
+    lines = [json.loads(line) for line in p.stdout.splitlines()]
+    output = [r for r in lines if r.get("module_path") == "<root>" and r.get("direction") == "output"]
+    expected = json.loads(subprocess.run([sys.executable, "-c", NMS_IN_PYTHON, archive, boxes],
+                                         capture_output=True, text=True, check=True).stdout)
+    assert len(output) == 1 and output[0]["values"] == expected, (output, expected)
+    assert output[0]["dtype"] == "torch.int64", output
+    # the same through the environment, after an empty entry and before the option's
+    env = dict(os.environ, VIN_INSPECT_LIBRARIES=f":{library}")
+    q = subprocess.run([ARGS.binary, "capture", archive, "--inputs", boxes], capture_output=True,
+                       text=True, env=env, timeout=120)
+    assert q.returncode == 0 and q.stdout == p.stdout, q.stderr
+    # compare loads it too
+    c = run("compare", archive, archive, "--inputs", boxes, "--load-library", library)
+    assert c.returncode == 0, c.stderr
+    # nothing that needs no LibTorch loads it: a wrong list does not matter to inspect-model
+    env = dict(os.environ, VIN_INSPECT_LIBRARIES="/nonexistent/lib.so")
+    q = subprocess.run([ARGS.binary, "inspect-model", archive], capture_output=True, text=True,
+                       env=env, timeout=120)
+    assert q.returncode == 0, q.stderr
+    # a library that cannot be loaded: one line naming it and the loader's reason; exit 1, or 2
+    # for compare (its error status)
+    with tempfile.TemporaryDirectory() as tmp:
+        missing = os.path.join(tmp, "missing.so")
+        p = run("capture", archive, "--inputs", boxes, "--load-library", missing)
+        assert_clean_error(p, 1, re.escape(missing) + r": cannot load this operator library: "
+                                 r"no such file$")
+        p = run("compare", archive, archive, "--inputs", boxes, "--load-library", missing)
+        assert_clean_error(p, 2, re.escape(missing) + r": cannot load this operator library")
+        p = run("capture", archive, "--inputs", boxes, "--load-library", boxes)
+        assert_clean_error(p, 1, re.escape(boxes) + r": cannot load this operator library: "
+                                 r".*(invalid ELF header|too short)")
+        p = run("capture", archive, "--inputs", boxes, "--load-library", tmp)
+        assert_clean_error(p, 1, re.escape(tmp) + r": cannot load this operator library: "
+                                 r"not a regular file")
+        compiler = shutil.which("g++") or shutil.which("c++")
+        if compiler:  # built against "another LibTorch": a symbol this one lacks
+            source, built = os.path.join(tmp, "other.cpp"), os.path.join(tmp, "other.so")
+            with open(source, "w") as f:
+                f.write(UNDEFINED_SYMBOL_LIBRARY)
+            subprocess.run([compiler, "-shared", "-fPIC", "-o", built, source], check=True)
+            p = run("capture", archive, "--inputs", boxes, "--load-library", built)
+            assert_clean_error(p, 1, re.escape(built) + r": cannot load this operator library: "
+                                     r"undefined symbol c10::not_in_this_libtorch\(\) \(was it "
+                                     r"built against another LibTorch than [0-9.]+\?\)")
+
+
 # --- diff -----------------------------------------------------------------------------------
 
 @test
@@ -1353,12 +1424,15 @@ def main():
     parser.add_argument("--fixtures", required=True)
     parser.add_argument("--source", required=True)
     parser.add_argument("--no-torch", action="store_true", help="the binary was built without LibTorch")
+    parser.add_argument("tests", nargs="*", help="run only these tests (default: all)")
     ARGS = parser.parse_args()
     ARGS.binary = os.path.abspath(ARGS.binary)
     ARGS.fixtures = os.path.abspath(ARGS.fixtures)
     ARGS.source = os.path.abspath(ARGS.source)
     passed = failed = 0
     for fn in TESTS:
+        if ARGS.tests and fn.__name__ not in ARGS.tests:
+            continue
         if ARGS.no_torch and getattr(fn, "needs_torch", False):
             print(f"SKIP {fn.__name__} (built without LibTorch)")
             continue

@@ -15,8 +15,10 @@
   into tensors (tensor paths are not compared; the tensors and their order are), and a tensor
   passed to one call several times is passed once.
 
-Models whose custom operators LibTorch lacks (torchvision's detection models need
-torchvision::nms) must be refused by capture with a message naming the operator.
+Models that call torchvision's custom operators (the detection models: torchvision::nms,
+roi_align, ...) must be refused by capture without --load-library, with a message naming the
+operator and the option; with `--load-library` of torchvision's own operator library (the one
+this Python's torchvision loads) they are compared with the Python reference like the others.
 
 usage: run_zoo.py --binary PATH [--jobs N] [--only NAME,...] [--list]
 
@@ -112,8 +114,14 @@ def without_tensor_paths(lines):
     return out
 
 
+def torchvision_library():
+    """The shared library that registers torchvision's operators for this Python's torchvision."""
+    import importlib.util
+    return importlib.util.find_spec("torchvision._C").origin
+
+
 def capture_parity(binary, archive, inputs_file, model, args, kwargs, flags, traced=None,
-                   quantized=False):
+                   quantized=False, library=None):
     import torch
     import capture_reference as ref
     values = dict(zip(flags[::2], flags[1::2]))
@@ -134,6 +142,7 @@ def capture_parity(binary, archive, inputs_file, model, args, kwargs, flags, tra
     # the reference runs on one thread: so does the tool (threads change float rounding)
     # quantized models were quantized for qnnpack (Debian's torch has no fbgemm)
     engine = ["--quantized-engine", "qnnpack"] if quantized else []
+    engine += ["--load-library", library] if library else []
     p = subprocess.run([binary, "capture", archive, "--inputs", inputs_file, *flags, *engine],
                        capture_output=True, text=True,
                        env=dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1"))
@@ -169,12 +178,15 @@ def eager_parity(binary, archive, inputs_file, model, args, kwargs, workdir, nam
     return f"compare with the eager model: exit {p.returncode}: {summary} {p.stderr.strip()[:300]}"
 
 
-def needs_library(binary, archive, inputs_file):
+def refused_without_library(binary, archive, inputs_file):
     p = subprocess.run([binary, "capture", archive, "--inputs", inputs_file],
                        capture_output=True, text=True)
-    if p.returncode != 1 or "torchvision::" not in p.stderr:
-        return f"capture: expected a refusal naming a torchvision:: operator, got exit " \
-               f"{p.returncode}: {p.stderr.strip()[:300]}"
+    lines = p.stderr.strip().splitlines()
+    if p.returncode != 1 or len(lines) != 1 or "torchvision::" not in p.stderr \
+            or "--load-library" not in p.stderr:
+        return f"capture without --load-library: expected exit 1 and one line naming a " \
+               f"torchvision:: operator and --load-library, got exit {p.returncode}: " \
+               f"{p.stderr.strip()[:300]}"
     return None
 
 
@@ -198,12 +210,14 @@ def run_case(case, binary, workdir):
         if case.eager_compare and case.export == "script" and not model.training:
             problems.append(eager_parity(binary, archive, inputs_file, model, args, kwargs,
                                          workdir, case.name))
-        if case.capture == "needs_library":
-            problems.append(needs_library(binary, archive, inputs_file))
-        else:
-            for flags in ([], HIGH_LIMITS):
-                problems.append(capture_parity(binary, archive, inputs_file, model, args, kwargs,
-                                               flags, traced, case.name.startswith("quantized_")))
+        library = None
+        if case.capture == "torchvision_library":
+            problems.append(refused_without_library(binary, archive, inputs_file))
+            library = torchvision_library()
+        for flags in ([], HIGH_LIMITS):
+            problems.append(capture_parity(binary, archive, inputs_file, model, args, kwargs,
+                                           flags, traced, case.name.startswith("quantized_"),
+                                           library))
         problems = [p for p in problems if p]
     finally:
         for path in (archive, inputs_file):
@@ -241,8 +255,8 @@ def main():
     if args.list:
         for c in cases:
             status = f"skipped: {c.skip}" if c.skip else (
-                "capture needs torchvision's operators" if c.capture == "needs_library"
-                else "inspect-model and capture")
+                "capture with torchvision's operator library"
+                if c.capture == "torchvision_library" else "inspect-model and capture")
             print(f"{c.name} ({c.export}): {status}")
         return 0
     binary = os.path.abspath(args.binary)

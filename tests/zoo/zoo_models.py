@@ -23,8 +23,9 @@ class ZooCase:
     build: Callable[[], nn.Module]   # the eager model, in the mode it is exported in
     inputs: Callable[[], Inputs]     # positional and keyword arguments of one forward
     export: str = "script"           # "script" or "trace"
-    # "compare": capture against the Python reference; "needs_library": LibTorch lacks the
-    # model's custom operators (torchvision::nms, ...), so capture must refuse, naming them
+    # "compare": capture against the Python reference; "torchvision_library": the model calls
+    # torchvision's custom operators (torchvision::nms, ...): without --load-library capture must
+    # refuse, naming one, and with torchvision's library it is compared like any other
     capture: str = "compare"
     skip: Optional[str] = None       # why TorchScript cannot export it (listed, never run)
     big: bool = False                # over 200M parameters: run alone, not beside another
@@ -45,6 +46,11 @@ def outputs_tuple_when_scripted(model: nn.Module) -> None:
         model.eager_outputs = lambda x, aux2, aux1: GoogLeNetOutputs(x, aux2, aux1)
     else:
         model.eager_outputs = lambda x, aux: InceptionOutputs(x, aux)
+
+
+def losses_and_detections_when_scripted(model: nn.Module) -> None:
+    """Scripted detection models return (losses, detections); eager ones the detections alone."""
+    model.eager_outputs = lambda losses, detections: (losses, detections)
 
 
 # a quasi-random pattern in [0, 1) (multiples of the golden ratio), of a prime length so that
@@ -182,7 +188,9 @@ def torchvision_cases() -> List[ZooCase]:
         if ".detection." in module:
             kwargs = {} if name.startswith("ssd") else {"min_size": 64, "max_size": 64}
             cases.append(ZooCase(name, torchvision_builder(name, **kwargs),
-                                 lambda: (([image(3, 64, 64)[0]],), {}), capture="needs_library"))
+                                 lambda: (([image(3, 64, 64)[0]],), {}),
+                                 capture="torchvision_library",
+                                 as_scripted=losses_and_detections_when_scripted))
         elif ".segmentation." in module:
             cases.append(ZooCase(name, torchvision_builder(name),
                                  lambda: ((image(3, 32, 32),), {})))

@@ -6,6 +6,7 @@
 #include <torch/version.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <string_view>
 #include <vector>
 
@@ -113,6 +114,24 @@ bool is_pytorch_namespace(std::string_view ns) {
   return false;
 }
 
+// where torchvision keeps its operator library: Debian's python3-torchvision (the file itself
+// when it is installed here), and a pip install
+std::string torchvision_library_hint() {
+  const std::filesystem::path debian = "/usr/lib/python3/dist-packages/torchvision";
+  std::string found;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(debian, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind("_C.", 0) == 0 && name.size() > 3 && name.substr(name.size() - 3) == ".so") {
+      found = it->path().string();
+      break;
+    }
+  }
+  return (found.empty() ? debian.string() + "/_C.cpython-3*-x86_64-linux-gnu.so" : found) +
+         " (Debian's python3-torchvision) or torchvision/_C.so in a pip install's site-packages";
+}
+
 }  // namespace
 
 std::optional<std::string> unknown_operator(std::string_view reason) {
@@ -135,8 +154,12 @@ std::string unknown_operator_message(const std::string& op) {
            ", which LibTorch " TORCH_VERSION
            " does not have: the archive was written by a newer PyTorch; use a vin-inspect built "
            "against that PyTorch's LibTorch";
-  return "it calls operator " + op + " (namespace " + ns +
-         "), which no library loaded into LibTorch " TORCH_VERSION " registers";
+  std::string message = "it calls operator " + op + " (namespace " + ns +
+                        "), which no library loaded into LibTorch " TORCH_VERSION
+                        " registers: pass the library that registers it with --load-library (or "
+                        "VIN_INSPECT_LIBRARIES)";
+  if (ns == "torchvision") message += "; torchvision's is " + torchvision_library_hint();
+  return message;
 }
 
 c10::Device resolve_device(const std::string& device) {
