@@ -13,7 +13,11 @@
   what torch.jit.trace itself changes is allowed for: a submodule whose forward returned its
   input unchanged is never called (no operation was traced), container arguments are flattened
   into tensors (tensor paths are not compared; the tensors and their order are), and a tensor
-  passed to one call several times is passed once.
+  passed to one call several times is passed once. Likewise what PyTorch 2.x's eager mode
+  changes when hooks are attached: an eval-mode TransformerEncoderLayer then leaves its fast path
+  (one fused operation that calls none of its submodules), which the scripted layer keeps; there
+  both sides watch every module but such layers and what is below them. The compare with the
+  eager model runs the tool on one thread too.
 
 Models that call torchvision's custom operators (the detection models: torchvision::nms,
 roi_align, ...) must be refused by capture without --load-library, with a message naming the
@@ -120,6 +124,24 @@ def torchvision_library():
     return importlib.util.find_spec("torchvision._C").origin
 
 
+def hooks_disable_fast_path():
+    """Whether this torch's eager TransformerEncoderLayer leaves its fast path when hooks are
+    attached to it or below it (torch 2.x), while the scripted one, which Python's hooks do not
+    reach, keeps it."""
+    import inspect
+    import torch
+    return "hooks are attached" in inspect.getsource(torch.nn.TransformerEncoderLayer.forward)
+
+
+def fast_path_layers(model):
+    """Paths of the eval-mode TransformerEncoderLayers that may take the fast path (one fused
+    operation: their submodules are never called)."""
+    import torch
+    return [p for p, m in model.named_modules()
+            if isinstance(m, torch.nn.TransformerEncoderLayer) and not m.training
+            and m.self_attn.batch_first]
+
+
 def capture_parity(binary, archive, inputs_file, model, args, kwargs, flags, traced=None,
                    quantized=False, library=None):
     import torch
@@ -133,6 +155,15 @@ def capture_parity(binary, archive, inputs_file, model, args, kwargs, flags, tra
     if traced is not None:
         skipped = set(identity_modules(traced))
         module_paths = [p or ref.ROOT for p, _ in model.named_modules() if p not in skipped]
+    module_flags = []
+    layers = fast_path_layers(model) if hooks_disable_fast_path() else []
+    if layers:
+        # a hook on such a layer or below it turns the eager fast path off, so the reference
+        # watches everything else, and so does the tool
+        inside = lambda p: any(p == l or p.startswith(l + ".") for l in layers)  # noqa: E731
+        module_paths = [p or ref.ROOT for p, _ in model.named_modules()
+                        if not inside(p) and (module_paths is None or (p or ref.ROOT) in module_paths)]
+        module_flags = [f for p in module_paths for f in ("--module", p)]
     state = copy.deepcopy(model.state_dict()) if model.training else None
     records, error = ref.capture_run(model, [(args, kwargs)], module_paths=module_paths,
                                      limits=limits, traced_inputs=traced is not None)
@@ -143,7 +174,8 @@ def capture_parity(binary, archive, inputs_file, model, args, kwargs, flags, tra
     # quantized models were quantized for qnnpack (Debian's torch has no fbgemm)
     engine = ["--quantized-engine", "qnnpack"] if quantized else []
     engine += ["--load-library", library] if library else []
-    p = subprocess.run([binary, "capture", archive, "--inputs", inputs_file, *flags, *engine],
+    p = subprocess.run([binary, "capture", archive, "--inputs", inputs_file, *flags, *engine,
+                        *module_flags],
                        capture_output=True, text=True,
                        env=dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1"))
     label = "capture" + (" (high limits)" if flags else "")
@@ -167,8 +199,10 @@ def eager_parity(binary, archive, inputs_file, model, args, kwargs, workdir, nam
     eager = os.path.join(workdir, name + "_eager.npz")
     try:
         capture_to_npz(model, tuple(args), dict(kwargs), eager)
+        # one thread, as the eager model ran (threads change a convolution's rounding)
         p = subprocess.run([binary, "compare", archive, eager, "--inputs", inputs_file],
-                           capture_output=True, text=True)
+                           capture_output=True, text=True,
+                           env=dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1"))
     finally:
         if os.path.exists(eager):
             os.remove(eager)
