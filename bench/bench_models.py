@@ -46,6 +46,22 @@ class Deep(nn.Module):
         return self.inner(self.lin(x))
 
 
+class Many(nn.Module):
+    """50 nn.ModuleLists of 100 nn.Linear(4, 4), called in a loop from the root's forward: 5,051
+    modules, one graph holding 5,000 module calls, an archive of 10,011 zip members."""
+
+    def __init__(self, groups: int = 50, per_group: int = 100):
+        super().__init__()
+        self.groups = nn.ModuleList(
+            [nn.ModuleList([nn.Linear(4, 4) for _ in range(per_group)]) for _ in range(groups)])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for group in self.groups:
+            for lin in group:
+                x = lin(x)
+        return x
+
+
 class LinearStack(nn.Module):
     """16 x Linear(4096, 4096): a 1 GiB archive."""
 
@@ -65,4 +81,5 @@ MODELS = {
     "linear_stack_1gib": (LinearStack, (2, 4096)),
     "wide_5052": (Wide, (2, 4)),
     "deep_200": (Deep, (2, 4)),
+    "many_5000": (Many, (2, 4)),
 }

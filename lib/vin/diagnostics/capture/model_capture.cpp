@@ -229,39 +229,70 @@ void collect_module_calls(torch::jit::Block* block, std::vector<torch::jit::Node
   }
 }
 
-torch::jit::Node* insert_observer(torch::jit::Graph& graph, std::int64_t id,
-                                  torch::jit::Value* callee, std::int64_t side,
-                                  torch::jit::Value* value) {
-  torch::jit::Value* id_value = graph.insertConstant(id);
-  torch::jit::Value* side_value = graph.insertConstant(side);
-  return graph.insertNode(graph.create(c10::Symbol::fromQualString("vin::observe"),
-                                       {id_value, callee, side_value, value}, 0));
+// The constants every observer of one graph passes: the capture's id and the two sides, made
+// once per graph at its top (which dominates every block), not once per call: a graph with
+// thousands of module calls would otherwise carry thousands of identical constants for the
+// executor's passes to pool.
+struct ObserverConstants {
+  torch::jit::Value* id;
+  torch::jit::Value* input_side;
+  torch::jit::Value* output_side;
+};
+
+ObserverConstants make_observer_constants(torch::jit::Graph& graph, std::int64_t id) {
+  torch::jit::WithInsertPoint top(graph.block()->nodes().front());
+  return {graph.insertConstant(id), graph.insertConstant(kInputSide),
+          graph.insertConstant(kOutputSide)};
+}
+
+void insert_observer(torch::jit::Graph& graph, torch::jit::Value* id, torch::jit::Value* callee,
+                     torch::jit::Value* side, torch::jit::Value* value) {
+  graph.insertNode(
+      graph.create(c10::Symbol::fromQualString("vin::observe"), {id, callee, side, value}, 0));
+}
+
+// The scripted forward hooks TorchScript emitted behind `call` as
+// `prim::CallFunction(hook, callee, input_tuple, output)`: the uses of the call's output (and
+// of each non-None hook result, which the next hook gets), so the work grows with the call's
+// uses, not with the rest of the graph.
+bool is_forward_hook_of(const torch::jit::Node* node, const torch::jit::Value* callee,
+                        const torch::jit::Value* output) {
+  return node->kind() == c10::prim::CallFunction && node->inputs().size() == 4 &&
+         node->input(1) == callee && node->input(3) == output;
 }
 
 // Surrounds one `prim::CallMethod forward`: its arguments before it, and after it the output
-// that the caller finally gets, i.e. after the scripted forward hooks that TorchScript emitted
-// right behind the call as `prim::CallFunction(hook, callee, input_tuple, output)`.
-void instrument_call(torch::jit::Node* call, std::int64_t id) {
+// that the caller finally gets, i.e. after the scripted forward hooks.
+void instrument_call(torch::jit::Node* call, const ObserverConstants& constants) {
   torch::jit::Graph& graph = *call->owningGraph();
   torch::jit::Value* callee = call->input(0);
   {
     torch::jit::WithInsertPoint before(call);
     std::vector<torch::jit::Value*> args(call->inputs().begin() + 1, call->inputs().end());
     torch::jit::Value* tuple = graph.insertNode(graph.createTuple(args))->output();
-    insert_observer(graph, id, callee, kInputSide, tuple);
+    insert_observer(graph, constants.id, callee, constants.input_side, tuple);
   }
   torch::jit::Node* last = call;
   torch::jit::Value* output = call->output();
-  for (torch::jit::Node* n = call->next(); n != call->owningBlock()->return_node(); n = n->next()) {
-    const bool is_hook = n->kind() == c10::prim::CallFunction && n->inputs().size() == 4 &&
-                         n->input(1) == callee && n->input(3) == output;
-    if (!is_hook) continue;
-    last = n;
-    if (n->outputs().size() == 1 && n->output()->type()->kind() != c10::TypeKind::NoneType)
-      output = n->output();
+  for (bool more = true; more;) {
+    more = false;
+    torch::jit::Value* next_output = nullptr;
+    for (const torch::jit::Use& use : output->uses()) {
+      torch::jit::Node* hook = use.user;
+      if (hook->owningBlock() != call->owningBlock() || !hook->isAfter(call) ||
+          !is_forward_hook_of(hook, callee, output))
+        continue;
+      if (hook->isAfter(last)) last = hook;
+      if (hook->outputs().size() == 1 && hook->output()->type()->kind() != c10::TypeKind::NoneType)
+        next_output = hook->output();
+    }
+    if (next_output) {
+      output = next_output;
+      more = true;
+    }
   }
   torch::jit::WithInsertPoint after(last->next());
-  insert_observer(graph, id, callee, kOutputSide, output);
+  insert_observer(graph, constants.id, callee, constants.output_side, output);
 }
 
 // Every graph of every module type in `module`, each once (instances of a type share graphs).
@@ -275,7 +306,14 @@ void instrument_module(torch::jit::Module& module, std::int64_t id) {
       if (auto* graph_fn = dynamic_cast<torch::jit::GraphFunction*>(fn))
         collect_in_graph(*graph_fn->graph(), calls, graphs_seen);
   }
-  for (torch::jit::Node* call : calls) instrument_call(call, id);
+  std::unordered_map<torch::jit::Graph*, ObserverConstants> constants;
+  for (torch::jit::Node* call : calls) {
+    torch::jit::Graph* graph = call->owningGraph();
+    auto it = constants.find(graph);
+    if (it == constants.end())
+      it = constants.emplace(graph, make_observer_constants(*graph, id)).first;
+    instrument_call(call, it->second);
+  }
 }
 
 std::string dict_key_text(const c10::IValue& key) {
