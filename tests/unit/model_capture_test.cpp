@@ -342,3 +342,30 @@ TEST_CASE("instrumentation never changes outputs") {
   auto scope = capture.enter();
   for (int run = 0; run < 3; ++run) CHECK(capture.forward(positional({x})).toTensor().equal(plain));
 }
+
+TEST_CASE("in place or on a clone, a capture records the same") {
+  // everything.pt: hooks, dict and tuple outputs, repeated calls; the capture fixtures add
+  // scripted hooks on submodules (hooknet) and calls through module interfaces (interfaces)
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {fixture("everything.pt"), fixture("inputs/everything_positional.npz")},
+      {VIN_CAPTURE_FIXTURE_DIR "/hooknet.pt", VIN_CAPTURE_FIXTURE_DIR "/hooknet_inputs.npz"},
+      {VIN_CAPTURE_FIXTURE_DIR "/interfaces.pt", VIN_CAPTURE_FIXTURE_DIR "/interfaces_input.npz"}};
+  for (const auto& [archive, inputs_file] : cases) {
+    CAPTURE(archive);
+    auto records = [&, archive = archive, inputs_file = inputs_file](bool in_place) {
+      auto model = load_torchscript_archive(archive);
+      const ForwardInputs inputs = read_forward_inputs(inputs_file, model, c10::Device("cpu"));
+      auto capture = in_place ? capture_model_in_place(model) : capture_model(model);
+      {
+        auto scope = capture.enter();
+        capture.forward(inputs);
+      }
+      std::string lines;
+      for (const auto& s : capture.snapshots()) lines += dump_line(to_json(s)) + "\n";
+      return lines;
+    };
+    const std::string cloned = records(false);
+    CHECK(cloned.size() > 0);
+    CHECK(records(true) == cloned);
+  }
+}

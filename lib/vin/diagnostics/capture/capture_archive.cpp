@@ -10,6 +10,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
+#include <iomanip>
 #include <mutex>
 #include <sstream>
 #include <string_view>
@@ -19,6 +20,7 @@
 #include "vin/diagnostics/capture/tensor_sampling.h"
 #include "vin/diagnostics/output/npz_writer.h"
 #include "vin/diagnostics/records/error.h"
+#include "vin/diagnostics/records/log_sink.h"
 #include "vin/diagnostics/torch/forward_inputs.h"
 #include "vin/diagnostics/torch/model_loader.h"
 
@@ -144,14 +146,32 @@ void save_tensors(const std::string& path,
   writer.finish();
 }
 
+// Where a capture's time goes, for `--log-level debug`: one line per stage.
+class Stopwatch {
+ public:
+  void lap(const std::string& stage) {
+    const auto now = Clock::now();
+    std::ostringstream line;
+    line << "capture: " << stage << " in " << std::fixed << std::setprecision(1)
+         << std::chrono::duration<double, std::milli>(now - last_).count() << " ms";
+    log_line(LogLevel::debug, line.str());
+    last_ = now;
+  }
+
+ private:
+  Clock::time_point last_ = Clock::now();
+};
+
 }  // namespace
 
 CaptureResult capture_archive(const CaptureRequest& request) {
+  Stopwatch stopwatch;
   const c10::Device device = resolve_device(request.device);
   if (request.quantized_engine) select_quantized_engine(*request.quantized_engine);
   torch::jit::Module model = naming_out_of_memory(request.archive, "loading the archive", [&] {
     return load_torchscript_archive(request.archive, request.device);
   });
+  stopwatch.lap("loaded the archive");
   if (request.eval) model.eval();
   // read every inputs file before running anything: a bad file fails fast
   std::vector<ForwardInputs> inputs;
@@ -169,7 +189,10 @@ CaptureResult capture_archive(const CaptureRequest& request) {
   // profiling and optimising the graph (seconds on deep or wide models) for calls that never
   // come. The records are the same either way; the executor's setting is restored on return.
   torch::jit::GraphOptimizerEnabledGuard no_graph_optimisation(false);
-  ModelCapture capture = capture_model(model, request.module_paths, request.limits);
+  stopwatch.lap("read the inputs");
+  // the model was loaded for this capture alone: no clone to keep it as it was
+  ModelCapture capture = capture_model_in_place(model, request.module_paths, request.limits);
+  stopwatch.lap("instrumented the model");
   capture.enable_stats(request.stats);
   if (request.save_path) capture.enable_saving(request.save_max_bytes);
   CaptureResult result;
@@ -209,11 +232,15 @@ CaptureResult capture_archive(const CaptureRequest& request) {
         break;
       }
       if (watchdog) watchdog->disarm();
+      stopwatch.lap("ran the forward on " + input_names[i]);
     }
   }
   result.snapshots = capture.snapshots();
   result.summary = capture.summary();
-  if (request.save_path) save_tensors(*request.save_path, capture.saved_tensors());
+  if (request.save_path) {
+    save_tensors(*request.save_path, capture.saved_tensors());
+    stopwatch.lap("saved the tensors");
+  }
   return result;
 }
 

@@ -383,7 +383,7 @@ PreparedSide prepare_side(const CompareSide& side, const CompareRequest& request
                                    .with_max_traversal_nodes(request.max_traversal_nodes)
                                    .with_max_container_depth(request.max_container_depth);
   // module patterns are checked against this archive's paths; the comparer filters the rest
-  p.capture.emplace(capture_model(p.model, request.module_paths, limits));
+  p.capture.emplace(capture_model_in_place(p.model, request.module_paths, limits));
   return p;
 }
 

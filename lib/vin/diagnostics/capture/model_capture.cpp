@@ -27,7 +27,7 @@ namespace vin::diagnostics {
 // registry below, by the id that instrumentation baked into the clone's graphs.
 struct ModelCapture::State {
   State(const torch::jit::Module& model, std::optional<std::vector<std::string>> paths,
-        CaptureLimits quota);
+        CaptureLimits quota, bool in_place);
   ~State();
 
   void observe(const c10::IValue& module, std::int64_t side, const c10::IValue& value);
@@ -56,6 +56,8 @@ struct ModelCapture::State {
   std::optional<std::vector<std::string>> requested_paths;
   CaptureLimits limits;
 
+  // the module types whose forward-named graphs observe their own calls (instrument_module)
+  std::unordered_set<const c10::ClassType*> observing_themselves;
   // module object -> its first registered path (named_modules order) in the instrumented clone
   std::unordered_map<const c10::ivalue::Object*, std::string> path_of;
   std::vector<std::string> all_paths;
@@ -125,6 +127,10 @@ constexpr const char* kObserveSchema =
     "vin::observe(int capture, Any module, int side, Any value) -> ()";
 constexpr std::int64_t kInputSide = 0;
 constexpr std::int64_t kOutputSide = 1;
+// at a call through a module interface: observed there only when the module it reaches does
+// not observe itself (its type is not among the callee-instrumented ones)
+constexpr std::int64_t kInterfaceInputSide = 2;
+constexpr std::int64_t kInterfaceOutputSide = 3;
 
 // Live captures by id. A capture unregisters itself before it is destroyed, so an observer
 // running in a graph that outlives it finds nothing and does nothing.
@@ -229,48 +235,49 @@ void collect_module_calls(torch::jit::Block* block, std::vector<torch::jit::Node
   }
 }
 
-// The constants every observer of one graph passes: the capture's id and the two sides, made
-// once per graph at its top (which dominates every block), not once per call: a graph with
-// thousands of module calls would otherwise carry thousands of identical constants for the
-// executor's passes to pool.
+// The constants every observer of one graph passes: the capture's id and the sides, made once
+// per graph at its top (which dominates every block), not once per call.
 struct ObserverConstants {
   torch::jit::Value* id;
-  torch::jit::Value* input_side;
-  torch::jit::Value* output_side;
+  std::array<torch::jit::Value*, 4> sides;  // kInputSide ... kInterfaceOutputSide
 };
 
 ObserverConstants make_observer_constants(torch::jit::Graph& graph, std::int64_t id) {
   torch::jit::WithInsertPoint top(graph.block()->nodes().front());
-  return {graph.insertConstant(id), graph.insertConstant(kInputSide),
-          graph.insertConstant(kOutputSide)};
+  ObserverConstants constants{graph.insertConstant(id), {}};
+  for (std::int64_t side = 0; side < 4; ++side)
+    constants.sides[static_cast<std::size_t>(side)] = graph.insertConstant(side);
+  return constants;
 }
 
-void insert_observer(torch::jit::Graph& graph, torch::jit::Value* id, torch::jit::Value* callee,
-                     torch::jit::Value* side, torch::jit::Value* value) {
-  graph.insertNode(
-      graph.create(c10::Symbol::fromQualString("vin::observe"), {id, callee, side, value}, 0));
+void insert_observer(torch::jit::Graph& graph, const ObserverConstants& constants,
+                     torch::jit::Value* module, std::int64_t side, torch::jit::Value* value) {
+  graph.insertNode(graph.create(
+      c10::Symbol::fromQualString("vin::observe"),
+      {constants.id, module, constants.sides[static_cast<std::size_t>(side)], value}, 0));
 }
 
 // The scripted forward hooks TorchScript emitted behind `call` as
-// `prim::CallFunction(hook, callee, input_tuple, output)`: the uses of the call's output (and
-// of each non-None hook result, which the next hook gets), so the work grows with the call's
-// uses, not with the rest of the graph.
+// `prim::CallFunction(hook, callee, input_tuple, output)`, found through the uses of the call's
+// output (and of each non-None hook result, which the next hook gets), so the work grows with
+// the call's uses, not with the rest of the graph.
 bool is_forward_hook_of(const torch::jit::Node* node, const torch::jit::Value* callee,
                         const torch::jit::Value* output) {
   return node->kind() == c10::prim::CallFunction && node->inputs().size() == 4 &&
          node->input(1) == callee && node->input(3) == output;
 }
 
-// Surrounds one `prim::CallMethod forward`: its arguments before it, and after it the output
+// At a call site: its arguments before the `prim::CallMethod forward`, and after it the output
 // that the caller finally gets, i.e. after the scripted forward hooks.
-void instrument_call(torch::jit::Node* call, const ObserverConstants& constants) {
+void instrument_call(torch::jit::Node* call, const ObserverConstants& constants,
+                     std::int64_t input_side, std::int64_t output_side) {
   torch::jit::Graph& graph = *call->owningGraph();
   torch::jit::Value* callee = call->input(0);
   {
     torch::jit::WithInsertPoint before(call);
     std::vector<torch::jit::Value*> args(call->inputs().begin() + 1, call->inputs().end());
     torch::jit::Value* tuple = graph.insertNode(graph.createTuple(args))->output();
-    insert_observer(graph, constants.id, callee, constants.input_side, tuple);
+    insert_observer(graph, constants, callee, input_side, tuple);
   }
   torch::jit::Node* last = call;
   torch::jit::Value* output = call->output();
@@ -292,28 +299,82 @@ void instrument_call(torch::jit::Node* call, const ObserverConstants& constants)
     }
   }
   torch::jit::WithInsertPoint after(last->next());
-  insert_observer(graph, constants.id, callee, constants.output_side, output);
+  insert_observer(graph, constants, callee, output_side, output);
 }
 
-// Every graph of every module type in `module`, each once (instances of a type share graphs).
-void instrument_module(torch::jit::Module& module, std::int64_t id) {
+// In the callee: a forward-named method's own graph observes `self` with its arguments first and
+// its return value last, once for every instance of the type and every call site.
+void instrument_callee(torch::jit::Graph& graph, const ObserverConstants& constants) {
+  torch::jit::Value* self = graph.inputs()[0];
+  {
+    // right behind the constants (made at the top), before the method's own first node
+    torch::jit::WithInsertPoint top(constants.sides.back()->node()->next());
+    std::vector<torch::jit::Value*> args(graph.inputs().begin() + 1, graph.inputs().end());
+    torch::jit::Value* tuple = graph.insertNode(graph.createTuple(args))->output();
+    insert_observer(graph, constants, self, kInputSide, tuple);
+  }
+  torch::jit::WithInsertPoint end(graph.return_node());
+  insert_observer(graph, constants, self, kOutputSide, graph.outputs()[0]);
+}
+
+// Puts the observers into every graph that needs them, each graph once (instances of a type
+// share graphs), and returns the module types that observe themselves:
+//  - a module type's forward-named methods observe their own calls (instrument_callee), so a type
+//    called from 5,000 places is instrumented once and the callers' graphs stay as they were;
+//  - except the root's (ModelCapture::forward observes the root) and types with scripted forward
+//    hooks, whose caller gets the output only after the hooks: their calls are observed at each
+//    call site (instrument_call), as are calls through a module interface (which reach either
+//    kind; the observer skips those that reach a type observing itself).
+std::unordered_set<const c10::ClassType*> instrument_module(torch::jit::Module& module,
+                                                            std::int64_t id) {
+  std::vector<c10::ClassTypePtr> types;
+  std::unordered_set<const c10::ClassType*> types_seen;
+  for (const auto& m : module.modules())
+    if (types_seen.insert(m.type().get()).second) types.push_back(m.type());
   std::unordered_set<torch::jit::Graph*> graphs_seen;
   std::vector<torch::jit::Node*> calls;
-  std::unordered_set<const c10::ClassType*> types_seen;
-  for (const auto& m : module.modules()) {
-    if (!types_seen.insert(m.type().get()).second) continue;
-    for (torch::jit::Function* fn : m.type()->methods())
+  for (const auto& type : types)
+    for (torch::jit::Function* fn : type->methods())
       if (auto* graph_fn = dynamic_cast<torch::jit::GraphFunction*>(fn))
         collect_in_graph(*graph_fn->graph(), calls, graphs_seen);
-  }
+
   std::unordered_map<torch::jit::Graph*, ObserverConstants> constants;
-  for (torch::jit::Node* call : calls) {
-    torch::jit::Graph* graph = call->owningGraph();
-    auto it = constants.find(graph);
+  auto constants_of = [&](torch::jit::Graph& graph) -> const ObserverConstants& {
+    auto it = constants.find(&graph);
     if (it == constants.end())
-      it = constants.emplace(graph, make_observer_constants(*graph, id)).first;
-    instrument_call(call, it->second);
+      it = constants.emplace(&graph, make_observer_constants(graph, id)).first;
+    return it->second;
+  };
+  // types with scripted forward hooks, told by the hook calls TorchScript emitted behind their
+  // call sites (a clone's types have lost their hook lists; the graphs keep the calls)
+  std::unordered_set<const c10::ClassType*> hooked;
+  for (torch::jit::Node* call : calls)
+    for (const torch::jit::Use& use : call->output()->uses())
+      if (is_forward_hook_of(use.user, call->input(0), call->output()))
+        if (const auto cls = call->input(0)->type()->cast<c10::ClassType>())
+          hooked.insert(cls.get());
+  std::unordered_set<const c10::ClassType*> observing_themselves;
+  for (const auto& type : types) {
+    if (type == module.type() || !type->getForwardHooks().empty() || hooked.count(type.get()))
+      continue;
+    observing_themselves.insert(type.get());
+    for (torch::jit::Function* fn : type->methods())
+      if (auto* graph_fn = dynamic_cast<torch::jit::GraphFunction*>(fn);
+          graph_fn && is_forward_name(fn->name())) {
+        torch::jit::Graph& graph = *graph_fn->graph();
+        instrument_callee(graph, constants_of(graph));
+      }
   }
+  for (torch::jit::Node* call : calls) {
+    const c10::TypePtr& callee = call->input(0)->type();
+    if (callee->cast<c10::InterfaceType>())
+      instrument_call(call, constants_of(*call->owningGraph()), kInterfaceInputSide,
+                      kInterfaceOutputSide);
+    else if (const auto cls = callee->cast<c10::ClassType>();
+             !observing_themselves.count(cls.get()))
+      instrument_call(call, constants_of(*call->owningGraph()), kInputSide, kOutputSide);
+  }
+  return observing_themselves;
 }
 
 std::string dict_key_text(const c10::IValue& key) {
@@ -328,14 +389,16 @@ std::string dict_key_text(const c10::IValue& key) {
 }  // namespace
 
 ModelCapture::State::State(const torch::jit::Module& model,
-                           std::optional<std::vector<std::string>> paths, CaptureLimits quota)
+                           std::optional<std::vector<std::string>> paths, CaptureLimits quota,
+                           bool in_place)
     : original(model), requested_paths(std::move(paths)), limits(quota) {
   register_observer_once();
-  // inplace: the clone shares parameters and buffers with the caller's module (no copies);
-  // its class types and graphs are new, so instrumenting them leaves the caller's untouched.
-  instrumented = model.clone(/*inplace=*/true);
+  // clone(inplace): the clone shares parameters and buffers with the caller's module (no
+  // copies); its class types and graphs are new, so instrumenting them leaves the caller's
+  // untouched. In place, the module's own graphs are instrumented (no clone to make).
+  instrumented = in_place ? model : model.clone(/*inplace=*/true);
   id = Registry::instance().add(this);
-  instrument_module(instrumented, id);
+  observing_themselves = instrument_module(instrumented, id);
   for (const auto& item : instrumented.named_modules()) {
     const std::string path = item.name.empty() ? kRootPath : item.name;
     if (path_of.emplace(item.value._ivalue().get(), path).second) all_paths.push_back(path);
@@ -347,6 +410,11 @@ ModelCapture::State::~State() { Registry::instance().remove(id); }
 void ModelCapture::State::observe(const c10::IValue& module, std::int64_t side,
                                   const c10::IValue& value) {
   if (!module.isObject()) return;
+  if (side == kInterfaceInputSide || side == kInterfaceOutputSide) {
+    // a call through an interface: the module's own graphs observed it if its type does so
+    if (observing_themselves.count(module.toObject()->type().get())) return;
+    side = side == kInterfaceInputSide ? kInputSide : kOutputSide;
+  }
   std::lock_guard<std::mutex> lock(mutex);
   check_deadline();
   if (!active) return;
@@ -536,8 +604,9 @@ void ModelCapture::State::save(const Walk& walk, const at::Tensor& tensor) {
 
 ModelCapture::ModelCapture(const torch::jit::Module& model,
                            std::optional<std::vector<std::string>> module_paths,
-                           CaptureLimits limits)
-    : state_(std::make_unique<State>(model, std::move(module_paths), limits)) {}
+                           CaptureLimits limits, Instrument where)
+    : state_(std::make_unique<State>(model, std::move(module_paths), limits,
+                                     where == Instrument::in_place)) {}
 
 ModelCapture::~ModelCapture() = default;
 ModelCapture::ModelCapture(ModelCapture&&) noexcept = default;
@@ -675,6 +744,12 @@ ModelCapture capture_model(const torch::jit::Module& model,
                            std::optional<std::vector<std::string>> module_paths,
                            CaptureLimits limits) {
   return ModelCapture(model, std::move(module_paths), limits);
+}
+
+ModelCapture capture_model_in_place(torch::jit::Module& model,
+                                    std::optional<std::vector<std::string>> module_paths,
+                                    CaptureLimits limits) {
+  return ModelCapture(model, std::move(module_paths), limits, ModelCapture::Instrument::in_place);
 }
 
 }  // namespace vin::diagnostics

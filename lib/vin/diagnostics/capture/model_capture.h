@@ -1,11 +1,13 @@
 // capture_model: bounded tensor snapshots from inside TorchScript (ModelCapture; docs/capture.md).
 //
 // Python forward hooks do not fire for calls made inside TorchScript. Instead, the capture
-// works on a clone of the caller's module (sharing its tensors) whose graphs carry an observer
-// operator around every `prim::CallMethod forward` of a submodule: before the call (after any
-// scripted forward pre-hooks) it sees the arguments, after the call (after any scripted forward
-// hooks) the output. The caller's module itself is never changed. Run forwards through
-// ModelCapture::forward; they are recorded while a Scope from enter() is alive.
+// works on a clone of the caller's module (sharing its tensors; capture_model_in_place: on the
+// module itself) whose graphs carry an observer operator: at the top and before the return of
+// each submodule type's forward-named methods (the arguments, then the output), or, for types
+// with scripted forward hooks and calls through module interfaces, around the call site
+// (after any scripted forward pre-hooks, and after the forward hooks). The caller's module is
+// never changed by capture_model. Run forwards through ModelCapture::forward; they are recorded
+// while a Scope from enter() is alive (docs/capture.md, "How").
 #pragma once
 
 #include <torch/csrc/jit/api/module.h>
@@ -46,10 +48,15 @@ class ModelCapture {
     ModelCapture* capture_;
   };
 
-  /// Instruments a clone of `model`. `module_paths`: exact named_modules paths ("<root>"
-  /// included) to record, or nothing for every module. Paths are checked by enter().
+  /// Where the observers go: into a clone of the module (sharing its tensors; the module is
+  /// left as it was), or into the module's own graphs (capture_model_in_place).
+  enum class Instrument { on_a_clone, in_place };
+
+  /// Instruments `model` (a clone of it by default). `module_paths`: exact named_modules paths
+  /// ("<root>" included) to record, or nothing for every module. Paths are checked by enter().
   ModelCapture(const torch::jit::Module& model,
-               std::optional<std::vector<std::string>> module_paths, CaptureLimits limits);
+               std::optional<std::vector<std::string>> module_paths, CaptureLimits limits,
+               Instrument where = Instrument::on_a_clone);
   ~ModelCapture();
   ModelCapture(ModelCapture&&) noexcept;
   ModelCapture& operator=(ModelCapture&&) noexcept;
@@ -116,5 +123,13 @@ class ModelCapture {
 ModelCapture capture_model(const torch::jit::Module& model,
                            std::optional<std::vector<std::string>> module_paths = std::nullopt,
                            CaptureLimits limits = CaptureLimits());
+
+/// Like capture_model, without the clone: the observers go into `model`'s own graphs, which
+/// keep them after the capture ends (they then record nothing; the model computes what it did).
+/// For a module loaded for the capture alone (vin-inspect's capture and compare): on a model of
+/// thousands of modules the clone costs as much as the instrumentation.
+ModelCapture capture_model_in_place(
+    torch::jit::Module& model, std::optional<std::vector<std::string>> module_paths = std::nullopt,
+    CaptureLimits limits = CaptureLimits());
 
 }  // namespace vin::diagnostics
