@@ -208,12 +208,24 @@ ArchiveLayout probe_torchscript_archive(const std::string& path) {
     throw Error(path +
                 ": a torch.save file (tensors or a state dict), not a TorchScript archive; export "
                 "the model with torch.jit.save(torch.jit.script(model), path)");
-  return ArchiveLayout{prefix, read_version(zip.get(), prefix, path)};
+  const std::uint64_t version = read_version(zip.get(), prefix, path);
+  return ArchiveLayout{prefix, version, std::shared_ptr<zip_t>(zip.release(), ZipCloser())};
 }
+
+namespace {
+
+// The probe's zip (its directory read once), or the file opened again for a layout made by hand
+// (probed, and so checked, before).
+std::shared_ptr<zip_t> zip_of(const std::string& path, const ArchiveLayout& layout) {
+  if (layout.opened) return layout.opened;
+  return std::shared_ptr<zip_t>(open_zip(path, false).release(), ZipCloser());
+}
+
+}  // namespace
 
 std::optional<std::string> read_archive_record(const std::string& path, const ArchiveLayout& layout,
                                                const std::string& name, std::size_t max_bytes) {
-  ZipHandle zip = open_zip(path, false);  // probed (and checked) first
+  const std::shared_ptr<zip_t> zip = zip_of(path, layout);
   const std::string member = layout.record_prefix + name;
   zip_stat_t st;
   const zip_int64_t index = zip_name_locate(zip.get(), member.c_str(), 0);
@@ -231,7 +243,7 @@ std::vector<std::pair<std::string, std::string>> read_archive_records(
     std::size_t max_total_bytes, RecordChecksums* data_checksums) {
   std::vector<std::pair<std::string, std::string>> records;
   std::size_t total = 0;
-  ZipHandle zip = open_zip(path, false);  // probed (and checked) first
+  const std::shared_ptr<zip_t> zip = zip_of(path, layout);
   const zip_int64_t n = zip_get_num_entries(zip.get(), 0);
   for (zip_int64_t i = 0; i < n; ++i) {
     zip_stat_t st;

@@ -184,7 +184,7 @@ c10::Device resolve_device(const std::string& device) {
 }
 
 torch::jit::Module load_torchscript_archive(const std::string& path, const std::string& device) {
-  const ArchiveLayout layout = probe_torchscript_archive(path);
+  ArchiveLayout layout = probe_torchscript_archive(path);
   if (layout.format_version > caffe2::serialize::kMaxSupportedFileFormatVersion) {
     throw Error(path + ": archive file format version " + std::to_string(layout.format_version) +
                 " is newer than LibTorch " TORCH_VERSION " can read (at most " +
@@ -192,6 +192,7 @@ torch::jit::Module load_torchscript_archive(const std::string& path, const std::
                 "); it was written by a newer PyTorch");
   }
   check_archive_records(path, layout);
+  layout.opened.reset();  // LibTorch reads the file itself: its directory need not stay in memory
   const c10::Device map_location = resolve_device(device);
   try {
     return torch::jit::load(path, map_location);
