@@ -58,10 +58,17 @@ struct ModelCapture::State {
 
   // the module types whose forward-named graphs observe their own calls (instrument_module)
   std::unordered_set<const c10::ClassType*> observing_themselves;
-  // module object -> its first registered path (named_modules order) in the instrumented clone
-  std::unordered_map<const c10::ivalue::Object*, std::string> path_of;
+  // One registered module (by object; its first path in named_modules order) and its calls.
+  // Looked up by object once per observation: no string is hashed on a module call.
+  struct ModuleCalls {
+    std::string path;
+    bool selected = false;
+    std::int64_t next_index = 0;        // the call index its next call gets
+    std::vector<std::int64_t> pending;  // its calls begun and not ended, innermost last
+  };
+  std::vector<ModuleCalls> modules;  // the root first; never resized after construction
+  std::unordered_map<const c10::ivalue::Object*, std::size_t> module_of;
   std::vector<std::string> all_paths;
-  std::unordered_set<std::string> selected;
 
   mutable std::mutex mutex;  // forwards may fork; the observer can run on several threads
   bool active = false;
@@ -79,8 +86,9 @@ struct ModelCapture::State {
   std::vector<std::pair<std::string, at::Tensor>> saved;
   std::int64_t saved_bytes = 0;
   std::int64_t unsaved_tensors = 0;
-  std::unordered_map<std::string, std::int64_t> next_call_index;
-  std::unordered_map<std::string, std::vector<std::int64_t>> pending_calls;
+  void forget_pending_calls() {
+    for (ModuleCalls& m : modules) m.pending.clear();
+  }
 
  private:
   // One depth-first walk over an input or an output (docs/capture.md, "Call indices and walks").
@@ -92,18 +100,17 @@ struct ModelCapture::State {
     bool exhausted = false;
     std::vector<std::string> path;
   };
-  // A call of the module at `path` begins: its call index, kept until the call ends.
-  std::int64_t open_call(const std::string& path) {
-    const std::int64_t index = next_call_index[path]++;
-    pending_calls[path].push_back(index);
+  // A call of `module` begins: its call index, kept until the call ends.
+  static std::int64_t open_call(ModuleCalls& module) {
+    const std::int64_t index = module.next_index++;
+    module.pending.push_back(index);
     return index;
   }
-  // The call of the module at `path` that ends now (the innermost open one), if any.
-  std::optional<std::int64_t> close_call(const std::string& path) {
-    auto& pending = pending_calls[path];
-    if (pending.empty()) return std::nullopt;
-    const std::int64_t index = pending.back();
-    pending.pop_back();
+  // The call of `module` that ends now (the innermost open one), if any.
+  static std::optional<std::int64_t> close_call(ModuleCalls& module) {
+    if (module.pending.empty()) return std::nullopt;
+    const std::int64_t index = module.pending.back();
+    module.pending.pop_back();
     return index;
   }
   void begin_input(const std::string& path, std::int64_t call_index,
@@ -401,7 +408,10 @@ ModelCapture::State::State(const torch::jit::Module& model,
   observing_themselves = instrument_module(instrumented, id);
   for (const auto& item : instrumented.named_modules()) {
     const std::string path = item.name.empty() ? kRootPath : item.name;
-    if (path_of.emplace(item.value._ivalue().get(), path).second) all_paths.push_back(path);
+    if (module_of.emplace(item.value._ivalue().get(), modules.size()).second) {
+      modules.emplace_back().path = path;
+      all_paths.push_back(path);
+    }
   }
 }
 
@@ -418,18 +428,20 @@ void ModelCapture::State::observe(const c10::IValue& module, std::int64_t side,
   std::lock_guard<std::mutex> lock(mutex);
   check_deadline();
   if (!active) return;
-  const auto it = path_of.find(module.toObject().get());
-  if (it == path_of.end() || !selected.count(it->second)) return;
-  const std::string& path = it->second;
+  const auto it = module_of.find(module.toObject().get());
+  if (it == module_of.end()) return;
+  ModuleCalls& calls = modules[it->second];
+  if (!calls.selected) return;
+  const std::string& path = calls.path;
   if (side == kInputSide) {
-    const std::int64_t index = open_call(path);
+    const std::int64_t index = open_call(calls);
     // calls between modules inside TorchScript are positional: everything is under "args"
     if (walking()) {
       std::vector<c10::IValue> args;
       if (value.isTuple()) args = value.toTupleRef().elements().vec();
       begin_input(path, index, args, {});
     }
-  } else if (const auto index = close_call(path); index && walking()) {
+  } else if (const auto index = close_call(calls); index && walking()) {
     begin_output(path, *index, value);
   }
 }
@@ -439,16 +451,16 @@ void ModelCapture::State::observe_root_input(
     const std::vector<std::pair<std::string, c10::IValue>>& kwargs) {
   std::lock_guard<std::mutex> lock(mutex);
   check_deadline();
-  if (!active || !selected.count(kRootPath)) return;
-  const std::int64_t index = open_call(kRootPath);
-  if (walking()) begin_input(kRootPath, index, args, kwargs);
+  if (!active || !modules.front().selected) return;
+  const std::int64_t index = open_call(modules.front());
+  if (walking()) begin_input(modules.front().path, index, args, kwargs);
 }
 
 void ModelCapture::State::observe_root_output(const c10::IValue& output) {
   std::lock_guard<std::mutex> lock(mutex);
-  if (!active || !selected.count(kRootPath)) return;
-  if (const auto index = close_call(kRootPath); index && walking())
-    begin_output(kRootPath, *index, output);
+  if (!active || !modules.front().selected) return;
+  if (const auto index = close_call(modules.front()); index && walking())
+    begin_output(modules.front().path, *index, output);
 }
 
 bool ModelCapture::State::checked_nonfinite(const at::Tensor& tensor) {
@@ -623,7 +635,7 @@ ModelCapture::Scope ModelCapture::enter() {
   }
   std::lock_guard<std::mutex> lock(s.mutex);
   if (s.active) throw UsageError("this capture is already active");
-  s.selected = std::move(selected);
+  for (State::ModuleCalls& m : s.modules) m.selected = selected.count(m.path) > 0;
   s.active = true;
   return Scope(this);
 }
@@ -637,7 +649,7 @@ void ModelCapture::close() {
   std::lock_guard<std::mutex> lock(state_->mutex);
   state_->recently_checked = {};
   state_->active = false;
-  state_->pending_calls.clear();
+  state_->forget_pending_calls();
 }
 
 c10::IValue ModelCapture::forward(const ForwardInputs& inputs) {
@@ -672,7 +684,7 @@ c10::IValue ModelCapture::forward(const ForwardInputs& inputs) {
   } catch (...) {
     // invocations the exception aborted get no output record
     std::lock_guard<std::mutex> lock(s.mutex);
-    s.pending_calls.clear();
+    s.forget_pending_calls();
     throw;
   }
   s.observe_root_output(output);
