@@ -353,7 +353,9 @@ std::unordered_set<const c10::ClassType*> instrument_module(torch::jit::Module& 
     return it->second;
   };
   // types with scripted forward hooks, told by the hook calls TorchScript emitted behind their
-  // call sites (a clone's types have lost their hook lists; the graphs keep the calls)
+  // call sites: the one sign both a clone (whose types have lost their hook lists) and the
+  // module itself carry; a hooked type reached only through interfaces runs no hooks, so it may
+  // observe itself
   std::unordered_set<const c10::ClassType*> hooked;
   for (torch::jit::Node* call : calls)
     for (const torch::jit::Use& use : call->output()->uses())
@@ -362,8 +364,7 @@ std::unordered_set<const c10::ClassType*> instrument_module(torch::jit::Module& 
           hooked.insert(cls.get());
   std::unordered_set<const c10::ClassType*> observing_themselves;
   for (const auto& type : types) {
-    if (type == module.type() || !type->getForwardHooks().empty() || hooked.count(type.get()))
-      continue;
+    if (type == module.type() || hooked.count(type.get())) continue;
     observing_themselves.insert(type.get());
     for (torch::jit::Function* fn : type->methods())
       if (auto* graph_fn = dynamic_cast<torch::jit::GraphFunction*>(fn);
