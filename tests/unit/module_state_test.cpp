@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <deque>
 #include <string>
 
 #include "vin/diagnostics/archive/class_source.h"
@@ -36,11 +37,12 @@ def free_function(x: int) -> int:
   return x
 )";
 
+// values made by hand, as the pickle reader makes them: they never move once made
 struct Document {
-  PickleDocument doc;
+  std::deque<PickleValue> values;
   PickleValue* make(PickleValue::Kind kind) {
-    doc.values.emplace_back().kind = kind;
-    return &doc.values.back();
+    values.emplace_back().kind = kind;
+    return &values.back();
   }
 };
 

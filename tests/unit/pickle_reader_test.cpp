@@ -96,3 +96,29 @@ TEST_CASE("a missing LibTorch plugin is an error naming where it was looked for"
                        "vin-inspect-torch)",
                        Error);
 }
+
+TEST_CASE(
+    "None, booleans, the empty tuple and BININT1's ints are made once, as Python shares "
+    "them; every other value is its own, across the reader's blocks of values") {
+  // [None, None, True, True, False, (), (), 0, 0, 255, 255, 70000 x 3000 (BININT)]
+  std::string p = BYTES("\x80\x02](NNN\x88\x88\x89))K\x00K\x00K\xffK\xff");
+  for (int i = 0; i < 3000; ++i) p += BYTES("J\x70\x11\x01\x00");
+  p += BYTES("e.");
+  const PickleDocument doc = read_pickle(p);
+  REQUIRE(doc.root->kind == Kind::list);
+  const auto& v = doc.root->items;
+  REQUIRE(v.size() == 3012);
+  CHECK(v[0]->kind == Kind::none);
+  CHECK((v[0] == v[1] && v[1] == v[2]));
+  CHECK((v[3]->boolean && v[3] == v[4]));
+  CHECK((v[5]->kind == Kind::boolean && !v[5]->boolean && v[5] != v[3]));
+  CHECK((v[6]->kind == Kind::tuple && v[6]->items.empty() && v[6] == v[7]));
+  CHECK((v[8]->integer == 0 && v[8] == v[9]));
+  CHECK((v[10]->integer == 255 && v[10] == v[11] && v[10] != v[8]));
+  for (std::size_t i = 12; i < v.size(); ++i) {
+    CHECK(v[i]->kind == Kind::integer);
+    CHECK(v[i]->integer == 70000);
+    CHECK(v[i] != v[i - 1]);
+  }
+  CHECK(doc.blocks.size() >= 3);  // 3,000 values do not fit one block of 1,024
+}

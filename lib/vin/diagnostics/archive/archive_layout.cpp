@@ -15,6 +15,7 @@
 
 #include "vin/diagnostics/archive/class_source.h"
 #include "vin/diagnostics/archive/pickle_safety.h"
+#include "vin/diagnostics/archive/zip_file_source.h"
 #include "vin/diagnostics/archive/zip_handle.h"
 #include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/text/printable.h"
@@ -78,7 +79,7 @@ ZipHandle open_zip(const std::string& path, bool check_consistency = true) {
                 "archives)");
   }
   int code = 0;
-  zip_t* z = zip_open(path.c_str(), ZIP_RDONLY | (check_consistency ? ZIP_CHECKCONS : 0), &code);
+  zip_t* z = open_zip_file(path, ZIP_RDONLY | (check_consistency ? ZIP_CHECKCONS : 0), &code);
   if (z == nullptr) {
     // the message is the project's, not libzip's wording, which changes between versions
     if (code == ZIP_ER_MEMORY) throw std::bad_alloc();  // naming_out_of_memory names the stage
@@ -358,7 +359,7 @@ std::optional<std::string> ZipMembers::read(const std::string& name, std::size_t
 
 void check_zip_members(const std::string& path) {
   int code = 0;
-  ZipHandle zip(zip_open(path.c_str(), ZIP_RDONLY, &code));
+  ZipHandle zip(open_zip_file(path, ZIP_RDONLY, &code));
   if (!zip) return;  // the reader that follows says what is wrong with it
   check_members(zip.get(), path);
 }
@@ -377,7 +378,7 @@ bool file_starts_with(const std::string& path, std::string_view magic) {
 std::vector<std::string> zip_member_names(const std::string& path) {
   std::vector<std::string> names;
   int code = 0;
-  ZipHandle zip(zip_open(path.c_str(), ZIP_RDONLY, &code));
+  ZipHandle zip(open_zip_file(path, ZIP_RDONLY, &code));
   if (!zip) return names;
   const zip_int64_t n = zip_get_num_entries(zip.get(), 0);
   for (zip_int64_t i = 0; i < n; ++i) {

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 
+#include "vin/diagnostics/archive/zip_file_source.h"
 #include "vin/diagnostics/archive/zip_handle.h"
 #include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/text/printable.h"
@@ -375,7 +376,7 @@ NpyArray read_npy_file(const std::string& path) {
 
 std::vector<NpyArray> read_npz_file(const std::string& path) {
   int code = 0;
-  ZipHandle zip(zip_open(path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &code));
+  ZipHandle zip(open_zip_file(path, ZIP_RDONLY | ZIP_CHECKCONS, &code));
   if (!zip) throw Error(path + ": not a readable .npz file (a truncated or damaged zip archive)");
   std::vector<NpyArray> arrays;
   const zip_int64_t n = zip_get_num_entries(zip.get(), 0);

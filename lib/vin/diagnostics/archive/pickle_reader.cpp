@@ -1,5 +1,6 @@
 #include "vin/diagnostics/archive/pickle_reader.h"
 
+#include <array>
 #include <cstring>
 
 #include "vin/diagnostics/archive/pickle_opcodes.h"
@@ -54,8 +55,13 @@ class Machine {
   explicit Machine(std::string_view p) : p_(p) {}
 
   PickleValue* make(Kind kind) {
-    doc_.values.emplace_back().kind = kind;
-    return &doc_.values.back();
+    if (doc_.used_in_last_block == PickleDocument::kBlockValues) {
+      doc_.blocks.emplace_back(new PickleValue[PickleDocument::kBlockValues]);
+      doc_.used_in_last_block = 0;
+    }
+    PickleValue* v = &doc_.blocks.back()[doc_.used_in_last_block++];
+    v->kind = kind;
+    return v;
   }
 
   PickleDocument run() && {
@@ -82,16 +88,18 @@ class Machine {
           marks_.push_back(stack_.size());
           break;
         case Op::NONE:
-          push(make(Kind::none));
+          push(shared(none_, Kind::none));
           break;
         case Op::NEWTRUE:
-        case Op::NEWFALSE: {
-          auto v = make(Kind::boolean);
-          v->boolean = op == Op::NEWTRUE;
-          push(v);
+          push(shared(true_, Kind::boolean, [](PickleValue& v) { v.boolean = true; }));
           break;
-        }
+        case Op::NEWFALSE:
+          push(shared(false_, Kind::boolean));
+          break;
         case Op::BININT1:
+          push(shared(small_ints_[code.value & 0xff], Kind::integer,
+                      [&](PickleValue& v) { v.integer = static_cast<std::int64_t>(code.value); }));
+          break;
         case Op::BININT2:
           push_int(static_cast<std::int64_t>(code.value));
           break;
@@ -120,7 +128,7 @@ class Machine {
           push_text(Kind::bytes, argument(code));
           break;
         case Op::EMPTY_TUPLE:
-          push(make(Kind::tuple));
+          push(shared(empty_tuple_, Kind::tuple));
           break;
         case Op::EMPTY_LIST:
           push(make(Kind::list));
@@ -275,6 +283,17 @@ class Machine {
     v->items = f;
     return v;
   }
+  // `slot`'s value, made (and set up by `init`) the first time
+  template <class Init = void (*)(PickleValue&)>
+  PickleRef shared(
+      PickleRef& slot, Kind kind, Init init = [](PickleValue&) {}) {
+    if (!slot) {
+      PickleValue* v = make(kind);
+      init(*v);
+      slot = v;
+    }
+    return slot;
+  }
   void push(PickleRef v) { stack_.push_back(std::move(v)); }
   void push_int(std::int64_t i) {
     auto v = make(Kind::integer);
@@ -332,6 +351,8 @@ class Machine {
   std::vector<PickleRef> stack_;
   std::vector<std::size_t> marks_;
   std::vector<PickleRef> memo_;
+  PickleRef none_ = nullptr, true_ = nullptr, false_ = nullptr, empty_tuple_ = nullptr;
+  std::array<PickleRef, 256> small_ints_{};
   PickleDocument doc_;
 };
 

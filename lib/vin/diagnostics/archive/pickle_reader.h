@@ -8,7 +8,7 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -48,8 +48,8 @@ struct PickleValue {
   /// arguments (storage, offset, size, stride, ...); storage: the persistent id's fields
   /// ('storage', type, key, location, numel)
   std::vector<PickleRef> items;
-  PickleRef state;         ///< an object's BUILD state (null when it had none)
-  std::int64_t numel = 0;  ///< tensor: elements, the product of its sizes; storage: its elements
+  PickleRef state = nullptr;  ///< an object's BUILD state (null when it had none)
+  std::int64_t numel = 0;     ///< tensor: elements, the product of its sizes; storage: its elements
   bool requires_grad = false;  ///< tensor
 };
 
@@ -62,7 +62,12 @@ class UnsupportedPickle : public std::runtime_error {
 
 /// Every value a pickle built, and the one its STOP left on the stack.
 struct PickleDocument {
-  std::deque<PickleValue> values;  ///< a deque: values never move once made
+  /// The values, made in blocks of kBlockValues that never move (values point at each other).
+  /// Immutable scalars are made once and shared, as Python shares them: None, True, False, the
+  /// empty tuple and the ints 0..255 of BININT1.
+  static constexpr std::size_t kBlockValues = 1024;
+  std::vector<std::unique_ptr<PickleValue[]>> blocks;
+  std::size_t used_in_last_block = kBlockValues;
   PickleRef root = nullptr;
 };
 
