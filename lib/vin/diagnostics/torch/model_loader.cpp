@@ -12,7 +12,9 @@
 
 #include "vin/diagnostics/archive/archive_layout.h"
 #include "vin/diagnostics/records/error.h"
+#include "vin/diagnostics/records/log_sink.h"
 #include "vin/diagnostics/text/printable.h"
+#include "vin/diagnostics/torch/quantized_conv_rewrite.h"
 
 namespace vin::diagnostics {
 
@@ -195,7 +197,17 @@ torch::jit::Module load_torchscript_archive(const std::string& path, const std::
   layout.opened.reset();  // LibTorch reads the file itself: its directory need not stay in memory
   const c10::Device map_location = resolve_device(device);
   try {
-    return torch::jit::load(path, map_location);
+    const QuantizedConvRewriteCounts before = quantized_conv_rewrite_counts();
+    torch::jit::Module module = [&] {
+      const QuantizedConvRewriteScope skip_what_it_cannot_change;
+      return torch::jit::load(path, map_location);
+    }();
+    const QuantizedConvRewriteCounts after = quantized_conv_rewrite_counts();
+    log_line(LogLevel::debug, "load: LibTorch's rewrite of old quantized convolutions ran on " +
+                                  std::to_string(after.ran - before.ran) + " module(s), skipped " +
+                                  std::to_string(after.skipped - before.skipped) +
+                                  " that call no quantized operator");
+    return module;
   } catch (const std::exception& e) {
     const std::string reason = describe_torch_error(e);
     const auto op = unknown_operator(reason);
