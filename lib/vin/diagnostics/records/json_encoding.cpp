@@ -9,14 +9,20 @@
 namespace vin::diagnostics {
 namespace {
 
-std::string dump_string(const std::string& text) {
+// Appends `text` as a JSON string to `out`.
+void dump_string_into(const std::string& text, std::string& out) {
   // the common case, printable ASCII with nothing to escape, without building a json value
   // (module paths and type names: most of a large model's records)
   const bool plain = std::all_of(text.begin(), text.end(), [](char c) {
     return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
   });
-  if (plain) return '"' + text + '"';
-  return Json(text).dump(-1, ' ', /*ensure_ascii=*/true, nlohmann::json::error_handler_t::replace);
+  if (plain) {
+    out += '"';
+    out += text;
+    out += '"';
+    return;
+  }
+  out += Json(text).dump(-1, ' ', /*ensure_ascii=*/true, nlohmann::json::error_handler_t::replace);
 }
 
 // Python's repr(float): the shortest digits that read back to the same double, in fixed notation
@@ -57,20 +63,28 @@ std::string python_float_repr(double value) {
   return out;
 }
 
-std::string dump_scalar(const Json& value) {
+// Appends a scalar `value` to `out`.
+void dump_scalar_into(const Json& value, std::string& out) {
   if (value.is_number_float()) {
     const double d = value.get<double>();
     // non-finite floats are strings (docs/records.md; JSON has no NaN)
-    if (!std::isfinite(d)) return "\"" + python_float_repr(d) + "\"";
-    return python_float_repr(d);
+    if (!std::isfinite(d))
+      out += "\"" + python_float_repr(d) + "\"";
+    else
+      out += python_float_repr(d);
+  } else if (value.is_string()) {
+    dump_string_into(value.get_ref<const std::string&>(), out);
+  } else if (value.is_number_unsigned()) {  // the common scalars without nlohmann's serializer
+    out += std::to_string(value.get<std::uint64_t>());
+  } else if (value.is_number_integer()) {
+    out += std::to_string(value.get<std::int64_t>());
+  } else if (value.is_boolean()) {
+    out += value.get<bool>() ? "true" : "false";
+  } else if (value.is_null()) {
+    out += "null";
+  } else {
+    out += value.dump();
   }
-  if (value.is_string()) return dump_string(value.get_ref<const std::string&>());
-  // the common scalars of records without nlohmann's serializer (same text)
-  if (value.is_number_unsigned()) return std::to_string(value.get<std::uint64_t>());
-  if (value.is_number_integer()) return std::to_string(value.get<std::int64_t>());
-  if (value.is_boolean()) return value.get<bool>() ? "true" : "false";
-  if (value.is_null()) return "null";
-  return value.dump();
 }
 
 // json.dumps(value) when indent < 0, json.dumps(value, indent=indent) otherwise.
@@ -93,7 +107,7 @@ void dump_into(const Json& value, int indent, int level, std::string& out) {
       first = false;
       if (pretty) newline(level + 1);
       if (object) {
-        out += dump_string(it.key());
+        dump_string_into(it.key(), out);
         out += ": ";
       }
       dump_into(*it, indent, level + 1, out);
@@ -102,7 +116,7 @@ void dump_into(const Json& value, int indent, int level, std::string& out) {
     out += object ? '}' : ']';
     return;
   }
-  out += dump_scalar(value);
+  dump_scalar_into(value, out);
 }
 
 }  // namespace
@@ -341,10 +355,11 @@ std::string dump_line(const Json& value) {
 
 std::string dump_record_line(const char* record_name, const Json& object) {
   // as dump_line of the object with "record" prepended, without copying the object into one
-  std::string out = "{\"record\": " + dump_string(record_name);
+  std::string out = "{\"record\": ";
+  dump_string_into(record_name, out);
   for (auto it = object.begin(); it != object.end(); ++it) {
     out += ", ";
-    out += dump_string(it.key());
+    dump_string_into(it.key(), out);
     out += ": ";
     dump_into(*it, -1, 1, out);
   }
