@@ -133,7 +133,8 @@ class StructureWalker {
     if (details_.attributes) {
       require_state_for_every_attribute(module, cls, names);
       for (const auto& [name, literal] : cls.constants)
-        if (!is_bookkeeping(name)) attributes[name] = parse_torchscript_literal(literal, constant_);
+        if (!is_bookkeeping_name(name))
+          attributes[name] = parse_torchscript_literal(literal, constant_);
       module_details.attributes = std::move(attributes);
     }
     modules_.emplace_back(path.empty() ? kRootPath : path, python_type_name(module->text), direct,
@@ -144,13 +145,10 @@ class StructureWalker {
            depth + 1});
   }
 
-  // TorchScript's own attributes (`_is_full_backward_hook`, `__annotations__`, ...)
-  static bool is_bookkeeping(std::string_view name) { return !name.empty() && name[0] == '_'; }
-
   // an attribute that --attributes lists: not a tensor, not TorchScript's bookkeeping (modules,
   // parameter and buffer slots and training are taken apart before)
   static bool is_described_attribute(std::string_view name, PickleRef value) {
-    return !is_bookkeeping(name) && value->kind != Kind::tensor;
+    return !is_bookkeeping_name(name) && value->kind != Kind::tensor;
   }
 
   // A module restored by `__setstate__` holds what its source assigns from the state; an
@@ -159,7 +157,7 @@ class StructureWalker {
   void require_state_for_every_attribute(PickleRef module, const ClassSource& cls,
                                          const std::unordered_set<std::string_view>& set) const {
     for (const auto& [name, type] : cls.attributes) {
-      if (is_bookkeeping(name) || set.count(name) || cls.parameters.count(name) ||
+      if (is_bookkeeping_name(name) || set.count(name) || cls.parameters.count(name) ||
           cls.buffers.count(name))
         continue;
       const auto it = classes_.find(type);
@@ -174,7 +172,7 @@ class StructureWalker {
     if (const MethodSource* forward = root.method("forward"))
       methods.push_back(parse_method_signature(*forward, constant_));
     for (const MethodSource& method : root.methods)
-      if (method.name != "forward" && !is_bookkeeping(method.name) &&
+      if (method.name != "forward" && !is_bookkeeping_name(method.name) &&
           !root.hooks.count(method.name))
         methods.push_back(parse_method_signature(method, constant_));
     return methods;

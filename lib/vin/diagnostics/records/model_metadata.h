@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -182,5 +183,10 @@ inline constexpr const char* kCountOverflowMessage =
 
 /// The path of the model root in the records.
 inline constexpr const char* kRootPath = "<root>";
+
+/// Whether `name`, an attribute's or a method's, is TorchScript's own bookkeeping
+/// (`_is_full_backward_hook`, `__annotations__`, `__getstate__`, ...): a name starting with `_`,
+/// which the attribute and signature records leave out (both readers say the same).
+inline bool is_bookkeeping_name(std::string_view name) { return !name.empty() && name[0] == '_'; }
 
 }  // namespace vin::diagnostics

@@ -20,8 +20,6 @@ std::string type_name_of(const torch::jit::Module& module) {
   return name ? python_type_name(name->qualifiedName()) : "<unnamed>";
 }
 
-bool is_bookkeeping(const std::string& name) { return !name.empty() && name[0] == '_'; }
-
 bool is_module(const c10::IValue& value) {
   return value.isObject() && value.toObjectRef().type()->is_module();
 }
@@ -137,7 +135,7 @@ class ModelWalker {
       const c10::IValue& value = object->getSlot(slot);
       if (!is_parameter && !is_buffer) {
         const std::string& name = type->getAttributeName(slot);
-        if (details_.attributes && !is_bookkeeping(name) && name != "training" &&
+        if (details_.attributes && !is_bookkeeping_name(name) && name != "training" &&
             !is_module(value) && !value.isTensor())
           attributes[name] = record_value(value);
         continue;
@@ -175,7 +173,7 @@ class ModelWalker {
     }
     if (details_.attributes) {
       for (size_t i = 0; i < type->numConstants(); ++i)
-        if (!is_bookkeeping(type->getConstantName(i)))
+        if (!is_bookkeeping_name(type->getConstantName(i)))
           attributes[type->getConstantName(i)] = record_value(type->getConstant(i));
       module_details.attributes = std::move(attributes);
     }
@@ -193,7 +191,7 @@ class ModelWalker {
     if (const auto forward = root.find_method("forward"))
       out.push_back(method_signature(forward->function()));
     for (const torch::jit::Function* method : root.type()->methods())
-      if (method->name() != "forward" && !is_bookkeeping(method->name()))
+      if (method->name() != "forward" && !is_bookkeeping_name(method->name()))
         out.push_back(method_signature(*method));
     return out;
   }
