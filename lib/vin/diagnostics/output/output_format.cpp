@@ -66,53 +66,53 @@ void write_structure_spec(std::ostream& out, const ModelStructureSpec& spec, Out
   }
 }
 
+namespace {
+
+// A list of records and its summary, in jsonl (a line per item, then the summary's line) or json
+// (one document: the list under `list_key`, then the summary's other fields; a count of the same
+// name is replaced by the list itself).
+struct ListRecords {
+  const char* item_record;
+  const char* list_key;
+  const char* summary_record;
+};
+
+template <class Item, class Summary>
+void write_list(std::ostream& out, const ListRecords& names, const std::vector<Item>& items,
+                const Summary& summary, OutputFormat format) {
+  if (format == OutputFormat::jsonl) {
+    for (const auto& item : items)
+      out << dump_record_line(names.item_record, to_json(item)) << '\n';
+    out << dump_record_line(names.summary_record, to_json(summary)) << '\n';
+    return;
+  }
+  Json doc;
+  Json list = Json::array();
+  for (const auto& item : items) list.push_back(to_json(item));
+  doc[names.list_key] = std::move(list);
+  const Json fields = to_json(summary);
+  for (auto it = fields.begin(); it != fields.end(); ++it)
+    if (it.key() != names.list_key) doc[it.key()] = *it;
+  out << dump_pretty(doc) << '\n';
+}
+
+}  // namespace
+
 void write_capture(std::ostream& out, const std::vector<TensorSnapshot>& snapshots,
                    const CaptureSummary& summary, OutputFormat format,
                    const ForwardSources* sources) {
-  switch (format) {
-    case OutputFormat::jsonl:
-      for (const auto& s : snapshots) out << dump_record_line("TensorSnapshot", to_json(s)) << '\n';
-      out << dump_record_line("CaptureSummary", to_json(summary)) << '\n';
-      return;
-    case OutputFormat::json: {
-      // the summary's fields, its count replaced by the list itself
-      Json doc;
-      Json list = Json::array();
-      for (const auto& s : snapshots) list.push_back(to_json(s));
-      doc["snapshots"] = std::move(list);
-      const Json fields = to_json(summary);
-      for (auto it = fields.begin(); it != fields.end(); ++it)
-        if (it.key() != "snapshots") doc[it.key()] = *it;
-      out << dump_pretty(doc) << '\n';
-      return;
-    }
-    case OutputFormat::table:
-      out << format_capture_table(snapshots, summary, sources);
-      return;
-  }
+  if (format == OutputFormat::table)
+    out << format_capture_table(snapshots, summary, sources);
+  else
+    write_list(out, {"TensorSnapshot", "snapshots", "CaptureSummary"}, snapshots, summary, format);
 }
 
 void write_comparison(std::ostream& out, const CompareResult& result, OutputFormat format) {
-  switch (format) {
-    case OutputFormat::jsonl:
-      for (const auto& c : result.comparisons)
-        out << dump_record_line("TensorComparison", to_json(c)) << '\n';
-      out << dump_record_line("ComparisonSummary", to_json(result.summary)) << '\n';
-      return;
-    case OutputFormat::json: {
-      Json doc;
-      Json list = Json::array();
-      for (const auto& c : result.comparisons) list.push_back(to_json(c));
-      doc["comparisons"] = std::move(list);
-      const Json fields = to_json(result.summary);
-      for (auto it = fields.begin(); it != fields.end(); ++it) doc[it.key()] = *it;
-      out << dump_pretty(doc) << '\n';
-      return;
-    }
-    case OutputFormat::table:
-      out << format_comparison_table(result);
-      return;
-  }
+  if (format == OutputFormat::table)
+    out << format_comparison_table(result);
+  else
+    write_list(out, {"TensorComparison", "comparisons", "ComparisonSummary"}, result.comparisons,
+               result.summary, format);
 }
 
 void write_diff(std::ostream& out, const RecordSet& old_set, const RecordSet& new_set,
