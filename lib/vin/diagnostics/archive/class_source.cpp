@@ -51,21 +51,13 @@ std::pair<std::string, std::string> attribute_declaration(std::string_view line)
 }  // namespace
 
 void BracketCounter::feed_line(std::string_view line) {
-  char quote = 0;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quote) {
-      if (c == '\\')
-        ++i;
-      else if (c == quote)
-        quote = 0;
-    } else if (c == '"' || c == '\'') {
-      quote = c;
-    } else if (c == '(' || c == '[' || c == '{') {
+  SourceScanner scanner;  // a string literal ends with its line
+  for (const char c : line) {
+    const SourceScanner::Role role = scanner.feed(c);
+    if (role == SourceScanner::Role::open)
       deepest_ = std::max(deepest_, ++depth_);
-    } else if ((c == ')' || c == ']' || c == '}') && depth_ > 0) {
+    else if (role == SourceScanner::Role::close && depth_ > 0)
       --depth_;
-    }
   }
 }
 

@@ -41,6 +41,40 @@ struct ClassSource {
   const MethodSource* method(std::string_view name) const;
 };
 
+/// TorchScript source read a character at a time: what each character is to bracket nesting,
+/// with string literals (in ' or ", a backslash escaping the next character) skipped. The one
+/// reading of brackets and quotes behind BracketCounter and the literal parser's splits.
+class SourceScanner {
+ public:
+  enum class Role { quoted, open, close, other };
+  Role feed(char c) {
+    if (escaped_) {
+      escaped_ = false;
+      return Role::quoted;
+    }
+    if (quote_) {
+      if (c == '\\')
+        escaped_ = true;
+      else if (c == quote_)
+        quote_ = 0;
+      return Role::quoted;
+    }
+    if (c == '"' || c == '\'') {
+      quote_ = c;
+      return Role::quoted;
+    }
+    if (c == '(' || c == '[' || c == '{') return Role::open;
+    if (c == ')' || c == ']' || c == '}') return Role::close;
+    return Role::other;
+  }
+  /// Whether a string literal is open.
+  bool in_string() const { return quote_ != 0; }
+
+ private:
+  char quote_ = 0;
+  bool escaped_ = false;
+};
+
 /// The bracket nesting (`(`, `[`, `{`) of TorchScript source, fed a line at a time; string
 /// literals are skipped (a quote does not go past its line in printed TorchScript).
 class BracketCounter {

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "vin/diagnostics/archive/class_source.h"
 #include "vin/diagnostics/archive/pickle_reader.h"
 
 namespace vin::diagnostics {
@@ -33,27 +34,27 @@ std::string_view trim(std::string_view text) {
 std::vector<std::string_view> split_top_level(std::string_view text) {
   std::vector<std::string_view> parts;
   int depth = 0;
-  char quote = 0;
+  SourceScanner scanner;
   std::size_t start = 0;
   for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (quote) {
-      if (c == '\\')
-        ++i;
-      else if (c == quote)
-        quote = 0;
-    } else if (c == '"' || c == '\'') {
-      quote = c;
-    } else if (c == '(' || c == '[' || c == '{') {
-      ++depth;
-    } else if (c == ')' || c == ']' || c == '}') {
-      --depth;
-    } else if (c == ',' && depth == 0) {
-      parts.push_back(trim(text.substr(start, i - start)));
-      start = i + 1;
+    switch (scanner.feed(text[i])) {
+      case SourceScanner::Role::open:
+        ++depth;
+        break;
+      case SourceScanner::Role::close:
+        --depth;
+        break;
+      case SourceScanner::Role::other:
+        if (text[i] == ',' && depth == 0) {
+          parts.push_back(trim(text.substr(start, i - start)));
+          start = i + 1;
+        }
+        break;
+      case SourceScanner::Role::quoted:
+        break;
     }
   }
-  if (quote || depth != 0) unsupported("unbalanced literal", text);
+  if (scanner.in_string() || depth != 0) unsupported("unbalanced literal", text);
   const std::string_view last = trim(text.substr(start));
   if (!last.empty()) parts.push_back(last);  // `(1,)` and `[1, 2, ]` end with a comma
   return parts;
@@ -62,21 +63,13 @@ std::vector<std::string_view> split_top_level(std::string_view text) {
 // The position of the bracket that closes the one at `open`, or npos.
 std::size_t closing_bracket(std::string_view text, std::size_t open) {
   int depth = 0;
-  char quote = 0;
+  SourceScanner scanner;
   for (std::size_t i = open; i < text.size(); ++i) {
-    const char c = text[i];
-    if (quote) {
-      if (c == '\\')
-        ++i;
-      else if (c == quote)
-        quote = 0;
-    } else if (c == '"' || c == '\'') {
-      quote = c;
-    } else if (c == '(' || c == '[' || c == '{') {
+    const SourceScanner::Role role = scanner.feed(text[i]);
+    if (role == SourceScanner::Role::open)
       ++depth;
-    } else if ((c == ')' || c == ']' || c == '}') && --depth == 0) {
+    else if (role == SourceScanner::Role::close && --depth == 0)
       return i;
-    }
   }
   return std::string_view::npos;
 }
