@@ -7,8 +7,18 @@
 #                                       mounted in a private mount namespace, so nothing stays
 #                                       mounted when it ends, whatever way it ends
 #   root_tarball SUITE FILE "PKG ..."   a pristine root as a tarball made once (for throwaway roots)
+#
+# The two roots scripts/test.sh uses, named once here (scripts/prepare_roots.sh makes both, in
+# the background while the Debian 12 suite runs; the scripts that use them make them if missing):
 
 VIN_ROOT_MIRROR=${VIN_ROOT_MIRROR:-http://deb.debian.org/debian}
+# the Debian 13 configuration (scripts/test_debian13.sh)
+DEBIAN13_ROOT=${VIN_DEBIAN13_ROOT:-/var/cache/vin-inspect/debian13}
+DEBIAN13_PACKAGES="g++ cmake ninja-build ccache pkg-config git \
+  libtorch-dev libcli11-dev libyaml-cpp-dev nlohmann-json3-dev libspdlog-dev doctest-dev libzip-dev \
+  python3 python3-torch python3-numpy python3-pydantic python3-torchvision groff-base time"
+# the clean Debian 12 the packages are installed in (scripts/test_packages.sh)
+DEBIAN12_TARBALL=${VIN_DEBIAN12_TARBALL:-/var/cache/vin-inspect/debian12-clean.tar}
 
 need_root_user() {
   if [[ $(id -u) -ne 0 ]]; then
@@ -64,6 +74,7 @@ in_root() {
     mount --rbind /sys "$dir/sys"
     cp /etc/resolv.conf "$dir/etc/resolv.conf" 2>/dev/null || true
     exec chroot "$dir" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb \
+      ${GLIBC_TUNABLES:+GLIBC_TUNABLES=$GLIBC_TUNABLES} \
       PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "$@"
   ' in_root "$dir" "$@"
 }

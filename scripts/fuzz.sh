@@ -16,9 +16,11 @@ if ((${#targets[@]} == 0)); then
   targets=(npy npz yaml archive_config records pickle archive_structure archive_model torch_save)
 fi
 
+source scripts/steps.sh
+steps_begin
+
 bash scripts/setup.sh
-cmake --preset fuzz >/dev/null
-cmake --build --preset fuzz
+step "fuzz: build (clang, ASan + UBSan)" bash -c 'cmake --preset fuzz >/dev/null && cmake --build --preset fuzz'
 # seeds come from the fixtures of a build tree that has them (the CI build, when test.sh ran
 # first), else from fixtures generated in the fuzz tree
 fixtures_from=""
@@ -60,4 +62,5 @@ run_one() {
 }
 export -f run_one
 
-printf '%s\n' "${targets[@]}" | xargs -P 2 -I{} bash -c "run_one {} $seconds"
+step "fuzz: ${#targets[@]} targets, ${seconds} s each, two at a time" \
+  xargs -a <(printf '%s\n' "${targets[@]}") -P 2 -I{} bash -c "run_one {} $seconds"

@@ -8,19 +8,43 @@
 #     suite, and the cross-version checks between the two builds;
 #   - scripts/fuzz.sh: every libFuzzer target for 60 seconds (FUZZ_SECONDS=0 skips that).
 # The Debian roots need root (CI runs as root); VIN_ROOTS=0 leaves out the packages and Debian 13
-# steps on a machine where that is not possible.
+# steps on a machine where that is not possible. The roots are made (once; they are kept in
+# /var/cache/vin-inspect) in the background while the Debian 12 suite runs: mmdebstrap mostly
+# waits on the network and the disk.
+#
+# At the end (passed or not) it prints a table of its steps with their wall times
+# (scripts/steps.sh); README, Tests, has the budget.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/steps.sh
+steps_begin
 
-bash scripts/setup.sh
-cmake --preset ci
-cmake --build --preset ci
-ctest --preset ci --parallel 2
-# the same sources without LibTorch: vin_core and the binary alone (capture says it is missing)
-cmake --preset notorch
-cmake --build --preset notorch
-ctest --preset notorch --parallel 2
+# glibc's malloc asks for transparent huge pages for the large blocks it maps (tensors of the
+# zoo's models: GBs): where page faults are slow (virtual machines such as CI's) that is several
+# times faster; it changes no result
+export GLIBC_TUNABLES=${GLIBC_TUNABLES:-glibc.malloc.hugetlb=1}
+
+step "set-up (scripts/setup.sh)" bash scripts/setup.sh
+roots_pid=""
 if [[ ${VIN_ROOTS:-1} != 0 ]]; then
+  mkdir -p build
+  nice -n 10 bash scripts/prepare_roots.sh >build/prepare_roots.log 2>&1 &
+  roots_pid=$!
+fi
+
+step "Debian 12: build (ci)" bash -c 'cmake --preset ci >/dev/null && cmake --build --preset ci'
+ctest_step "Debian 12: CTest (ci), the zoo included" ctest --preset ci --parallel 2
+# the same sources without LibTorch: vin_core and the binary alone (capture says it is missing)
+step "Debian 12: build (notorch)" bash -c 'cmake --preset notorch >/dev/null && cmake --build --preset notorch'
+ctest_step "Debian 12: CTest (notorch)" ctest --preset notorch --parallel 2
+if [[ -n $roots_pid ]]; then
+  waited=$EPOCHREALTIME
+  if ! wait "$roots_pid"; then
+    cat build/prepare_roots.log >&2
+    echo "$0: making the Debian roots failed (above)" >&2
+    exit 1
+  fi
+  step_note "waiting for the Debian roots" "$(_steps_since "$waited")"
   bash scripts/test_packages.sh build/ci
   bash scripts/test_debian13.sh
 fi

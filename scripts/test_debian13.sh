@@ -16,69 +16,75 @@ cd "$(dirname "$0")/.."
 REPO=$PWD
 source scripts/debian_root.sh
 
-ROOT=${VIN_DEBIAN13_ROOT:-/var/cache/vin-inspect/debian13}
-PACKAGES="g++ cmake ninja-build ccache pkg-config git \
-  libtorch-dev libcli11-dev libyaml-cpp-dev nlohmann-json3-dev libspdlog-dev doctest-dev libzip-dev \
-  python3 python3-torch python3-numpy python3-pydantic python3-torchvision groff-base time"
+source scripts/steps.sh
+steps_begin
+ROOT=$DEBIAN13_ROOT
 
 if [[ ! -d build/ci/fixtures || ! -x build/ci/apps/vin-inspect ]]; then
   echo "$0: build/ci (the Debian 12 build and its fixtures) is missing: run scripts/test.sh" >&2
   exit 1
 fi
 
-make_root trixie "$ROOT" "$PACKAGES"
+step "Debian 13: root (mmdebstrap, once)" make_root trixie "$ROOT" "$DEBIAN13_PACKAGES"
 
 # the work tree (committed or not, .git included for the layout test), without build trees
+copy_work_tree() {
+  local src=$ROOT/work/src
+  mkdir -p "$src"
+  find "$src" -mindepth 1 -maxdepth 1 ! -name build -exec rm -rf {} +
+  if [[ ${VIN_DEBIAN13_KEEP_BUILD:-0} != 1 ]]; then rm -rf "$src/build"; fi
+  tar -C "$REPO" --exclude=./build -cf - . | tar -C "$src" -xf -
+  # the Debian 12 build's archives (written by torch 1.13), for the cross-version checks
+  rm -rf "$ROOT/work/d12"
+  mkdir -p "$ROOT/work/d12"
+  cp -a build/ci/fixtures build/ci/capture_fixtures "$ROOT/work/d12/"
+}
+copy_work_tree
 src=$ROOT/work/src
-mkdir -p "$src"
-find "$src" -mindepth 1 -maxdepth 1 ! -name build -exec rm -rf {} +
-if [[ ${VIN_DEBIAN13_KEEP_BUILD:-0} != 1 ]]; then rm -rf "$src/build"; fi
-tar -C "$REPO" --exclude=./build -cf - . | tar -C "$src" -xf -
-
-# the Debian 12 build's archives (written by torch 1.13), for the cross-version checks
-rm -rf "$ROOT/work/d12"
-mkdir -p "$ROOT/work/d12"
-cp -a build/ci/fixtures build/ci/capture_fixtures "$ROOT/work/d12/"
 
 echo "$0: building and testing in Debian 13" >&2
-in_root "$ROOT" bash -euc '
+step "Debian 13: build (ci)" in_root "$ROOT" bash -euc '
   cd /work/src
   git config --global --add safe.directory /work/src
-  cmake --preset ci
+  cmake --preset ci >/dev/null
   cmake --build --preset ci
+'
+ctest_step "Debian 13: CTest (ci), the zoo included" in_root "$ROOT" bash -euc '
+  cd /work/src
   ctest --preset ci --parallel 2
 '
 
-echo "$0: cross-version checks" >&2
-cross=tests/cross_version/cross_version.py
-exchange=$ROOT/work/exchange
-rm -rf "$exchange"
-mkdir -p "$exchange"
-d13_fixtures=$src/build/ci/fixtures
-d13_capture=$src/build/ci/capture_fixtures
+cross_version_checks() {
+  local cross=tests/cross_version/cross_version.py exchange=$ROOT/work/exchange
+  rm -rf "$exchange"
+  mkdir -p "$exchange"
+  local d13_fixtures=$src/build/ci/fixtures d13_capture=$src/build/ci/capture_fixtures
 
-# inspect-model's records of both archive sets by each build, to compare byte for byte
-in_root "$ROOT" /usr/bin/python3 "/work/src/$cross" records \
-  --binary /work/src/build/ci/apps/vin-inspect --out /work/exchange/libtorch26 \
-  --set torch113=/work/d12 --set torch26=/work/src/build/ci
-/usr/bin/python3 "$cross" records --binary build/ci/apps/vin-inspect --out "$exchange/libtorch113" \
-  --set torch113=build/ci --set torch26="$src/build/ci"
-/usr/bin/python3 "$cross" identical "$exchange/libtorch113" "$exchange/libtorch26"
+  # inspect-model's records of both archive sets by each build, to compare byte for byte
+  in_root "$ROOT" /usr/bin/python3 "/work/src/$cross" records \
+    --binary /work/src/build/ci/apps/vin-inspect --out /work/exchange/libtorch26 \
+    --set torch113=/work/d12 --set torch26=/work/src/build/ci
+  /usr/bin/python3 "$cross" records --binary build/ci/apps/vin-inspect --out "$exchange/libtorch113" \
+    --set torch113=build/ci --set torch26="$src/build/ci"
+  /usr/bin/python3 "$cross" identical "$exchange/libtorch113" "$exchange/libtorch26"
 
-# each build against its own torch's view of the other version's archives, and LibTorch loading
-# them: identical records where it can, the missing operator named where it cannot
-in_root "$ROOT" bash -euc '
-  cd /work/src
+  # each build against its own torch's view of the other version's archives, and LibTorch loading
+  # them: identical records where it can, the missing operator named where it cannot
+  in_root "$ROOT" bash -euc '
+    cd /work/src
+    /usr/bin/python3 tests/reference/compare_inspect_model.py --binary build/ci/apps/vin-inspect \
+      --fixtures /work/d12/fixtures --capture-fixtures /work/d12/capture_fixtures
+    /usr/bin/python3 tests/reference/compare_capture.py --binary build/ci/apps/vin-inspect \
+      --fixtures /work/d12/capture_fixtures --jobs 2
+    /usr/bin/python3 tests/cross_version/cross_version.py libtorch \
+      --binary build/ci/apps/vin-inspect --set torch113=/work/d12
+  '
   /usr/bin/python3 tests/reference/compare_inspect_model.py --binary build/ci/apps/vin-inspect \
-    --fixtures /work/d12/fixtures --capture-fixtures /work/d12/capture_fixtures
+    --fixtures "$d13_fixtures" --capture-fixtures "$d13_capture" --skip-unloadable
   /usr/bin/python3 tests/reference/compare_capture.py --binary build/ci/apps/vin-inspect \
-    --fixtures /work/d12/capture_fixtures --jobs 2
-  /usr/bin/python3 tests/cross_version/cross_version.py libtorch \
-    --binary build/ci/apps/vin-inspect --set torch113=/work/d12
-'
-/usr/bin/python3 tests/reference/compare_inspect_model.py --binary build/ci/apps/vin-inspect \
-  --fixtures "$d13_fixtures" --capture-fixtures "$d13_capture" --skip-unloadable
-/usr/bin/python3 tests/reference/compare_capture.py --binary build/ci/apps/vin-inspect \
-  --fixtures "$d13_capture" --jobs 2
-/usr/bin/python3 "$cross" libtorch --binary build/ci/apps/vin-inspect --set torch26="$src/build/ci"
+    --fixtures "$d13_capture" --jobs 2
+  /usr/bin/python3 "$cross" libtorch --binary build/ci/apps/vin-inspect --set torch26="$src/build/ci"
+}
+echo "$0: cross-version checks" >&2
+step "Debian 12 and 13: cross-version checks" cross_version_checks
 echo "$0: Debian 13 suite and cross-version checks passed" >&2

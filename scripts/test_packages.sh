@@ -11,23 +11,25 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/debian_root.sh
+source scripts/steps.sh
+steps_begin
 need_root_user
 
 BUILD=${1:-build/ci}
-TARBALL=${VIN_DEBIAN12_TARBALL:-/var/cache/vin-inspect/debian12-clean.tar}
+TARBALL=$DEBIAN12_TARBALL
 binary=$BUILD/apps/vin-inspect
 
 rm -f "$BUILD"/*.deb
-(cd "$BUILD" && cpack -G DEB >/dev/null)
+step "packages: cpack -G DEB" bash -c "cd '$BUILD' && cpack -G DEB >/dev/null"
 debs=("$BUILD"/vin-inspect_*.deb)
 torch_debs=("$BUILD"/vin-inspect-torch_*.deb)
 for deb in "${debs[@]}" "${torch_debs[@]}"; do
   echo "$0: $(basename "$deb"): $(du -h "$deb" | cut -f1); Depends: $(dpkg-deb -f "$deb" Depends)" >&2
 done
 
-root_tarball bookworm "$TARBALL" ""
+step "packages: clean Debian 12 root (mmdebstrap, once)" root_tarball bookworm "$TARBALL" ""
 work=$(mktemp -d /var/tmp/vin-packages.XXXXXX)
-trap 'rm -rf "$work"' EXIT
+steps_at_exit 'rm -rf "$work"'
 tar -C "$work/" -xf "$TARBALL"
 mkdir -p "$work/check"
 cp "${debs[0]}" "${torch_debs[0]}" examples/convnet.pt "$work/check/"
@@ -39,7 +41,7 @@ numpy.savez(sys.argv[1], images=numpy.random.randn(2, 3, 32, 32).astype(numpy.fl
 "$binary" model examples/convnet.pt --format table >"$work/check/expected_model.txt"
 "$binary" capture examples/convnet.pt --inputs "$work/check/images.npz" >"$work/check/expected_capture.jsonl"
 
-in_root "$work" bash -uc '
+step "packages: installed and run in a clean Debian 12" in_root "$work" bash -uc '
   cd /check
   passed=0 failed=0
   check() {  # check NAME COMMAND...: passes when COMMAND succeeds

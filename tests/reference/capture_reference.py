@@ -34,6 +34,7 @@ usage (CLI): capture_reference.py --factory FILE.py:FUNCTION [--state ARCHIVE.pt
 prints the jsonl the tool would print; exit 1 when the forward raises.
 """
 import argparse
+import contextlib
 import dataclasses
 import difflib
 import importlib.util
@@ -253,16 +254,7 @@ class ModelCapture:
 
     def call(self, args: tuple, kwargs: Optional[Dict[str, Any]] = None) -> Any:
         """Runs the root's ordinary forward (hooks included) with the given args and kwargs."""
-        kwargs = dict(kwargs or {})
-        self._root_kwargs = kwargs
-        try:
-            # a traced archive holds the operations its trace ran, with autograd on: fast paths
-            # that need it off (nn.MultiheadAttention's) are not in it
-            with torch.set_grad_enabled(self._traced_inputs):
-                return self.model(*args, **kwargs)
-        finally:
-            self._root_kwargs = None
-            self._pending = {}  # invocations aborted by an exception leave no output
+        return _call_watched([self], args, kwargs)
 
     # ---- records -------------------------------------------------------------------------
     @property
@@ -376,6 +368,24 @@ class ModelCapture:
             self._stopped_by = "max_bytes"
 
 
+def _call_watched(captures: Sequence[ModelCapture], args: tuple,
+                  kwargs: Optional[Dict[str, Any]] = None) -> Any:
+    """One call of the root (hooks included) watched by every capture in `captures` (entered, on
+    the same model): each records as if it ran alone, since hooks only read what they see."""
+    kwargs = dict(kwargs or {})
+    for capture in captures:
+        capture._root_kwargs = kwargs
+    try:
+        # a traced archive holds the operations its trace ran, with autograd on: fast paths
+        # that need it off (nn.MultiheadAttention's) are not in it
+        with torch.set_grad_enabled(captures[0]._traced_inputs):
+            return captures[0].model(*args, **kwargs)
+    finally:
+        for capture in captures:
+            capture._root_kwargs = None
+            capture._pending = {}  # invocations aborted by an exception leave no output
+
+
 def capture_model(model, *, module_paths=None, limits=None) -> ModelCapture:
     return ModelCapture(model, module_paths=module_paths, limits=limits)
 
@@ -393,18 +403,30 @@ def capture_run(model: torch.nn.Module, inputs_list, module_paths=None,
 
     Returns (records, exception): records as capture_records; exception is what the forward
     raised (the run stops there, like the tool), or None. `traced_inputs`: see ModelCapture."""
-    capture = ModelCapture(model, module_paths=module_paths, limits=limits,
-                           traced_inputs=traced_inputs)
+    records, error = capture_runs(model, inputs_list, module_paths, [limits], traced_inputs)
+    return records[0], error
+
+
+def capture_runs(model: torch.nn.Module, inputs_list, module_paths=None,
+                 limits_list: Sequence[Optional[CaptureLimits]] = (None,),
+                 traced_inputs: bool = False):
+    """capture_run under several quotas at once, for the price of one run of the forwards: one
+    capture per entry of `limits_list`, all watching the same calls, each recording what it
+    would record alone. Returns ([records per limits], exception)."""
+    captures = [ModelCapture(model, module_paths=module_paths, limits=limits,
+                             traced_inputs=traced_inputs) for limits in limits_list]
     calls = [_as_call(model, item) for item in inputs_list]
     error = None
-    with capture:
+    with contextlib.ExitStack() as entered:
+        for capture in captures:
+            entered.enter_context(capture)
         for args, kwargs in calls:
             try:
-                capture.call(args, kwargs)
+                _call_watched(captures, args, kwargs)
             except Exception as exc:  # noqa: BLE001 - any exception of the model's forward
                 error = exc
                 break
-    return capture.records(), error
+    return [capture.records() for capture in captures], error
 
 
 def capture_records(model: torch.nn.Module, inputs_list, module_paths=None,

@@ -24,18 +24,32 @@ roi_align, ...) must be refused by capture without --load-library, with a messag
 operator and the option; with `--load-library` of torchvision's own operator library (the one
 this Python's torchvision loads) they are compared with the Python reference like the others.
 
-usage: run_zoo.py --binary PATH [--jobs N] [--only NAME,...] [--list]
+usage: run_zoo.py --binary PATH [--jobs N] [--only NAME,...] [--list] [--cache DIR | --no-cache]
 
 Each case runs in a process forked from this one (which imports torch once and runs nothing), so
-that no case sees TorchScript state another left; its archive is written to a temporary folder
-and deleted once checked. Models over 200M parameters run one at a time. Prints one line per
-case and `N passed, M failed`; exit 1 on any failure.
+that no case sees TorchScript state another left. Models over 200M parameters run one at a time.
+Prints one line per case and `N passed, M failed`; exit 1 on any failure.
+
+What Python computes is the same on every run of the same torch, torchvision and sources, so it
+is kept in a cache (--cache, default /var/cache/vin-inspect/zoo, else ~/.cache/vin-inspect/zoo
+where that cannot be written; VIN_ZOO_CACHE=DIR or `off` sets it too), one folder per torch
+version, torchvision version and hash of the Python sources that make the models and the
+references (ZooCache): per case the Python references (records expected of each tool run), the
+inputs, the eager model's calls for compare, and the archive where it is at most 128 MiB (and the
+file system keeps 20 GiB free). A warm
+run exports the bigger archives again (scripting is deterministic: the interpreter runs with
+PYTHONHASHSEED=0, which fixes the order of a class's constants) and uses the references only when
+the new archive is byte-identical to the one they were computed on; otherwise, and on a clean
+machine, everything is computed afresh and stored. The tool runs every time. Folders of older
+sources for the same torch are removed.
 """
 import argparse
 import copy
+import hashlib
 import json
 import multiprocessing
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -43,9 +57,18 @@ import time
 import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "reference"))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "scripts"))
+sys.path.insert(0, os.path.join(REPO, "tests", "reference"))
+sys.path.insert(0, os.path.join(REPO, "scripts"))
+
+# what the models, their inputs and the Python references are made by: the cache's key
+SOURCES = ["tests/zoo/zoo_models.py", "tests/zoo/run_zoo.py", "tests/reference/capture_reference.py",
+           "tests/reference/jit_load_records.py", "scripts/eager_capture.py"]
+# archives kept in the cache: up to 128 MiB each (129 of the 218, 5 GB under torch 1.13; all of
+# them would be 45 GB), and only while the file system keeps 20 GiB free
+CACHED_ARCHIVE_BYTES = 128 << 20
+CACHE_FREE_BYTES = 20 << 30
 
 HIGH_LIMITS = ["--max-tensors", "1000000000", "--max-bytes", "1000000000000",
                "--max-samples-per-tensor", "8"]
@@ -65,25 +88,37 @@ def export(case, model, args):
     return torch.jit.script(model)
 
 
-def inspect_parity(binary, archive):
-    """inspect-model against the plain records, and inspect-model --all against the records with
-    details (which read the tensors' bytes: the archive is loaded on the CPU)."""
+def fingerprint(archive):
+    """The archive's zip directory (each member's name, size and CRC-32) as one hash: equal for
+    byte-identical exports, and read without reading GBs of tensors."""
+    import zipfile
+    with zipfile.ZipFile(archive) as z:
+        members = [(i.filename, i.file_size, i.CRC) for i in z.infolist()]
+    return hashlib.sha256(json.dumps(members).encode()).hexdigest()
+
+
+def inspect_expectation(archive):
+    """inspect-model's lines, plain and with --all, from the torch.jit.load view of the archive
+    (the details read the tensors' bytes: it is loaded on the CPU)."""
     import torch
     from jit_load_records import records
     loaded = torch.jit.load(archive, map_location="cpu")
-    expected = {details: [json.dumps(r) for r in records(loaded, archive, details)]
-                for details in (False, True)}
+    expected = {mode: [json.dumps(r) for r in records(loaded, archive, details)]
+                for mode, details in (("plain", False), ("all", True))}
     del loaded
+    return expected
+
+
+def check_inspect(binary, archive, expected):
     problems = []
-    for flags, details in (([], False), (["--all"], True)):
+    for mode, flags in (("plain", []), ("all", ["--all"])):
         what = " ".join(["inspect-model", *flags])
         p = subprocess.run([binary, "inspect-model", archive, *flags], capture_output=True,
                            text=True)
         if p.returncode != 0:
             problems.append(f"{what}: exit {p.returncode}: {p.stderr.strip()[:400]}")
-        elif p.stdout.splitlines() != expected[details]:
-            problems.append(f"{what}: " + first_difference(expected[details],
-                                                           p.stdout.splitlines()))
+        elif p.stdout.splitlines() != expected[mode]:
+            problems.append(f"{what}: " + first_difference(expected[mode], p.stdout.splitlines()))
     return "\n".join(problems) or None
 
 
@@ -142,15 +177,23 @@ def fast_path_layers(model):
             and m.self_attn.batch_first]
 
 
-def capture_parity(binary, archive, inputs_file, model, args, kwargs, flags, traced=None,
-                   quantized=False, library=None):
-    import torch
+# the two captures of every case: capture's default limits, and limits that reach every call
+CAPTURE_RUNS = {"default": [], "high": HIGH_LIMITS}
+
+
+def limits_of(flags):
     import capture_reference as ref
     values = dict(zip(flags[::2], flags[1::2]))
-    limits = ref.CaptureLimits(
+    return ref.CaptureLimits(
         max_tensors=int(values.get("--max-tensors", 64)),
         max_samples_per_tensor=int(values.get("--max-samples-per-tensor", 32)),
         max_bytes=int(values.get("--max-bytes", 16384)))
+
+
+def watched_modules(model, traced):
+    """The modules both sides watch: the reference's module paths (None: all) and the tool's
+    --module flags (none: all)."""
+    import capture_reference as ref
     module_paths = None
     if traced is not None:
         skipped = set(identity_modules(traced))
@@ -164,48 +207,55 @@ def capture_parity(binary, archive, inputs_file, model, args, kwargs, flags, tra
         module_paths = [p or ref.ROOT for p, _ in model.named_modules()
                         if not inside(p) and (module_paths is None or (p or ref.ROOT) in module_paths)]
         module_flags = [f for p in module_paths for f in ("--module", p)]
+    return module_paths, module_flags
+
+
+def capture_expectation(model, args, kwargs, traced):
+    """What each capture run must print, from the Python reference with real forward hooks on
+    the eager model: one forward watched under both runs' limits (capture_runs), on one thread."""
+    import capture_reference as ref
+    module_paths, module_flags = watched_modules(model, traced)
     state = copy.deepcopy(model.state_dict()) if model.training else None
-    records, error = ref.capture_run(model, [(args, kwargs)], module_paths=module_paths,
-                                     limits=limits, traced_inputs=traced is not None)
+    records, error = ref.capture_runs(model, [(args, kwargs)], module_paths=module_paths,
+                                      limits_list=[limits_of(f) for f in CAPTURE_RUNS.values()],
+                                      traced_inputs=traced is not None)
     if state is not None:
         model.load_state_dict(state)  # training mode updates buffers; the archive has the old
-    expected = [json.dumps(r) for r in records]
+    return {"module_flags": module_flags, "raises": error is not None,
+            "records": {run: [json.dumps(r) for r in rs]
+                        for run, rs in zip(CAPTURE_RUNS, records)}}
+
+
+def check_capture(binary, archive, inputs_file, expected, run, traced, quantized, library):
+    flags = CAPTURE_RUNS[run]
     # the reference runs on one thread: so does the tool (threads change float rounding)
     # quantized models were quantized for qnnpack (Debian's torch has no fbgemm)
     engine = ["--quantized-engine", "qnnpack"] if quantized else []
     engine += ["--load-library", library] if library else []
     p = subprocess.run([binary, "capture", archive, "--inputs", inputs_file, *flags, *engine,
-                        *module_flags],
+                        *expected["module_flags"]],
                        capture_output=True, text=True,
                        env=dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1"))
     label = "capture" + (" (high limits)" if flags else "")
-    want = 1 if error is not None else 0
-    if p.returncode != want:
-        return f"{label}: exit {p.returncode}, Python's forward {'raised' if error else 'ran'}: " \
+    raises = expected["raises"]
+    if p.returncode != (1 if raises else 0):
+        return f"{label}: exit {p.returncode}, Python's forward {'raised' if raises else 'ran'}: " \
                f"{p.stderr.strip()[:400]}"
-    got = p.stdout.splitlines()
-    if traced is not None:
-        expected, got = without_tensor_paths(expected), without_tensor_paths(got)
-    if got != expected:
-        return f"{label}: " + first_difference(expected, got)
-    del torch
+    want, got = expected["records"][run], p.stdout.splitlines()
+    if traced:
+        want, got = without_tensor_paths(want), without_tensor_paths(got)
+    if got != want:
+        return f"{label}: " + first_difference(want, got)
     return None
 
 
-def eager_parity(binary, archive, inputs_file, model, args, kwargs, workdir, name):
+def check_eager(binary, archive, inputs_file, eager):
     """compare ARCHIVE EAGER.npz: the eager model's calls (scripts/eager_capture.py) against the
     archive's on the same inputs, whole tensors, torch.testing's default tolerances."""
-    from eager_capture import capture_to_npz
-    eager = os.path.join(workdir, name + "_eager.npz")
-    try:
-        capture_to_npz(model, tuple(args), dict(kwargs), eager)
-        # one thread, as the eager model ran (threads change a convolution's rounding)
-        p = subprocess.run([binary, "compare", archive, eager, "--inputs", inputs_file],
-                           capture_output=True, text=True,
-                           env=dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1"))
-    finally:
-        if os.path.exists(eager):
-            os.remove(eager)
+    # one thread, as the eager model ran (threads change a convolution's rounding)
+    p = subprocess.run([binary, "compare", archive, eager, "--inputs", inputs_file],
+                       capture_output=True, text=True,
+                       env=dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1"))
     if p.returncode == 0:
         return None
     summary = p.stdout.splitlines()[-1][:600] if p.stdout else ""
@@ -224,54 +274,165 @@ def refused_without_library(binary, archive, inputs_file):
     return None
 
 
-def run_case(case, binary, workdir):
+class ZooCache:
+    """The Python side of each case, kept between runs (see the module's docstring): under DIR,
+    one folder per torch version, torchvision version and hash of SOURCES, and in it one folder
+    per case with expected.json (written last), inputs.pt, eager.npz and, where small enough,
+    the archive."""
+
+    def __init__(self, folder):
+        self.folder = folder
+
+    @staticmethod
+    def open(root):
+        """The folder of this torch and these sources under `root`, made if missing; the folders
+        of other sources for the same torch are removed. None where `root` cannot be written."""
+        import torch
+        import torchvision
+        import numpy
+        digest = hashlib.sha256(f"python {sys.version}, numpy {numpy.__version__}".encode())
+        for rel in SOURCES:
+            with open(os.path.join(REPO, rel), "rb") as f:
+                digest.update(rel.encode() + b"\0" + f.read())
+        prefix = f"torch-{torch.__version__}-torchvision-{torchvision.__version__}-"
+        folder = os.path.join(root, prefix + digest.hexdigest()[:16])
+        try:
+            os.makedirs(folder, exist_ok=True)
+            probe = tempfile.NamedTemporaryFile(dir=folder)
+            probe.close()
+        except OSError:
+            return None
+        for name in os.listdir(root):
+            if name.startswith(prefix) and os.path.join(root, name) != folder:
+                shutil.rmtree(os.path.join(root, name), ignore_errors=True)
+        return ZooCache(folder)
+
+    def load(self, name):
+        """(folder, expected) of a case stored before, or None."""
+        folder = os.path.join(self.folder, name)
+        try:
+            with open(os.path.join(folder, "expected.json")) as f:
+                return folder, json.load(f)
+        except (OSError, ValueError):
+            return None
+
+    def store(self, name, expected, files):
+        """Keeps `expected` and `files` ({name in the folder: path}) for the case; a full disk
+        or any other failure only leaves it uncached, and nothing is kept once the file system
+        is down to 5 GiB free."""
+        tmp = None
+        try:
+            if shutil.disk_usage(self.folder).free < CACHE_FREE_BYTES // 4:
+                return
+            tmp = tempfile.mkdtemp(prefix=f".{name}.", dir=self.folder)
+            for target, source in files.items():
+                try:  # the work folder is usually on the same file system: no copy
+                    os.link(source, os.path.join(tmp, target))
+                except OSError:
+                    shutil.copyfile(source, os.path.join(tmp, target))
+            with open(os.path.join(tmp, "expected.json"), "w") as f:
+                json.dump(expected, f)
+            final = os.path.join(self.folder, name)
+            shutil.rmtree(final, ignore_errors=True)
+            os.rename(tmp, final)
+        except OSError:
+            if tmp:
+                shutil.rmtree(tmp, ignore_errors=True)
+
+
+def build_and_export(case, archive):
+    """The case's eager model, its inputs and its export, saved to `archive`; the same bytes on
+    every run of the same torch and sources."""
     import torch
-    start = time.monotonic()
     torch.manual_seed(0)
     model = case.build()
     args, kwargs = case.inputs()
+    exported = export(case, model, args)
+    torch.jit.save(exported, archive)
+    return model, args, kwargs, exported
+
+
+def expectations(case, model, args, kwargs, exported, archive, workdir):
+    """Everything Python expects of the tool's runs on this case, and the files they read:
+    (expected, {name: path})."""
+    import torch
+    traced = exported if case.export == "trace" else None
+    if case.as_scripted and case.export == "script":
+        case.as_scripted(model)
+    files = {"inputs.pt": os.path.join(workdir, case.name + "_inputs.pt")}
+    torch.save({"args": tuple(args), "kwargs": dict(kwargs)}, files["inputs.pt"])
+    expected = {"archive_fingerprint": fingerprint(archive), "inspect": inspect_expectation(archive),
+                "traced": traced is not None,
+                "eager_compare": bool(case.eager_compare and case.export == "script"
+                                      and not model.training)}
+    if expected["eager_compare"]:
+        from eager_capture import capture_to_npz
+        files["eager.npz"] = os.path.join(workdir, case.name + "_eager.npz")
+        capture_to_npz(model, tuple(args), dict(kwargs), files["eager.npz"])
+    expected["capture"] = capture_expectation(model, args, kwargs, traced)
+    return expected, files
+
+
+def run_case(case, binary, workdir, cache):
+    start = time.monotonic()
     archive = os.path.join(workdir, case.name + ".pt")
-    inputs_file = os.path.join(workdir, case.name + "_inputs.pt")
+    scratch = [archive]  # files of the workdir deleted at the end
     try:
-        exported = export(case, model, args)
-        torch.jit.save(exported, archive)
-        traced = exported if case.export == "trace" else None
-        del exported
-        if case.as_scripted and case.export == "script":
-            case.as_scripted(model)
-        torch.save({"args": tuple(args), "kwargs": dict(kwargs)}, inputs_file)
-        problems = [inspect_parity(binary, archive)]
-        if case.eager_compare and case.export == "script" and not model.training:
-            problems.append(eager_parity(binary, archive, inputs_file, model, args, kwargs,
-                                         workdir, case.name))
+        hit = cache.load(case.name) if cache else None
+        if hit and os.path.exists(os.path.join(hit[0], case.name + ".pt")):
+            archive = os.path.join(hit[0], case.name + ".pt")
+            (folder, expected), files, python = hit, {}, "cached"
+        else:
+            model, args, kwargs, exported = build_and_export(case, archive)
+            if hit and fingerprint(archive) == hit[1]["archive_fingerprint"]:
+                (folder, expected), files, python = hit, {}, "cached, archive exported again"
+            else:
+                folder, python = None, "computed"
+                expected, files = expectations(case, model, args, kwargs, exported, archive,
+                                               workdir)
+                scratch += files.values()
+                if cache:
+                    stored = dict(files)
+                    if os.path.getsize(archive) <= CACHED_ARCHIVE_BYTES and \
+                            shutil.disk_usage(cache.folder).free > CACHE_FREE_BYTES:
+                        stored[case.name + ".pt"] = archive
+                    cache.store(case.name, expected, stored)
+            del model, exported
+        # the files each run reads: this run's, else the cache's
+        path = lambda name: files.get(name) or os.path.join(folder, name)  # noqa: E731
+        inputs_file = path("inputs.pt")
+        problems = [check_inspect(binary, archive, expected["inspect"])]
+        if expected["eager_compare"]:
+            problems.append(check_eager(binary, archive, inputs_file, path("eager.npz")))
         library = None
         if case.capture == "torchvision_library":
             problems.append(refused_without_library(binary, archive, inputs_file))
             library = torchvision_library()
-        for flags in ([], HIGH_LIMITS):
-            problems.append(capture_parity(binary, archive, inputs_file, model, args, kwargs,
-                                           flags, traced, case.name.startswith("quantized_"),
-                                           library))
+        for run in CAPTURE_RUNS:
+            problems.append(check_capture(binary, archive, inputs_file, expected["capture"], run,
+                                          expected["traced"], case.name.startswith("quantized_"),
+                                          library))
         problems = [p for p in problems if p]
     finally:
-        for path in (archive, inputs_file):
-            if os.path.exists(path):
-                os.remove(path)
-    return problems, time.monotonic() - start
+        for leftover in scratch:
+            if os.path.exists(leftover):
+                os.remove(leftover)
+    return problems, time.monotonic() - start, python
 
 
-def child(name, results, binary, workdir):
+def child(name, results, binary, workdir, cache_folder):
     """One case in a forked process: TorchScript's state (compiled class types, which a later
     script of a differently configured module of the same class can reuse and compile
     differently) starts clean for every case."""
     from zoo_models import cases_by_name
     import torch
     torch.set_num_threads(1)
+    cache = ZooCache(cache_folder) if cache_folder else None
     try:
-        problems, seconds = run_case(cases_by_name()[name], binary, workdir)
+        problems, seconds, python = run_case(cases_by_name()[name], binary, workdir, cache)
     except Exception:  # noqa: BLE001 - a case that cannot even run is a failure
-        problems, seconds = ["Python side failed:\n" + traceback.format_exc()], 0.0
-    results.put((name, problems, seconds))
+        problems, seconds, python = ["Python side failed:\n" + traceback.format_exc()], 0.0, "failed"
+    results.put((name, problems, seconds, python))
 
 
 def main():
@@ -280,7 +441,16 @@ def main():
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--only", help="comma-separated case names")
     parser.add_argument("--list", action="store_true", help="print the cases and their status")
+    parser.add_argument("--cache", help="the cache's folder (default: VIN_ZOO_CACHE, else "
+                        "/var/cache/vin-inspect/zoo, else ~/.cache/vin-inspect/zoo)")
+    parser.add_argument("--no-cache", action="store_true",
+                        help="compute every case's Python side afresh and keep nothing")
     args = parser.parse_args()
+    if os.environ.get("PYTHONHASHSEED") != "0":
+        # a class's constants are a Python set, written in its iteration order: fixed, the same
+        # sources script to the same bytes, which the cache relies on
+        os.execve(sys.executable, [sys.executable, *sys.argv],
+                  dict(os.environ, PYTHONHASHSEED="0"))
     from zoo_models import all_cases
     cases = all_cases()
     if args.only:
@@ -302,6 +472,16 @@ def main():
     import torchvision  # noqa: F401
     import capture_reference  # noqa: F401
     import jit_load_records  # noqa: F401
+    cache = None
+    setting = args.cache or os.environ.get("VIN_ZOO_CACHE", "")
+    if not args.no_cache and setting != "off":
+        roots = [setting] if setting else ["/var/cache/vin-inspect/zoo",
+                                           os.path.expanduser("~/.cache/vin-inspect/zoo")]
+        for root in roots:
+            cache = ZooCache.open(root)
+            if cache:
+                break
+    print(f"cache: {cache.folder if cache else 'none'}")
     context = multiprocessing.get_context("fork")
     results = context.Queue()
     pending = [c for c in cases if not c.skip]
@@ -311,6 +491,7 @@ def main():
             print(f"SKIP {c.name}: {c.skip}")
     start = time.monotonic()
     passed = failed = 0
+    sources = {}  # how each case's Python side was had -> cases
     jobs = max(1, args.jobs)
     with tempfile.TemporaryDirectory(prefix="vin-zoo-") as workdir:
         running = {}  # name -> (process, big)
@@ -322,23 +503,26 @@ def main():
                     break
                 case = ready[0]
                 pending.remove(case)
-                proc = context.Process(target=child, args=(case.name, results, binary, workdir))
+                proc = context.Process(target=child, args=(case.name, results, binary, workdir,
+                                                           cache.folder if cache else None))
                 proc.start()
                 running[case.name] = (proc, case.big)
                 big_running = big_running or case.big
-            name, problems, seconds = results.get()
+            name, problems, seconds, python = results.get()
             running.pop(name)[0].join()
+            sources[python] = sources.get(python, 0) + 1
             if problems:
                 failed += 1
-                print(f"FAIL {name} ({seconds:.1f} s)")
+                print(f"FAIL {name} ({seconds:.1f} s, {python})")
                 for problem in problems:
                     print("  " + problem.replace("\n", "\n  "))
             else:
                 passed += 1
-                print(f"PASS {name} ({seconds:.1f} s)")
+                print(f"PASS {name} ({seconds:.1f} s, {python})")
             sys.stdout.flush()
     print(f"{passed} passed, {failed} failed, {sum(1 for c in cases if c.skip)} skipped "
-          f"in {time.monotonic() - start:.0f} s")
+          f"in {time.monotonic() - start:.0f} s; Python's side: "
+          + ", ".join(f"{n} {what}" for what, n in sorted(sources.items())))
     return 1 if failed or not passed else 0
 
 
