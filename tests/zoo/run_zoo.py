@@ -435,6 +435,24 @@ def child(name, results, binary, workdir, cache_folder):
     results.put((name, problems, seconds, python))
 
 
+def deterministic_environment(environ):
+    """The environment this script runs in, and with it the Python side and the tool:
+    - PYTHONHASHSEED=0: a class's constants are a Python set, written into the archive in its
+      iteration order; fixed, the same sources script to the same bytes, which the cache uses;
+    - glibc's malloc hands out memory filled with zeros (glibc.malloc.perturb=255: freed memory
+      is filled with 0xff bytes, memory handed out with their complement). Debian 13's torch 2.6
+      (oneDNN 3.7.2) runs a Conv2d whose channels are not a multiple of 16 on an AVX-512 CPU in
+      a blocked layout whose padding channels it does not initialise: zeros there add nothing,
+      but a NaN left by a freed tensor turns outputs into NaN (raft_small's 24-channel
+      convolutions, in about half of the Python runs). Zero-filled memory makes both sides
+      compute what the model computes."""
+    environment = dict(environ, PYTHONHASHSEED="0")
+    tunables = [t for t in environ.get("GLIBC_TUNABLES", "").split(":") if t]
+    if not any(t.startswith("glibc.malloc.perturb=") for t in tunables):
+        environment["GLIBC_TUNABLES"] = ":".join(tunables + ["glibc.malloc.perturb=255"])
+    return environment
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--binary", required=True)
@@ -446,11 +464,9 @@ def main():
     parser.add_argument("--no-cache", action="store_true",
                         help="compute every case's Python side afresh and keep nothing")
     args = parser.parse_args()
-    if os.environ.get("PYTHONHASHSEED") != "0":
-        # a class's constants are a Python set, written in its iteration order: fixed, the same
-        # sources script to the same bytes, which the cache relies on
-        os.execve(sys.executable, [sys.executable, *sys.argv],
-                  dict(os.environ, PYTHONHASHSEED="0"))
+    environment = deterministic_environment(os.environ)
+    if environment != os.environ:
+        os.execve(sys.executable, [sys.executable, *sys.argv], environment)
     from zoo_models import all_cases
     cases = all_cases()
     if args.only:
@@ -472,6 +488,8 @@ def main():
     import torchvision  # noqa: F401
     import capture_reference  # noqa: F401
     import jit_load_records  # noqa: F401
+    import gc
+    gc.freeze()  # the children's collections leave the parent's objects (and their pages) alone
     cache = None
     setting = args.cache or os.environ.get("VIN_ZOO_CACHE", "")
     if not args.no_cache and setting != "off":
