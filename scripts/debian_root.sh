@@ -30,6 +30,14 @@ need_root_user() {
 # the words that say which root DIR is: a changed package list makes a new root
 root_stamp() { printf '%s\n%s\n' "$1" "$(tr ' ' '\n' <<<"$2" | sort -u | xargs)"; }
 
+# a root an interrupted mmdebstrap left: it may still have /proc, /sys and /dev mounted in it,
+# which rm must not walk into
+remove_unfinished_root() {
+  [[ -e $1 ]] || return 0
+  findmnt --list --noheadings --output TARGET | grep -F "$1/" | sort -r | xargs -r -n1 umount -l
+  rm -rf --one-file-system "$1"
+}
+
 make_root() {
   local suite=$1 dir=$2 packages=$3
   need_root_user
@@ -38,12 +46,12 @@ make_root() {
     return
   fi
   echo "$0: making a $suite root in $dir (once; a few minutes)" >&2
-  rm -rf "$dir.new"
+  remove_unfinished_root "$dir.new"
   mkdir -p "$(dirname "$dir")"
   mmdebstrap --quiet --variant=apt --aptopt='APT::Install-Recommends "false"' \
     --include="${packages// /,}" "$suite" "$dir.new" "$VIN_ROOT_MIRROR"
   root_stamp "$suite" "$packages" >"$dir.new/.vin-root"
-  rm -rf "$dir"
+  rm -rf --one-file-system "$dir"
   mv "$dir.new" "$dir"
 }
 

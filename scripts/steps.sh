@@ -11,6 +11,8 @@
 #   ctest_step NAME COMMAND...  the same for a CTest run, also recording its slowest tests
 #                               (COMMAND's output is shown as it comes and kept for that)
 #   step_note NAME SECONDS NOTE record a time measured some other way (a background job)
+#   zoo_step_note FILE          the zoo's own account of a CTest run's time (run_zoo.py --times
+#                               FILE): its wall time and seconds by phase, as a line of the table
 #   steps_at_exit COMMAND       run COMMAND (a string, eval'd) at exit too: the EXIT trap is the
 #                               table's, so a script adds its clean-up here instead of trapping
 #
@@ -76,6 +78,13 @@ ctest_step() {
 }
 
 step_note() { _step_record "$1" "$2" 0 "${3:-}"; }
+
+zoo_step_note() {
+  [[ -s $1 ]] || return 0
+  local seconds note
+  IFS=$'\t' read -r seconds note <"$1"
+  step_note "  of which the zoo" "$seconds" "$note"
+}
 
 # CTest prints "12/19 Test  #4: cli ........   Passed  113.51 sec": the three slowest, "name N s"
 _ctest_slowest() {

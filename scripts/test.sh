@@ -3,7 +3,7 @@
 # and runs the whole test suite through CTest (the zoo included); then builds and tests the same
 # sources without LibTorch (preset notorch). Test fixtures are generated on the way. Then:
 #   - scripts/test_packages.sh: the Debian packages made from build/ci, installed with apt-get
-#     in a clean Debian 12 root, run there;
+#     in a clean Debian 12 root, run there (beside the Debian 13 build: it waits on the disk);
 #   - scripts/test_debian13.sh: the second configuration, Debian 13 (LibTorch 2.6, GCC 14), whole
 #     suite, and the cross-version checks between the two builds;
 #   - scripts/fuzz.sh: every libFuzzer target for 60 seconds (FUZZ_SECONDS=0 skips that).
@@ -36,7 +36,9 @@ if [[ ${VIN_ROOTS:-1} != 0 ]]; then
 fi
 
 step "Debian 12: build (ci)" bash -c 'cmake --preset ci >/dev/null && cmake --build --preset ci'
+rm -f build/ci/zoo_times.txt
 ctest_step "Debian 12: CTest (ci), the zoo included" ctest --preset ci --parallel 2
+zoo_step_note build/ci/zoo_times.txt
 # the same sources without LibTorch: vin_core and the binary alone (capture says it is missing)
 step "Debian 12: build (notorch)" bash -c 'cmake --preset notorch >/dev/null && cmake --build --preset notorch'
 ctest_step "Debian 12: CTest (notorch)" ctest --preset notorch --parallel 2
@@ -48,8 +50,20 @@ if [[ -n $roots_pid ]]; then
     exit 1
   fi
   step_note "waiting for the Debian roots" "$(_steps_since "$waited")"
-  bash scripts/test_packages.sh build/ci
+  # the packages check mostly waits on the disk and on dpkg: it runs beside the Debian 13 build,
+  # its output kept until the Debian 13 steps are done (at exit, it is waited for either way)
+  bash scripts/test_packages.sh build/ci >build/test_packages.log 2>&1 &
+  packages_pid=$!
+  steps_at_exit 'if [[ -n ${packages_pid:-} ]]; then wait "$packages_pid"; fi'
   bash scripts/test_debian13.sh
+  packages_status=0
+  wait "$packages_pid" || packages_status=$?
+  packages_pid=""
+  cat build/test_packages.log
+  if ((packages_status != 0)); then
+    echo "$0: the packages check failed (above)" >&2
+    exit "$packages_status"
+  fi
 fi
 if ((${FUZZ_SECONDS:-60} > 0)); then
   bash scripts/fuzz.sh "${FUZZ_SECONDS:-60}"

@@ -53,6 +53,7 @@ ctest_step "Debian 13: CTest (ci), the zoo included" in_root "$ROOT" bash -euc '
   cd /work/src
   ctest --preset ci --parallel 2
 '
+zoo_step_note "$src/build/ci/zoo_times.txt"
 
 cross_version_checks() {
   local cross=tests/cross_version/cross_version.py exchange=$ROOT/work/exchange

@@ -25,10 +25,14 @@ operator and the option; with `--load-library` of torchvision's own operator lib
 this Python's torchvision loads) they are compared with the Python reference like the others.
 
 usage: run_zoo.py --binary PATH [--jobs N] [--only NAME,...] [--list] [--cache DIR | --no-cache]
+                  [--times FILE]
 
 Each case runs in a process forked from this one (which imports torch once and runs nothing), so
 that no case sees TorchScript state another left. Models over 200M parameters run one at a time.
-Prints one line per case and `N passed, M failed`; exit 1 on any failure.
+Prints one line per case, `N passed, M failed`, and where the time went: seconds per phase summed
+over the cases (Python's side: build, export and save, references; the tool's runs: inspect-model,
+capture, capture with high limits, compare, ...), also written to --times FILE as one line
+(scripts/test.sh puts it in its step table). Exit 1 on any failure.
 
 What Python computes is the same on every run of the same torch, torchvision and sources, so it
 is kept in a cache (--cache, default /var/cache/vin-inspect/zoo, else ~/.cache/vin-inspect/zoo
@@ -44,6 +48,8 @@ machine, everything is computed afresh and stored. The tool runs every time. Fol
 sources for the same torch are removed.
 """
 import argparse
+import collections
+import contextlib
 import copy
 import hashlib
 import json
@@ -69,9 +75,30 @@ SOURCES = ["tests/zoo/zoo_models.py", "tests/zoo/run_zoo.py", "tests/reference/c
 # them would be 45 GB), and only while the file system keeps 20 GiB free
 CACHED_ARCHIVE_BYTES = 128 << 20
 CACHE_FREE_BYTES = 20 << 30
+# the archives are written to a RAM file system where one has this much room (the biggest is
+# 2.6 GB, and big cases run beside small ones only)
+SCRATCH_RAM_BYTES = 6 << 30
 
 HIGH_LIMITS = ["--max-tensors", "1000000000", "--max-bytes", "1000000000000",
                "--max-samples-per-tensor", "8"]
+
+# seconds this process spent per phase (each case runs in its own process: these are its own)
+PHASES = collections.Counter()
+
+
+@contextlib.contextmanager
+def phase(name):
+    start = time.monotonic()
+    try:
+        yield
+    finally:
+        PHASES[name] += time.monotonic() - start
+
+
+def run_tool(name, command, **kwargs):
+    """subprocess.run of the tool, its wall time counted under the phase `tool: NAME`."""
+    with phase("tool: " + name):
+        return subprocess.run(command, capture_output=True, text=True, **kwargs)
 
 
 def first_difference(expected, got):
@@ -113,8 +140,7 @@ def check_inspect(binary, archive, expected):
     problems = []
     for mode, flags in (("plain", []), ("all", ["--all"])):
         what = " ".join(["inspect-model", *flags])
-        p = subprocess.run([binary, "inspect-model", archive, *flags], capture_output=True,
-                           text=True)
+        p = run_tool("inspect-model", [binary, "inspect-model", archive, *flags])
         if p.returncode != 0:
             problems.append(f"{what}: exit {p.returncode}: {p.stderr.strip()[:400]}")
         elif p.stdout.splitlines() != expected[mode]:
@@ -232,11 +258,10 @@ def check_capture(binary, archive, inputs_file, expected, run, traced, quantized
     # quantized models were quantized for qnnpack (Debian's torch has no fbgemm)
     engine = ["--quantized-engine", "qnnpack"] if quantized else []
     engine += ["--load-library", library] if library else []
-    p = subprocess.run([binary, "capture", archive, "--inputs", inputs_file, *flags, *engine,
-                        *expected["module_flags"]],
-                       capture_output=True, text=True,
-                       env=dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1"))
     label = "capture" + (" (high limits)" if flags else "")
+    p = run_tool(label, [binary, "capture", archive, "--inputs", inputs_file, *flags, *engine,
+                         *expected["module_flags"]],
+                 env=dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1"))
     raises = expected["raises"]
     if p.returncode != (1 if raises else 0):
         return f"{label}: exit {p.returncode}, Python's forward {'raised' if raises else 'ran'}: " \
@@ -253,9 +278,8 @@ def check_eager(binary, archive, inputs_file, eager):
     """compare ARCHIVE EAGER.npz: the eager model's calls (scripts/eager_capture.py) against the
     archive's on the same inputs, whole tensors, torch.testing's default tolerances."""
     # one thread, as the eager model ran (threads change a convolution's rounding)
-    p = subprocess.run([binary, "compare", archive, eager, "--inputs", inputs_file],
-                       capture_output=True, text=True,
-                       env=dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1"))
+    p = run_tool("compare", [binary, "compare", archive, eager, "--inputs", inputs_file],
+                 env=dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1"))
     if p.returncode == 0:
         return None
     summary = p.stdout.splitlines()[-1][:600] if p.stdout else ""
@@ -263,8 +287,8 @@ def check_eager(binary, archive, inputs_file, eager):
 
 
 def refused_without_library(binary, archive, inputs_file):
-    p = subprocess.run([binary, "capture", archive, "--inputs", inputs_file],
-                       capture_output=True, text=True)
+    p = run_tool("capture without --load-library",
+                 [binary, "capture", archive, "--inputs", inputs_file])
     lines = p.stderr.strip().splitlines()
     if p.returncode != 1 or len(lines) != 1 or "torchvision::" not in p.stderr \
             or "--load-library" not in p.stderr:
@@ -326,7 +350,7 @@ class ZooCache:
                 return
             tmp = tempfile.mkdtemp(prefix=f".{name}.", dir=self.folder)
             for target, source in files.items():
-                try:  # the work folder is usually on the same file system: no copy
+                try:  # where the work folder is on the same file system: no copy
                     os.link(source, os.path.join(tmp, target))
                 except OSError:
                     shutil.copyfile(source, os.path.join(tmp, target))
@@ -344,11 +368,13 @@ def build_and_export(case, archive):
     """The case's eager model, its inputs and its export, saved to `archive`; the same bytes on
     every run of the same torch and sources."""
     import torch
-    torch.manual_seed(0)
-    model = case.build()
-    args, kwargs = case.inputs()
-    exported = export(case, model, args)
-    torch.jit.save(exported, archive)
+    with phase("python: build"):
+        torch.manual_seed(0)
+        model = case.build()
+        args, kwargs = case.inputs()
+    with phase("python: export and save"):
+        exported = export(case, model, args)
+        torch.jit.save(exported, archive)
     return model, args, kwargs, exported
 
 
@@ -361,15 +387,18 @@ def expectations(case, model, args, kwargs, exported, archive, workdir):
         case.as_scripted(model)
     files = {"inputs.pt": os.path.join(workdir, case.name + "_inputs.pt")}
     torch.save({"args": tuple(args), "kwargs": dict(kwargs)}, files["inputs.pt"])
-    expected = {"archive_fingerprint": fingerprint(archive), "inspect": inspect_expectation(archive),
-                "traced": traced is not None,
+    expected = {"archive_fingerprint": fingerprint(archive), "traced": traced is not None,
                 "eager_compare": bool(case.eager_compare and case.export == "script"
                                       and not model.training)}
+    with phase("python: inspect-model reference (torch.jit.load)"):
+        expected["inspect"] = inspect_expectation(archive)
     if expected["eager_compare"]:
         from eager_capture import capture_to_npz
         files["eager.npz"] = os.path.join(workdir, case.name + "_eager.npz")
-        capture_to_npz(model, tuple(args), dict(kwargs), files["eager.npz"])
-    expected["capture"] = capture_expectation(model, args, kwargs, traced)
+        with phase("python: eager calls for compare"):
+            capture_to_npz(model, tuple(args), dict(kwargs), files["eager.npz"])
+    with phase("python: capture reference"):
+        expected["capture"] = capture_expectation(model, args, kwargs, traced)
     return expected, files
 
 
@@ -432,23 +461,51 @@ def child(name, results, binary, workdir, cache_folder):
         problems, seconds, python = run_case(cases_by_name()[name], binary, workdir, cache)
     except Exception:  # noqa: BLE001 - a case that cannot even run is a failure
         problems, seconds, python = ["Python side failed:\n" + traceback.format_exc()], 0.0, "failed"
-    results.put((name, problems, seconds, python))
+    results.put((name, problems, seconds, python, dict(PHASES)))
+
+
+def torch_major_version():
+    """torch's major version from its installed metadata (importing torch takes seconds)."""
+    import importlib.metadata
+    try:
+        return int(importlib.metadata.version("torch").split(".")[0])
+    except (importlib.metadata.PackageNotFoundError, ValueError):
+        return None
+
+
+def scratch_folder():
+    """Where the cases write their archives: each is written, read a few times and deleted
+    within a minute, 45 GB in all. On a disk the kernel writes much of that back for nothing
+    (the zoo ran 10% longer with its archives in /tmp than in /dev/shm). /dev/shm where it has
+    room and TMPDIR is not set, else tempfile's folder."""
+    if os.environ.get("TMPDIR"):
+        return None
+    try:
+        if shutil.disk_usage("/dev/shm").free >= SCRATCH_RAM_BYTES:
+            return "/dev/shm"
+    except OSError:
+        pass
+    return None
 
 
 def deterministic_environment(environ):
     """The environment this script runs in, and with it the Python side and the tool:
     - PYTHONHASHSEED=0: a class's constants are a Python set, written into the archive in its
       iteration order; fixed, the same sources script to the same bytes, which the cache uses;
-    - glibc's malloc hands out memory filled with zeros (glibc.malloc.perturb=255: freed memory
-      is filled with 0xff bytes, memory handed out with their complement). Debian 13's torch 2.6
-      (oneDNN 3.7.2) runs a Conv2d whose channels are not a multiple of 16 on an AVX-512 CPU in
-      a blocked layout whose padding channels it does not initialise: zeros there add nothing,
-      but a NaN left by a freed tensor turns outputs into NaN (raft_small's 24-channel
-      convolutions, in about half of the Python runs). Zero-filled memory makes both sides
-      compute what the model computes."""
+    - under torch 2 (or a torch whose version cannot be read), glibc's malloc hands out memory
+      filled with zeros (glibc.malloc.perturb=255: freed memory is filled with 0xff bytes,
+      memory handed out with their complement). Debian 13's torch 2.6 (oneDNN 3.7.2) runs a
+      Conv2d whose channels are not a multiple of 16 on an AVX-512 CPU in a blocked layout
+      whose padding channels it does not initialise: zeros there add nothing, but a NaN left by
+      a freed tensor turns outputs into NaN (raft_small's 24-channel convolutions, in about half
+      of the Python runs). Zero-filled memory makes both sides compute what the model computes.
+      Torch 1.13 (oneDNN 2.6) is spared the cost (filling every block on malloc and free:
+      about 7% of the zoo's time)."""
     environment = dict(environ, PYTHONHASHSEED="0")
     tunables = [t for t in environ.get("GLIBC_TUNABLES", "").split(":") if t]
-    if not any(t.startswith("glibc.malloc.perturb=") for t in tunables):
+    major = torch_major_version()
+    if (major is None or major >= 2) and \
+            not any(t.startswith("glibc.malloc.perturb=") for t in tunables):
         environment["GLIBC_TUNABLES"] = ":".join(tunables + ["glibc.malloc.perturb=255"])
     return environment
 
@@ -461,6 +518,8 @@ def main():
     parser.add_argument("--list", action="store_true", help="print the cases and their status")
     parser.add_argument("--cache", help="the cache's folder (default: VIN_ZOO_CACHE, else "
                         "/var/cache/vin-inspect/zoo, else ~/.cache/vin-inspect/zoo)")
+    parser.add_argument("--times", help="write the run's seconds and where they went to FILE "
+                        "(one line: seconds, a tab, the phases)")
     parser.add_argument("--no-cache", action="store_true",
                         help="compute every case's Python side afresh and keep nothing")
     args = parser.parse_args()
@@ -510,8 +569,9 @@ def main():
     start = time.monotonic()
     passed = failed = 0
     sources = {}  # how each case's Python side was had -> cases
+    phase_totals = collections.Counter()  # phase -> seconds, summed over the cases
     jobs = max(1, args.jobs)
-    with tempfile.TemporaryDirectory(prefix="vin-zoo-") as workdir:
+    with tempfile.TemporaryDirectory(prefix="vin-zoo-", dir=scratch_folder()) as workdir:
         running = {}  # name -> (process, big)
         while pending or running:
             big_running = any(big for _, big in running.values())
@@ -526,8 +586,9 @@ def main():
                 proc.start()
                 running[case.name] = (proc, case.big)
                 big_running = big_running or case.big
-            name, problems, seconds, python = results.get()
+            name, problems, seconds, python, phases = results.get()
             running.pop(name)[0].join()
+            phase_totals.update(phases)
             sources[python] = sources.get(python, 0) + 1
             if problems:
                 failed += 1
@@ -541,6 +602,12 @@ def main():
     print(f"{passed} passed, {failed} failed, {sum(1 for c in cases if c.skip)} skipped "
           f"in {time.monotonic() - start:.0f} s; Python's side: "
           + ", ".join(f"{n} {what}" for what, n in sorted(sources.items())))
+    times = "; ".join(f"{name} {seconds:.0f}" for name, seconds in phase_totals.most_common())
+    print(f"seconds by phase, summed over the cases ({jobs} at a time): {times}")
+    if args.times:
+        with open(args.times, "w") as f:
+            f.write(f"{time.monotonic() - start:.1f}\t{passed + failed} cases, {jobs} at a time; "
+                    f"seconds by phase: {times}\n")
     return 1 if failed or not passed else 0
 
 
