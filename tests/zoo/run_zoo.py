@@ -28,7 +28,9 @@ usage: run_zoo.py --binary PATH [--jobs N] [--only NAME,...] [--list] [--cache D
                   [--times FILE]
 
 Each case runs in a process forked from this one (which imports torch once and runs nothing), so
-that no case sees TorchScript state another left. Models over 200M parameters run one at a time.
+that no case sees TorchScript state another left; a classification model's traced and scripted
+cases are forked from one process that built their eager model once. Models over 200M parameters
+run one at a time.
 Prints one line per case, `N passed, M failed`, and where the time went: seconds per phase summed
 over the cases (Python's side: build, export and save, references; the tool's runs: inspect-model,
 capture, capture with high limits, compare, ...), also written to --times FILE as one line
@@ -364,14 +366,24 @@ class ZooCache:
                 shutil.rmtree(tmp, ignore_errors=True)
 
 
-def build_and_export(case, archive):
-    """The case's eager model, its inputs and its export, saved to `archive`; the same bytes on
-    every run of the same torch and sources."""
+def build(case):
+    """The case's eager model and the arguments of its forward, the same on every run."""
     import torch
     with phase("python: build"):
         torch.manual_seed(0)
         model = case.build()
         args, kwargs = case.inputs()
+    return model, args, kwargs
+
+
+def build_and_export(case, archive, built=None):
+    """The case's eager model (`built`: build(case) made already), its inputs and its export,
+    saved to `archive`; the same bytes on every run of the same torch and sources (a traced
+    archive's debug information holds the Python stack the trace ran in: a traced case run
+    without its scripted pair, with --only, exports other bytes and computes its references
+    again)."""
+    import torch
+    model, args, kwargs = built or build(case)
     with phase("python: export and save"):
         exported = export(case, model, args)
         torch.jit.save(exported, archive)
@@ -402,17 +414,25 @@ def expectations(case, model, args, kwargs, exported, archive, workdir):
     return expected, files
 
 
-def run_case(case, binary, workdir, cache):
+def cached_archive(case, cache):
+    """The case's cache hit, (folder, expected), and the archive kept with it: nothing of the
+    case is built or exported then. (None, None) where either is missing."""
+    hit = cache.load(case.name) if cache else None
+    archive = os.path.join(hit[0], case.name + ".pt") if hit else None
+    return hit, (archive if archive and os.path.exists(archive) else None)
+
+
+def run_case(case, binary, workdir, cache, built=None):
     start = time.monotonic()
     archive = os.path.join(workdir, case.name + ".pt")
     scratch = [archive]  # files of the workdir deleted at the end
     try:
-        hit = cache.load(case.name) if cache else None
-        if hit and os.path.exists(os.path.join(hit[0], case.name + ".pt")):
-            archive = os.path.join(hit[0], case.name + ".pt")
+        hit, kept_archive = cached_archive(case, cache)
+        if kept_archive:
+            archive = kept_archive
             (folder, expected), files, python = hit, {}, "cached"
         else:
-            model, args, kwargs, exported = build_and_export(case, archive)
+            model, args, kwargs, exported = build_and_export(case, archive, built)
             if hit and fingerprint(archive) == hit[1]["archive_fingerprint"]:
                 (folder, expected), files, python = hit, {}, "cached, archive exported again"
             else:
@@ -449,19 +469,59 @@ def run_case(case, binary, workdir, cache):
     return problems, time.monotonic() - start, python
 
 
-def child(name, results, binary, workdir, cache_folder):
-    """One case in a forked process: TorchScript's state (compiled class types, which a later
-    script of a differently configured module of the same class can reuse and compile
-    differently) starts clean for every case."""
+def groups_of(cases):
+    """The cases as they run: alone, or a classification model's traced and scripted exports
+    together (same builder), which build their eager model once."""
+    groups = {}
+    for case in cases:
+        groups.setdefault(case.build, []).append(case)
+    return list(groups.values())
+
+
+def run_and_report(case, results, binary, workdir, cache, built, phases):
+    """Runs one case and puts its result on `results`, with the seconds of its phases (those
+    in `phases` added: the build it was given)."""
+    PHASES.clear()
+    PHASES.update(phases)
+    try:
+        problems, seconds, python = run_case(case, binary, workdir, cache, built)
+    except Exception:  # noqa: BLE001 - a case that cannot even run is a failure
+        problems, seconds, python = ["Python side failed:\n" + traceback.format_exc()], 0.0, "failed"
+    results.put((case.name, problems, seconds, python, dict(PHASES)))
+
+
+def child(names, results, binary, workdir, cache_folder):
+    """A group of cases (groups_of) in a forked process. TorchScript's state (compiled class
+    types, which a later script of a differently configured module of the same class can reuse
+    and compile differently, and a script after a trace of the same classes names apart) must
+    start clean for every case: the group's eager model is built here, once, where a case needs
+    it, and each case of a pair runs in a process forked from this one, which shares the model's
+    memory."""
     from zoo_models import cases_by_name
     import torch
     torch.set_num_threads(1)
     cache = ZooCache(cache_folder) if cache_folder else None
+    cases = [cases_by_name()[name] for name in names]
+    built = None
     try:
-        problems, seconds, python = run_case(cases_by_name()[name], binary, workdir, cache)
-    except Exception:  # noqa: BLE001 - a case that cannot even run is a failure
-        problems, seconds, python = ["Python side failed:\n" + traceback.format_exc()], 0.0, "failed"
-    results.put((name, problems, seconds, python, dict(PHASES)))
+        if len(cases) > 1 and any(not cached_archive(c, cache)[1] for c in cases):
+            built = build(cases[0])
+    except Exception:  # noqa: BLE001 - reported for each case of the group
+        failure = ["Python side failed building the model:\n" + traceback.format_exc()]
+        for case in cases:
+            results.put((case.name, failure, 0.0, "failed", dict(PHASES)))
+        return
+    build_phases = dict(PHASES)
+    if len(cases) == 1:
+        run_and_report(cases[0], results, binary, workdir, cache, built, build_phases)
+        return
+    context = multiprocessing.get_context("fork")
+    for i, case in enumerate(cases):
+        proc = context.Process(target=run_and_report,
+                               args=(case, results, binary, workdir, cache, built,
+                                     build_phases if i == 0 else {}))
+        proc.start()
+        proc.join()
 
 
 def torch_major_version():
@@ -561,8 +621,9 @@ def main():
     print(f"cache: {cache.folder if cache else 'none'}")
     context = multiprocessing.get_context("fork")
     results = context.Queue()
-    pending = [c for c in cases if not c.skip]
-    pending.sort(key=lambda c: not c.big)  # the big ones first, one at a time
+    pending = groups_of([c for c in cases if not c.skip])
+    pending.sort(key=lambda g: not g[0].big)  # the big ones first, one at a time
+    group_of = {c.name: g[0].name for g in pending for c in g}
     for c in cases:
         if c.skip:
             print(f"SKIP {c.name}: {c.skip}")
@@ -572,22 +633,26 @@ def main():
     phase_totals = collections.Counter()  # phase -> seconds, summed over the cases
     jobs = max(1, args.jobs)
     with tempfile.TemporaryDirectory(prefix="vin-zoo-", dir=scratch_folder()) as workdir:
-        running = {}  # name -> (process, big)
+        running = {}  # group (its first case's name) -> [process, big, results to come]
         while pending or running:
-            big_running = any(big for _, big in running.values())
+            big_running = any(big for _, big, _ in running.values())
             while len(running) < jobs:
-                ready = [c for c in pending if not (c.big and big_running)]
+                ready = [g for g in pending if not (g[0].big and big_running)]
                 if not ready:
                     break
-                case = ready[0]
-                pending.remove(case)
-                proc = context.Process(target=child, args=(case.name, results, binary, workdir,
+                group = ready[0]
+                pending.remove(group)
+                proc = context.Process(target=child, args=([c.name for c in group], results,
+                                                           binary, workdir,
                                                            cache.folder if cache else None))
                 proc.start()
-                running[case.name] = (proc, case.big)
-                big_running = big_running or case.big
+                running[group[0].name] = [proc, group[0].big, len(group)]
+                big_running = big_running or group[0].big
             name, problems, seconds, python, phases = results.get()
-            running.pop(name)[0].join()
+            entry = running[group_of[name]]
+            entry[2] -= 1
+            if entry[2] == 0:
+                running.pop(group_of[name])[0].join()
             phase_totals.update(phases)
             sources[python] = sources.get(python, 0) + 1
             if problems:
