@@ -422,12 +422,13 @@ def cached_archive(case, cache):
     return hit, (archive if archive and os.path.exists(archive) else None)
 
 
-def run_case(case, binary, workdir, cache, built=None):
+def run_case(case, binary, workdir, cache, built=None, cached=None):
+    """`cached`: cached_archive(case, cache), where the caller read it already."""
     start = time.monotonic()
     archive = os.path.join(workdir, case.name + ".pt")
     scratch = [archive]  # files of the workdir deleted at the end
     try:
-        hit, kept_archive = cached_archive(case, cache)
+        hit, kept_archive = cached or cached_archive(case, cache)
         if kept_archive:
             archive = kept_archive
             (folder, expected), files, python = hit, {}, "cached"
@@ -478,13 +479,13 @@ def groups_of(cases):
     return list(groups.values())
 
 
-def run_and_report(case, results, binary, workdir, cache, built, phases):
+def run_and_report(case, results, binary, workdir, cache, built, cached, phases):
     """Runs one case and puts its result on `results`, with the seconds of its phases (those
     in `phases` added: the build it was given)."""
     PHASES.clear()
     PHASES.update(phases)
     try:
-        problems, seconds, python = run_case(case, binary, workdir, cache, built)
+        problems, seconds, python = run_case(case, binary, workdir, cache, built, cached)
     except Exception:  # noqa: BLE001 - a case that cannot even run is a failure
         problems, seconds, python = ["Python side failed:\n" + traceback.format_exc()], 0.0, "failed"
     results.put((case.name, problems, seconds, python, dict(PHASES)))
@@ -503,8 +504,9 @@ def child(names, results, binary, workdir, cache_folder):
     cache = ZooCache(cache_folder) if cache_folder else None
     cases = [cases_by_name()[name] for name in names]
     built = None
+    cached = {case.name: cached_archive(case, cache) for case in cases}  # read once
     try:
-        if len(cases) > 1 and any(not cached_archive(c, cache)[1] for c in cases):
+        if len(cases) > 1 and any(not cached[c.name][1] for c in cases):
             built = build(cases[0])
     except Exception:  # noqa: BLE001 - reported for each case of the group
         failure = ["Python side failed building the model:\n" + traceback.format_exc()]
@@ -513,13 +515,14 @@ def child(names, results, binary, workdir, cache_folder):
         return
     build_phases = dict(PHASES)
     if len(cases) == 1:
-        run_and_report(cases[0], results, binary, workdir, cache, built, build_phases)
+        run_and_report(cases[0], results, binary, workdir, cache, built, cached[cases[0].name],
+                       build_phases)
         return
     context = multiprocessing.get_context("fork")
     for i, case in enumerate(cases):
         proc = context.Process(target=run_and_report,
                                args=(case, results, binary, workdir, cache, built,
-                                     build_phases if i == 0 else {}))
+                                     cached[case.name], build_phases if i == 0 else {}))
         proc.start()
         proc.join()
 
