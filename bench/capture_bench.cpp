@@ -16,9 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "vin/diagnostics/capture/forward_runner.h"
 #include "vin/diagnostics/capture/model_capture.h"
-#include "vin/diagnostics/torch/forward_inputs.h"
-#include "vin/diagnostics/torch/model_loader.h"
 
 namespace vd = vin::diagnostics;
 using Clock = std::chrono::steady_clock;
@@ -49,10 +48,15 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--device") == 0) device_name = argv[i + 1];
   }
   at::NoGradGuard no_grad;
-  const c10::Device device = vd::resolve_device(device_name);
-  torch::jit::Module model = vd::load_torchscript_archive(argv[1], device_name);
-  model.eval();
-  const vd::ForwardInputs inputs = vd::read_forward_inputs(argv[2], model, device);
+  vd::ForwardRun run;
+  run.archive = argv[1];
+  run.inputs = {argv[2]};
+  run.device = device_name;
+  run.eval = true;
+  vd::LoadedRun loaded(run);  // loaded and read as capture does
+  const c10::Device device = loaded.device();
+  torch::jit::Module& model = loaded.model();
+  const vd::ForwardInputs& inputs = loaded.inputs().front();
   auto wait_for_device = [&] {
     if (device.is_cuda()) torch::cuda::synchronize(device.has_index() ? device.index() : -1);
   };

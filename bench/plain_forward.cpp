@@ -6,8 +6,7 @@
 
 #include <cstdio>
 
-#include "vin/diagnostics/torch/forward_inputs.h"
-#include "vin/diagnostics/torch/model_loader.h"
+#include "vin/diagnostics/capture/forward_runner.h"
 
 namespace vd = vin::diagnostics;
 
@@ -16,10 +15,13 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: vin-plain-forward ARCHIVE INPUTS\n");
     return 2;
   }
-  torch::jit::Module model = vd::load_torchscript_archive(argv[1]);
-  const vd::ForwardInputs inputs = vd::read_forward_inputs(argv[2], model, c10::Device(c10::kCPU));
+  vd::ForwardRun run;
+  run.archive = argv[1];
+  run.inputs = {argv[2]};
+  vd::LoadedRun loaded(run);  // loaded and read as capture does
+  const vd::ForwardInputs& inputs = loaded.inputs().front();
   at::NoGradGuard no_grad;
   torch::jit::Kwargs kwargs(inputs.kwargs.begin(), inputs.kwargs.end());
-  model.get_method("forward")(inputs.args, kwargs);
+  loaded.model().get_method(inputs.method)(inputs.args, kwargs);
   return 0;
 }

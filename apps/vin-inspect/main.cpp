@@ -162,35 +162,63 @@ void add_common_options(CLI::App& sub, CommonOptions& common) {
       ->type_name("FILE");
 }
 
-// A positive integer option bound to one of the capture's quotas (its default shown); zero or
-// negative is a usage error, which CLI11 prefixes with the flag.
-// --shape, --seed, --int-high (capture, compare): inputs made from shapes instead of --inputs.
-void add_shape_options(CLI::App& sub, std::vector<std::string>& shapes, vd::ShapedInputs& shaped,
-                       CLI::Option* inputs) {
-  auto* shape = sub.add_option("--shape", shapes,
+// The options of every command that runs an archive's forward (capture, compare; the forward
+// runner's ForwardRun), added in one place so that the commands cannot drift apart: --inputs,
+// or --shape with --seed and --int-high; --eval, --quantized-engine, --timeout, --load-library.
+struct RunOptions {
+  std::vector<std::string> inputs;
+  std::vector<std::string> shapes;  // --shape texts, parsed by shaped_inputs()
+  vd::ShapedInputs shaped;          // --seed, --int-high
+  bool eval = false;
+  std::optional<std::string> quantized_engine;
+  std::optional<double> timeout_seconds;
+
+  // The --shape inputs, when given; a usage error when neither they nor --inputs are.
+  std::optional<vd::ShapedInputs> shaped_inputs() const {
+    if (shapes.empty()) {
+      if (inputs.empty()) throw vd::UsageError("--inputs FILE or --shape NAME=DIMS is required");
+      return std::nullopt;
+    }
+    vd::ShapedInputs out = shaped;
+    for (const auto& text : shapes) out.shapes.push_back(vd::parse_shape_spec(text));
+    return out;
+  }
+  // What the options say of a run (its archive and device are the command's).
+  void apply_to(vd::ForwardRun& run) const {
+    run.inputs = inputs;
+    run.shaped = shaped_inputs();
+    run.eval = eval;
+    run.quantized_engine = quantized_engine;
+    run.timeout_seconds = timeout_seconds;
+  }
+};
+
+void add_run_options(CLI::App& sub, RunOptions& run, const std::string& inputs_help) {
+  auto* inputs = sub.add_option("--inputs", run.inputs, inputs_help)->type_name("FILE");
+  auto* shape = sub.add_option("--shape", run.shapes,
                                "Make forward's argument NAME instead of reading --inputs: "
                                "NAME=1x3x224x224[:DTYPE] (repeatable; torch.randn, or "
                                "torch.randint for integer dtypes, after torch.manual_seed)")
                     ->type_name("NAME=DIMS[:DTYPE]");
   inputs->excludes(shape);
-  sub.add_option("--seed", shaped.seed, "The generator's seed for --shape (default 0)")
+  sub.add_option("--seed", run.shaped.seed, "The generator's seed for --shape (default 0)")
       ->type_name("N");
-  sub.add_option("--int-high", shaped.int_high,
+  sub.add_option("--int-high", run.shaped.int_high,
                  "Integer --shape tensors are drawn from [0, N) (default 2)")
       ->type_name("N")
       ->check(CLI::PositiveNumber);
-}
-
-// The --shape inputs, when given; a usage error when neither they nor --inputs are.
-std::optional<vd::ShapedInputs> shaped_inputs(const std::vector<std::string>& texts,
-                                              vd::ShapedInputs shaped,
-                                              const std::vector<std::string>& inputs) {
-  if (texts.empty()) {
-    if (inputs.empty()) throw vd::UsageError("--inputs FILE or --shape NAME=DIMS is required");
-    return std::nullopt;
-  }
-  for (const auto& text : texts) shaped.shapes.push_back(vd::parse_shape_spec(text));
-  return shaped;
+  sub.add_flag("--eval", run.eval, "Switch every module to eval mode first");
+  sub.add_option("--quantized-engine", run.quantized_engine,
+                 "Backend of quantized operators: qnnpack, fbgemm, onednn or x86, as "
+                 "torch.backends.quantized.engine (default: LibTorch's)")
+      ->type_name("ENGINE")
+      ->check(CLI::IsMember({"qnnpack", "fbgemm", "onednn", "x86"}));
+  sub.add_option("--timeout", run.timeout_seconds,
+                 "Stop a forward that runs longer than SECONDS; the records so far are printed, "
+                 "then an error")
+      ->type_name("SECONDS")
+      ->check(CLI::PositiveNumber);
+  add_load_library(sub);
 }
 
 // A file the command writes besides its records (capture --save) may be none of its inputs
@@ -206,6 +234,8 @@ void refuse_overwriting(const std::string& target, const char* flag, const Commo
       throw vd::UsageError(std::string(flag) + " " + target + " would overwrite " + other);
 }
 
+// A positive integer option bound to one of the capture's quotas (its default shown); zero or
+// negative is a usage error, which CLI11 prefixes with the flag.
 void add_limit(CLI::App& sub, const std::string& flag, std::int64_t& value,
                const std::string& help) {
   sub.add_option(flag, value, help + " (default " + std::to_string(value) + ")")
@@ -290,20 +320,18 @@ std::vector<Command> commands(CommonOptions& common) {
        "vin-inspect capture net.pt --inputs batch.npz --module blocks.0 --format table",
        [&common](CLI::App& sub, std::function<int()>& action) {
          auto request = std::make_shared<vd::CaptureRequest>();
+         auto run = std::make_shared<RunOptions>();
          auto modules = std::make_shared<std::vector<std::string>>();
          auto quotas = std::make_shared<vd::CaptureQuotas>();  // the defaults
-         sub.add_option("ARCHIVE", request->archive,
+         sub.add_option("ARCHIVE", request->run.archive,
                         "TorchScript archive written by torch.jit.save")
              ->required();
-         auto shape_texts = std::make_shared<std::vector<std::string>>();
-         auto shaped = std::make_shared<vd::ShapedInputs>();
-         auto inputs_option =
-             sub.add_option(
-                    "--inputs", request->inputs,
-                    "Inputs for one forward: .npz, .npy or torch.save file (repeatable; one "
-                    "forward per file, in order)")
-                 ->type_name("FILE");
-         add_shape_options(sub, *shape_texts, *shaped, inputs_option);
+         add_run_options(sub, *run,
+                         "Inputs for one forward: .npz, .npy or torch.save file (repeatable; one "
+                         "forward per file, in order)");
+         sub.add_option("--device", request->run.device,
+                        "Where the archive is loaded and inputs placed (default cpu; cuda, cuda:N)")
+             ->type_name("DEVICE");
          sub.add_option("--save", request->save_path,
                         "Also write each recorded snapshot's whole tensor to FILE.npz "
                         "(numpy.load reads it)")
@@ -322,43 +350,28 @@ std::vector<Command> commands(CommonOptions& common) {
                    "Nodes visited per input/output walk");
          add_limit(sub, "--max-container-depth", quotas->max_container_depth,
                    "Container edges followed per walk");
-         sub.add_option("--device", request->device,
-                        "Where the archive is loaded and inputs placed (default cpu; cuda, cuda:N)")
-             ->type_name("DEVICE");
-         sub.add_flag("--eval", request->eval, "Switch every module to eval mode first");
-         add_load_library(sub);
          sub.add_flag("--stats", request->stats,
                       "Add statistics over each whole tensor and report the first non-finite one");
-         sub.add_option("--quantized-engine", request->quantized_engine,
-                        "Backend of quantized operators: qnnpack, fbgemm, onednn or x86, as "
-                        "torch.backends.quantized.engine (default: LibTorch's)")
-             ->type_name("ENGINE")
-             ->check(CLI::IsMember({"qnnpack", "fbgemm", "onednn", "x86"}));
          auto fail_on_nonfinite = std::make_shared<bool>(false);
          sub.add_flag("--fail-on-nonfinite", *fail_on_nonfinite,
                       "Exit with status 3 when a tensor holds a NaN or an infinity (implies "
                       "--stats)");
-         sub.add_option("--timeout", request->timeout_seconds,
-                        "Stop a forward that runs longer than SECONDS; the records so far are "
-                        "printed, then an error (exit 1)")
-             ->type_name("SECONDS")
-             ->check(CLI::PositiveNumber);
          add_common_options(sub, common);
-         action = [&common, request, modules, quotas, fail_on_nonfinite, shape_texts, shaped] {
+         action = [&common, request, run, modules, quotas, fail_on_nonfinite] {
            if (!modules->empty()) request->module_paths = *modules;
-           request->shaped = shaped_inputs(*shape_texts, *shaped, request->inputs);
+           run->apply_to(request->run);
            if (request->save_max_bytes > vd::kMaxSaveBytes)
              throw vd::UsageError("--save-max-bytes: at most " + std::to_string(vd::kMaxSaveBytes) +
                                   " (the .npz is written without zip64)");
            if (request->save_path)
-             refuse_overwriting(*request->save_path, "--save", common, request->inputs,
-                                request->archive);
+             refuse_overwriting(*request->save_path, "--save", common, request->run.inputs,
+                                request->run.archive);
            if (*fail_on_nonfinite) request->stats = true;
            request->limits = vd::CaptureLimits(*quotas);
-           spdlog::debug("capturing {} on {} input file(s)", request->archive,
-                         request->inputs.size());
-           std::vector<std::string> inputs = request->inputs;
-           inputs.push_back(request->archive);
+           spdlog::debug("capturing {} on {} input file(s)", request->run.archive,
+                         request->run.inputs.size());
+           std::vector<std::string> inputs = request->run.inputs;
+           inputs.push_back(request->run.archive);
            const auto print = [&common, inputs](const vd::CaptureResult& result) {
              emit(common,
                   format_records(inputs.back(),
@@ -392,19 +405,14 @@ std::vector<Command> commands(CommonOptions& common) {
        "vin-inspect compare net.pt net_half.pt --shape x=1x3x224x224 --format table",
        [&common](CLI::App& sub, std::function<int()>& action) {
          auto request = std::make_shared<vd::CompareRequest>();
+         auto run = std::make_shared<RunOptions>();
          auto modules = std::make_shared<std::vector<std::string>>();
-         auto shape_texts = std::make_shared<std::vector<std::string>>();
-         auto shaped = std::make_shared<vd::ShapedInputs>();
          sub.add_option("A", request->a.path,
                         "Archive, or tensors saved by capture --save or scripts/eager_capture.py")
              ->required();
          sub.add_option("B", request->b.path, "The same kinds of file to compare with A")
              ->required();
-         auto inputs_option =
-             sub.add_option("--inputs", request->inputs,
-                            "Inputs for one forward of each archive side (repeatable)")
-                 ->type_name("FILE");
-         add_shape_options(sub, *shape_texts, *shaped, inputs_option);
+         add_run_options(sub, *run, "Inputs for one forward of each archive side (repeatable)");
          sub.add_option("--device-a", request->a.device, "Where A runs (default cpu)")
              ->type_name("DEVICE");
          sub.add_option("--device-b", request->b.device, "Where B runs (default cpu)")
@@ -421,8 +429,6 @@ std::vector<Command> commands(CommonOptions& common) {
              ->type_name("X")
              ->check(CLI::NonNegativeNumber);
          sub.add_flag("--equal-nan", request->equal_nan, "NaN on both sides counts as equal");
-         sub.add_flag("--eval", request->eval, "Switch every module to eval mode first");
-         add_load_library(sub);
          add_limit(sub, "--max-compare-bytes", request->max_compare_bytes,
                    "A's tensors kept whole; past it, pairs are compared by statistics");
          add_limit(sub, "--max-traversal-nodes", request->max_traversal_nodes,
@@ -430,12 +436,21 @@ std::vector<Command> commands(CommonOptions& common) {
          add_limit(sub, "--max-container-depth", request->max_container_depth,
                    "Container edges followed per walk");
          add_common_options(sub, common);
-         action = [&common, request, modules, shape_texts, shaped] {
+         action = [&common, request, run, modules] {
            if (!modules->empty()) request->module_paths = *modules;
            request->a.archive = vd::is_torchscript_archive(request->a.path);
            request->b.archive = vd::is_torchscript_archive(request->b.path);
-           if (request->a.archive || request->b.archive)
-             request->shaped = shaped_inputs(*shape_texts, *shaped, request->inputs);
+           request->inputs = run->inputs;
+           if (request->a.archive || request->b.archive) request->shaped = run->shaped_inputs();
+           request->eval = run->eval;
+           request->quantized_engine = run->quantized_engine;
+           request->timeout_seconds = run->timeout_seconds;
+           // a forward past --timeout that cannot be stopped: the message, then compare's
+           // status for trouble (from the plugin's watchdog thread)
+           request->on_abandoned = [](const std::string& message) {
+             std::cerr << kProgram << ": error: " << vd::printable(message, 2000) << "\n";
+             std::_Exit(2);
+           };
            const vd::CompareResult result = torch_plugin().compare_sides(*request);
            std::vector<std::string> inputs = request->inputs;
            inputs.push_back(request->a.path);

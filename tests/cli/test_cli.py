@@ -878,6 +878,44 @@ def timeout_stops_a_forward_and_prints_the_records_so_far():
 
 
 @torch_test
+def compare_runs_each_archive_as_capture_does():
+    # one forward runner: compare has capture's --timeout and --quantized-engine and its messages
+    single = fixture("inputs/single.npy")
+    p = run("compare", fixture("forever.pt"), fixture("forever.pt"), "--inputs", single,
+            "--timeout", "1")
+    lines = [json.loads(l) for l in p.stdout.splitlines()]
+    assert lines and lines[-1]["record"] == "ComparisonSummary" and lines[-1]["pairs"] > 0, p.stdout
+    assert_clean_error(subprocess.CompletedProcess(p.args, p.returncode, "", p.stderr), 2,
+                       r"forever\.pt: the forward on .*single\.npy did not finish within 1 s "
+                       r"\(--timeout\); it was stopped at a module call$")
+    # no module call to stop the forward at: the message alone, compare's status for trouble
+    p = run("compare", fixture("spin.pt"), fixture("spin.pt"), "--inputs", single,
+            "--timeout", "0.5")
+    assert_clean_error(p, 2, r"spin\.pt: the forward on .*single\.npy did not finish within "
+                             r"0\.5 s \(--timeout\) and could not be stopped at a module call$")
+    for bad in ("0", "-1", "soon"):
+        assert_clean_error(run("compare", fixture("spin.pt"), fixture("spin.pt"), "--inputs", single,
+                               "--timeout", bad), 2, r"--timeout")
+    # each engine: what capture does with it, compare does (its statuses as diff's)
+    archive = fixture("static_quantized.pt")
+    ran = 0
+    for engine in ("qnnpack", "fbgemm", "onednn", "x86", "tensorrt"):
+        flags = ["--shape", "input=2x3x8x8", "--quantized-engine", engine]
+        c = run("capture", archive, *flags)
+        k = run("compare", archive, archive, *flags)
+        assert k.returncode == {0: 0, 1: 2, 2: 2}[c.returncode], (engine, c.stderr, k.stderr)
+        if c.returncode:
+            assert k.stderr == c.stderr, (engine, c.stderr, k.stderr)
+            if engine != "tensorrt":
+                assert "is not available in this LibTorch build (available: " in k.stderr, k.stderr
+            continue
+        ran += 1
+        summary = json.loads(k.stdout.splitlines()[-1])
+        assert summary["pairs"] > 0 and summary["beyond"] == 0, (engine, summary)
+    assert ran > 0
+
+
+@torch_test
 def a_forward_failure_gives_libtorchs_reason_and_where():
     # numpy's default float64 into a float32 model: the operation's own message, not the
     # interpreter's header, and where in the model's source
@@ -1376,12 +1414,12 @@ def readme_and_man_page_cover_every_subcommand_and_option():
     for name, alias in commands:
         for doc, label in ((readme, "README.md"), (man, "man page")):
             assert name in doc and (alias or name) in doc, f"{label} does not mention {name} / {alias}"
-    for option in ("--format", "--output", "--log-level", "--version", "--help", "--inputs", "--ignore",
-                   "--module", "--max-tensors", "--max-samples-per-tensor", "--max-bytes",
-                   "--max-traversal-nodes", "--max-container-depth", "--device", "--eval",
-                   "--tensors", "--attributes", "--signature", "--all", "--shape", "--seed",
-                   "--int-high", "--save", "--save-max-bytes", "--device-a", "--device-b",
-                   "--atol", "--rtol", "--equal-nan", "--max-compare-bytes", "--config"):
+    # every option --help lists, of the program and of each subcommand (none hard-coded here)
+    options = set(re.findall(r"(?<![\w-])(--[a-z][a-z-]*)", run("--help").stdout))
+    for name, _ in commands:
+        options |= set(re.findall(r"(?<![\w-])(--[a-z][a-z-]*)", run(name, "--help").stdout))
+    assert {"--format", "--inputs", "--timeout", "--ignore"} <= options, options
+    for option in sorted(options):
         assert option in man, f"man page does not mention {option}"
         assert option in readme, f"README does not mention {option}"
 

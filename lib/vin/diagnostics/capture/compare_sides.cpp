@@ -1,25 +1,24 @@
 #include "vin/diagnostics/capture/compare_sides.h"
 
 #include <ATen/ATen.h>
-#include <torch/csrc/autograd/grad_mode.h>
-#include <torch/csrc/jit/runtime/graph_executor.h>
 
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <functional>
 #include <future>
+#include <memory>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "vin/diagnostics/archive/npy_reader.h"
+#include "vin/diagnostics/capture/forward_runner.h"
 #include "vin/diagnostics/capture/model_capture.h"
 #include "vin/diagnostics/capture/tensor_sampling.h"
 #include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/text/module_selection.h"
 #include "vin/diagnostics/torch/dtype_names.h"
 #include "vin/diagnostics/torch/forward_inputs.h"
-#include "vin/diagnostics/torch/model_loader.h"
 
 namespace vin::diagnostics {
 namespace {
@@ -352,30 +351,19 @@ void read_side(const CompareSide& side, const Sink& sink) {
   }
 }
 
-// An archive side made ready to run: loaded, its inputs read, its capture instrumented.
+// An archive side made ready to run: loaded, its inputs read (and cast to its parameters'
+// floating dtype), its capture instrumented.
 struct PreparedSide {
-  const CompareSide* side;
-  torch::jit::Module model;
-  std::vector<ForwardInputs> inputs;
-  std::vector<std::string> names;  // of the inputs, for messages
+  explicit PreparedSide(const ForwardRun& run) : loaded(run) {}
+  LoadedRun loaded;
   std::optional<ModelCapture> capture;
 };
 
-PreparedSide prepare_side(const CompareSide& side, const CompareRequest& request) {
-  PreparedSide p{&side, {}, {}, request.inputs, std::nullopt};
-  const c10::Device device = resolve_device(side.device);
-  p.model = naming_out_of_memory(side.path, "loading the archive",
-                                 [&] { return load_torchscript_archive(side.path, side.device); });
-  if (request.eval) p.model.eval();
-  for (const auto& path : request.inputs)
-    p.inputs.push_back(naming_out_of_memory(
-        path, "reading the inputs", [&] { return read_forward_inputs(path, p.model, device); }));
-  if (request.shaped) {
-    p.inputs.push_back(make_shaped_inputs(*request.shaped, p.model, device));
-    p.names.push_back(kShapedInputsName);
-  }
-  if (const auto type = parameter_dtype(p.model))
-    for (ForwardInputs& in : p.inputs) {
+std::unique_ptr<PreparedSide> prepare_side(const CompareSide& side,
+                                           const CompareRequest& request) {
+  auto p = std::make_unique<PreparedSide>(request.run_of(side));
+  if (const auto type = parameter_dtype(p->loaded.model()))
+    for (ForwardInputs& in : p->loaded.inputs()) {
       for (auto& a : in.args) a = cast_floating(a, *type);
       for (auto& [name, value] : in.kwargs) value = cast_floating(value, *type);
     }
@@ -383,28 +371,19 @@ PreparedSide prepare_side(const CompareSide& side, const CompareRequest& request
                                    .with_max_traversal_nodes(request.max_traversal_nodes)
                                    .with_max_container_depth(request.max_container_depth);
   // module patterns are checked against this archive's paths; the comparer filters the rest
-  p.capture.emplace(capture_model_in_place(p.model, request.module_paths, limits));
+  p->capture.emplace(capture_model_in_place(p->loaded.model(), request.module_paths, limits));
   return p;
 }
 
-// Runs a prepared side on its inputs, its tensors into `sink`. Returns the error of a forward
-// that raised, if one did.
-std::optional<std::string> run_side(PreparedSide& p, const Sink& sink) {
-  at::NoGradGuard no_grad;
-  torch::jit::GraphOptimizerEnabledGuard no_graph_optimisation(false);
+// Runs a prepared side on its inputs, its tensors into `sink`. Returns the message of a forward
+// that did not finish, if one did not.
+std::optional<std::string> run_side(PreparedSide& p, const Sink& sink,
+                                    const CompareRequest& request) {
   p.capture->set_tensor_sink(sink);
   auto scope = p.capture->enter();
-  for (std::size_t i = 0; i < p.inputs.size(); ++i) {
-    try {
-      p.capture->forward(p.inputs[i]);
-    } catch (const std::exception& e) {
-      const ForwardFailure failure = describe_forward_failure(e);
-      std::string error =
-          p.side->path + ": the model's forward raised on " + p.names[i] + ": " + failure.reason;
-      if (!failure.where.empty()) error += "\n  at " + failure.where;
-      return error;
-    }
-  }
+  const auto step = [&](std::size_t i) { p.capture->forward(p.loaded.inputs()[i]); };
+  if (auto failure = run_forwards(p.loaded, step, &*p.capture, request.on_abandoned))
+    return std::move(failure->message);
   return std::nullopt;
 }
 
@@ -415,20 +394,20 @@ CompareResult compare_sides(const CompareRequest& request) {
   std::optional<std::string> error;
   // B is loaded and instrumented on another thread while A loads and runs: on models of many
   // modules, loading is most of the time (both models are resident at once, no tensor of B is)
-  std::future<PreparedSide> b_ready;
+  std::future<std::unique_ptr<PreparedSide>> b_ready;
   if (request.b.archive)
     b_ready = std::async(std::launch::async, [&] { return prepare_side(request.b, request); });
   const Sink keep = [&](const TensorKey& k, const at::Tensor& t) { comparer.keep(k, t); };
   const Sink compare = [&](const TensorKey& k, const at::Tensor& t) { comparer.compare(k, t); };
   if (request.a.archive) {
-    PreparedSide a = prepare_side(request.a, request);
-    error = run_side(a, keep);
+    const auto a = prepare_side(request.a, request);
+    error = run_side(*a, keep, request);
   } else {
     read_side(request.a, keep);
   }
   if (request.b.archive) {
-    PreparedSide b = b_ready.get();
-    const auto failed = run_side(b, compare);
+    const auto b = b_ready.get();
+    const auto failed = run_side(*b, compare, request);
     if (!error) error = failed;  // B still runs after A failed: what both saw is compared
   } else {
     read_side(request.b, compare);

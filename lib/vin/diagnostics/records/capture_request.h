@@ -42,25 +42,31 @@ inline constexpr std::int64_t kMaxSaveTensors = 65535;
 /// How inputs made from shapes are named where an inputs file's name would be.
 inline constexpr const char* kShapedInputsName = "--shape";
 
-/// What to capture.
-struct CaptureRequest {
+/// One run of an archive's forward, as capture, compare (once per archive side) and the
+/// benchmarks describe it; capture/forward_runner runs it.
+struct ForwardRun {
   std::string archive;              ///< TorchScript archive
   std::vector<std::string> inputs;  ///< one forward per file, in order
   /// one forward on tensors made from shapes, when given (instead of `inputs`)
   std::optional<ShapedInputs> shaped;
+  std::string device = "cpu";  ///< map location of the archive and of the inputs
+  bool eval = false;           ///< switch every module to eval mode first
+  /// --quantized-engine: the backend of quantized operators ("qnnpack", "fbgemm", "onednn",
+  /// "x86"), as torch.backends.quantized.engine; nothing: LibTorch's default
+  std::optional<std::string> quantized_engine;
+  /// --timeout: the longest one forward may run, in seconds
+  std::optional<double> timeout_seconds;
+};
+
+/// What to capture.
+struct CaptureRequest {
+  ForwardRun run;
   /// capture --save: the .npz to write the recorded snapshots' whole tensors to
   std::optional<std::string> save_path;
   std::int64_t save_max_bytes = std::int64_t{1} << 30;   ///< capture --save-max-bytes
   std::optional<std::vector<std::string>> module_paths;  ///< nothing: every module
   CaptureLimits limits;
-  std::string device = "cpu";  ///< map location of the archive and of the inputs
-  bool eval = false;           ///< switch every module to eval mode first
-  bool stats = false;          ///< compute TensorStats per snapshot (capture --stats)
-  /// capture --quantized-engine: the backend of quantized operators ("qnnpack", "fbgemm",
-  /// "onednn", "x86"), as torch.backends.quantized.engine; nothing: LibTorch's default
-  std::optional<std::string> quantized_engine;
-  /// capture --timeout: the longest one forward may run, in seconds
-  std::optional<double> timeout_seconds;
+  bool stats = false;  ///< compute TensorStats per snapshot (capture --stats)
   /// Called, from another thread, with what was captured so far when a forward overruns its
   /// timeout and cannot be stopped (it never reaches a module call); the process then ends with
   /// status 1. Without it such a forward ends the process with only a message.

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -74,9 +75,26 @@ struct CompareRequest {
   std::optional<double> atol, rtol;  ///< nothing: torch.testing's defaults per dtype
   bool equal_nan = false;
   bool eval = false;
-  std::optional<std::string> quantized_engine;
+  std::optional<std::string> quantized_engine;  ///< as capture's, for both archive sides
+  std::optional<double> timeout_seconds;        ///< as capture's, for each forward of each side
   /// A's tensors kept whole up to this many bytes; past it, by their statistics
   std::int64_t max_compare_bytes = std::int64_t{4} << 30;
+  /// Called, from another thread, with the message of a forward past its timeout that cannot
+  /// be stopped at a module call; the process then ends (status 1 unless this ends it first).
+  std::function<void(const std::string& message)> on_abandoned;
+
+  /// The run of one archive side: its path and device, the request's inputs and settings.
+  ForwardRun run_of(const CompareSide& side) const {
+    ForwardRun run;
+    run.archive = side.path;
+    run.device = side.device;
+    run.inputs = inputs;
+    run.shaped = shaped;
+    run.eval = eval;
+    run.quantized_engine = quantized_engine;
+    run.timeout_seconds = timeout_seconds;
+    return run;
+  }
 };
 
 /// What was compared: the records in order (A's capture order, then B's one-sided tensors), the

@@ -41,10 +41,17 @@ void install_log_sink(vin::diagnostics::LogSink sink) {
 
 extern "C" __attribute__((visibility("default"))) const vin::diagnostics::TorchPlugin*
 vin_torch_plugin_v1() {
-  static const vin::diagnostics::TorchPlugin plugin{
-      vin::diagnostics::kTorchPluginAbi,         TORCH_VERSION,
-      &vin::diagnostics::describe_with_libtorch, &vin::diagnostics::capture_archive,
-      &vin::diagnostics::compare_sides,          &install_log_sink,
-  };
+  // filled by name: a field added to TorchPlugin cannot shift the others
+  static const vin::diagnostics::TorchPlugin plugin = [] {
+    namespace vd = vin::diagnostics;
+    vd::TorchPlugin table{};
+    table.abi_version = vd::kTorchPluginAbi;
+    table.libtorch_version = TORCH_VERSION;
+    table.describe_with_libtorch = &vd::describe_with_libtorch;
+    table.capture_archive = &vd::capture_archive;
+    table.compare_sides = &vd::compare_sides;
+    table.set_log_sink = &install_log_sink;
+    return table;
+  }();
   return &plugin;
 }
