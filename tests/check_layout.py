@@ -1,11 +1,13 @@
 #!/usr/bin/python3
 """Checks the rules the tree keeps (ARCHITECTURE.md):
 
-- no file outside the LibTorch folders (lib/vin/diagnostics/{torch,capture,torch_plugin}) includes
+- no file outside the LibTorch folders (lib/vin/diagnostics/{torch,capture,compare,torch_plugin}) includes
   a LibTorch header (<torch/...>, <ATen/...>, <c10/...>, <caffe2/...>): not the other library
   folders, the binary, nor the unit tests of vin_core;
 - every folder under lib/vin/diagnostics has a CMakeLists.txt that names each of its .cpp files;
-- ARCHITECTURE.md names every such folder;
+- ARCHITECTURE.md names every such folder, in an order each folder keeps: its files include
+  only from itself and the folders drawn above it (the request types that cross into the
+  LibTorch plugin, `*_request.h`, are the one way up: the plugin's table names them);
 - every script the README names (`scripts/x.sh`, `scripts/x.py`), and every file under scripts/
   that starts with `#!`, is executable in git (mode 100755): the README runs them directly.
 
@@ -16,8 +18,9 @@ import re
 import subprocess
 import sys
 
-TORCH_FOLDERS = {"torch", "capture", "torch_plugin"}
+TORCH_FOLDERS = {"torch", "capture", "compare", "torch_plugin"}
 TORCH_INCLUDE = re.compile(r'#\s*include\s*[<"](torch|ATen|c10|caffe2)/')
+INCLUDE = re.compile(r'\s*#\s*include\s*"vin/diagnostics/([a-z_]+)/([\w.]+)"')
 # the unit tests that link vin_core only (tests/CMakeLists.txt, vin_core_tests)
 CORE_TESTS_START = "add_executable(vin_core_tests"
 
@@ -61,6 +64,19 @@ def main():
                 problems.append(f"lib/vin/diagnostics/{folder}/CMakeLists.txt does not build {name}")
         if f"{folder}/" not in architecture:
             problems.append(f"ARCHITECTURE.md does not name lib/vin/diagnostics/{folder}/")
+    # the folders in the order the drawing lists them
+    order = re.findall(r"(?m)^  ([a-z_]+)/ ", architecture)
+    rank = {name: i for i, name in enumerate(order)}
+    for folder, path in files:
+        if not path.endswith((".h", ".cpp")) or folder not in rank:
+            continue
+        for number, line in enumerate(open(path), 1):
+            m = INCLUDE.match(line)
+            if not m or m.group(1) == folder or m.group(2).endswith("_request.h"):
+                continue
+            if rank.get(m.group(1), -1) > rank[folder]:
+                problems.append(f"{os.path.relpath(path, root)}:{number} includes from "
+                                f"{m.group(1)}/, drawn below {folder}/ in ARCHITECTURE.md")
     readme = open(os.path.join(root, "README.md")).read()
     modes = {}
     for line in subprocess.run(["git", "ls-files", "-s", "scripts"], cwd=root, capture_output=True,

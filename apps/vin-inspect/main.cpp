@@ -22,7 +22,7 @@
 #include "vin/diagnostics/output/output_sink.h"
 #include "vin/diagnostics/plugin/operator_libraries.h"
 #include "vin/diagnostics/plugin/torch_plugin.h"
-#include "vin/diagnostics/records/capture_request.h"
+#include "vin/diagnostics/capture/capture_request.h"
 #include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/text/printable.h"
 #include "vin/diagnostics/text/suggest.h"

@@ -9,39 +9,6 @@ using Kind = PickleValue::Kind;
 
 constexpr int kMaxValueDepth = 32;  // deeper containers are described by their type
 
-// TorchScript's pickler names a storage type after LibTorch's scalar type:
-// `torch.<ScalarTypeName>Storage`.
-struct StorageTypeName {
-  std::string_view storage;
-  StorageDtype dtype;
-};
-constexpr StorageTypeName kStorageTypes[] = {
-    {"FloatStorage", {"torch.float32", 4}},
-    {"DoubleStorage", {"torch.float64", 8}},
-    {"HalfStorage", {"torch.float16", 2}},
-    {"BFloat16Storage", {"torch.bfloat16", 2}},
-    {"ComplexHalfStorage", {"torch.complex32", 4}},
-    {"ComplexFloatStorage", {"torch.complex64", 8}},
-    {"ComplexDoubleStorage", {"torch.complex128", 16}},
-    {"ByteStorage", {"torch.uint8", 1}},
-    {"CharStorage", {"torch.int8", 1}},
-    {"ShortStorage", {"torch.int16", 2}},
-    {"IntStorage", {"torch.int32", 4}},
-    {"LongStorage", {"torch.int64", 8}},
-    {"UInt16Storage", {"torch.uint16", 2}},
-    {"UInt32Storage", {"torch.uint32", 4}},
-    {"UInt64Storage", {"torch.uint64", 8}},
-    {"BoolStorage", {"torch.bool", 1}},
-    {"QInt8Storage", {"torch.qint8", 1}},
-    {"QUInt8Storage", {"torch.quint8", 1}},
-    {"QInt32Storage", {"torch.qint32", 4}},
-    {"QUInt4x2Storage", {"torch.quint4x2", 1}},
-    {"QUInt2x4Storage", {"torch.quint2x4", 1}},
-    {"Float8_e5m2Storage", {"torch.float8_e5m2", 1}},
-    {"Float8_e4m3fnStorage", {"torch.float8_e4m3fn", 1}},
-    {"Float8_e5m2fnuzStorage", {"torch.float8_e5m2fnuz", 1}},
-    {"Float8_e4m3fnuzStorage", {"torch.float8_e4m3fnuz", 1}},
-};
 
 bool is_plain(const Json& value) { return !value.is_object(); }
 
@@ -89,13 +56,10 @@ Json value_at_depth(PickleRef value, int depth) {
 
 }  // namespace
 
-std::optional<StorageDtype> storage_dtype(std::string_view storage_type) {
+const Dtype* storage_dtype(std::string_view storage_type) {
   constexpr std::string_view kPrefix = "torch.";
-  if (storage_type.substr(0, kPrefix.size()) != kPrefix) return std::nullopt;
-  storage_type.remove_prefix(kPrefix.size());
-  for (const auto& known : kStorageTypes)
-    if (known.storage == storage_type) return known.dtype;
-  return std::nullopt;
+  if (storage_type.substr(0, kPrefix.size()) != kPrefix) return nullptr;
+  return dtype_of_storage(storage_type.substr(kPrefix.size()));
 }
 
 TensorMetadata tensor_metadata(const std::string& name, const char* kind, PickleRef tensor,
@@ -103,7 +67,7 @@ TensorMetadata tensor_metadata(const std::string& name, const char* kind, Pickle
   // the rebuild call's arguments: (storage, offset, size, stride, ...); the storage's persistent
   // id: ('storage', type, key, location, numel); both checked by the pickle reader
   const PickleRef storage = tensor->items.at(0);
-  const auto dtype = storage_dtype(storage->text);
+  const Dtype* dtype = storage_dtype(storage->text);
   if (!dtype) throw UnsupportedPickle("a tensor of storage type " + storage->text);
   const PickleRef key = storage->items.at(2);
   const PickleRef location = storage->items.at(3);
@@ -113,7 +77,7 @@ TensorMetadata tensor_metadata(const std::string& name, const char* kind, Pickle
   t.name = name;
   t.kind = kind;
   for (const PickleRef size : tensor->items.at(2)->items) t.shape.push_back(size->integer);
-  t.dtype = dtype->dtype;
+  t.dtype = dtype->python_name();
   t.device = location->text;
   t.requires_grad = tensor->requires_grad;
   t.numel = tensor->numel;

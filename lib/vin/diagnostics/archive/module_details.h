@@ -12,18 +12,14 @@
 #include "vin/diagnostics/archive/pickle_reader.h"
 #include "vin/diagnostics/records/model_metadata.h"
 #include "vin/diagnostics/records/record_value.h"
+#include "vin/diagnostics/text/dtypes.h"
 
 namespace vin::diagnostics {
 
-/// Python's dtype name and element size of a TorchScript storage type.
-struct StorageDtype {
-  const char* dtype;  ///< "torch.float32"
-  int element_size;   ///< bytes per element, as Python's element_size()
-};
-
-/// The dtype a storage type global (`torch.FloatStorage`, `torch.QUInt8Storage`, ...) holds, or
-/// nothing for one this reader does not know.
-std::optional<StorageDtype> storage_dtype(std::string_view storage_type);
+/// The dtype a storage type global (`torch.FloatStorage`, `torch.QUInt8Storage`, ...) holds
+/// (TorchScript's pickler names a storage type after LibTorch's scalar type), or nullptr for one
+/// the dtype table does not know.
+const Dtype* storage_dtype(std::string_view storage_type);
 
 /// The CRC-32 (8 lowercase hex digits) of each storage record under data/, by storage key.
 using StorageChecksums = RecordChecksums;

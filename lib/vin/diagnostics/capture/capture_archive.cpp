@@ -9,6 +9,7 @@
 #include "vin/diagnostics/capture/tensor_sampling.h"
 #include "vin/diagnostics/output/npz_writer.h"
 #include "vin/diagnostics/records/log_sink.h"
+#include "vin/diagnostics/torch/dtype_names.h"
 
 namespace vin::diagnostics {
 namespace {

@@ -2,7 +2,7 @@
 // once per inputs file inside one capture, and return what was recorded.
 #pragma once
 
-#include "vin/diagnostics/records/capture_request.h"
+#include "vin/diagnostics/capture/capture_request.h"
 
 namespace vin::diagnostics {
 

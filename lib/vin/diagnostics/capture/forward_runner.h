@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "vin/diagnostics/capture/model_capture.h"
-#include "vin/diagnostics/records/capture_request.h"
+#include "vin/diagnostics/capture/capture_request.h"
 #include "vin/diagnostics/torch/forward_inputs.h"
 
 namespace vin::diagnostics {

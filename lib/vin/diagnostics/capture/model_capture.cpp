@@ -13,12 +13,13 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "vin/diagnostics/capture/capture_request.h"
 #include "vin/diagnostics/capture/tensor_sampling.h"
 #include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/records/log_sink.h"
+#include "vin/diagnostics/torch/dtype_names.h"
 #include "vin/diagnostics/records/model_metadata.h"
 #include "vin/diagnostics/text/module_selection.h"
-#include "vin/diagnostics/torch/dtype_names.h"
 #include "vin/diagnostics/torch/model_loader.h"
 
 namespace vin::diagnostics {

@@ -288,33 +288,4 @@ std::int64_t saved_element_size(const at::Tensor& tensor) {
   return static_cast<std::int64_t>(tensor.element_size());
 }
 
-const char* npy_descr(c10::ScalarType type) {
-  switch (type) {
-    case at::kFloat:
-      return "<f4";
-    case at::kDouble:
-      return "<f8";
-    case at::kHalf:
-      return "<f2";
-    case at::kLong:
-      return "<i8";
-    case at::kInt:
-      return "<i4";
-    case at::kShort:
-      return "<i2";
-    case at::kChar:
-      return "|i1";
-    case at::kByte:
-      return "|u1";
-    case at::kBool:
-      return "|b1";
-    case at::kComplexFloat:
-      return "<c8";
-    case at::kComplexDouble:
-      return "<c16";
-    default:
-      return nullptr;
-  }
-}
-
 }  // namespace vin::diagnostics

@@ -47,9 +47,6 @@ std::optional<at::Tensor> whole_copy(const at::Tensor& tensor);
 /// The element size of `tensor`'s whole_copy, without making it.
 std::int64_t saved_element_size(const at::Tensor& tensor);
 
-/// numpy's type string of a whole_copy's dtype ("<f4", "|b1", "<c8", ...).
-const char* npy_descr(c10::ScalarType type);
-
 /// Whether `tensor` holds a NaN or an infinity, checked on its own device: floating and complex
 /// tensors, nested ones component by component; false for any other (integers, bool, quantized,
 /// meta, sparse).

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "vin/diagnostics/records/capture_request.h"
-#include "vin/diagnostics/records/compare_records.h"
+#include "vin/diagnostics/capture/capture_request.h"
+#include "vin/diagnostics/compare/compare_request.h"
 #include "vin/diagnostics/records/log_sink.h"
 #include "vin/diagnostics/records/model_metadata.h"
 

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <string>
 
-#include "vin/diagnostics/records/capture_request.h"
 #include "vin/diagnostics/records/error.h"
 
 namespace vin::diagnostics {
@@ -70,39 +69,6 @@ bool operator==(const TensorSnapshot& a, const TensorSnapshot& b) {
 
 const char* to_string(Direction direction) {
   return direction == Direction::input ? "input" : "output";
-}
-
-ShapeSpec parse_shape_spec(const std::string& text) {
-  const auto bad = [&](const std::string& why) {
-    return UsageError("--shape " + text + ": " + why +
-                      " (NAME=D1xD2x...[:DTYPE], e.g. x=1x3x224x224 or ids=2x16:int64)");
-  };
-  const std::size_t equals = text.find('=');
-  if (equals == std::string::npos || equals == 0) throw bad("no argument name");
-  ShapeSpec spec;
-  spec.name = text.substr(0, equals);
-  std::string dims = text.substr(equals + 1);
-  if (const std::size_t colon = dims.find(':'); colon != std::string::npos) {
-    spec.dtype = dims.substr(colon + 1);
-    dims.resize(colon);
-    bool known = false;
-    std::string names;
-    for (const char* d : kShapeDtypes) {
-      known = known || spec.dtype == d;
-      names += (names.empty() ? "" : ", ") + std::string(d);
-    }
-    if (!known) throw bad("unknown dtype '" + spec.dtype + "'; one of " + names);
-  }
-  std::size_t start = 0;
-  while (!dims.empty() && start <= dims.size()) {
-    const std::size_t x = std::min(dims.find('x', start), dims.size());
-    const std::string d = dims.substr(start, x - start);
-    if (d.empty() || d.size() > 12 || d.find_first_not_of("0123456789") != std::string::npos)
-      throw bad("dimension '" + d + "' is not a non-negative integer");
-    spec.shape.push_back(std::stoll(d));
-    start = x + 1;
-  }
-  return spec;
 }
 
 }  // namespace vin::diagnostics

@@ -17,6 +17,7 @@
 #include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/records/json_encoding.h"
 #include "vin/diagnostics/text/printable.h"
+#include "vin/diagnostics/torch/dtype_names.h"
 #include "vin/diagnostics/torch/model_loader.h"
 #include "vin/diagnostics/torch/torch_save_reader.h"
 
@@ -27,36 +28,12 @@ using Kwargs = std::vector<std::pair<std::string, c10::IValue>>;
 
 // --- .npy / .npz ----------------------------------------------------------------------------
 
+// the array's dtype, as the npy reader accepts only those with a LibTorch type
 c10::ScalarType torch_type(const NpyArray& a) {
-  switch (a.kind) {
-    case NpyKind::boolean:
-      return at::kBool;
-    case NpyKind::unsigned_integer:
-      return at::kByte;
-    case NpyKind::signed_integer:
-      switch (a.item_size) {
-        case 1:
-          return at::kChar;
-        case 2:
-          return at::kShort;
-        case 4:
-          return at::kInt;
-        default:
-          return at::kLong;
-      }
-    case NpyKind::floating:
-      switch (a.item_size) {
-        case 2:
-          return at::kHalf;
-        case 4:
-          return at::kFloat;
-        default:
-          return at::kDouble;
-      }
-    case NpyKind::complex:
-      return a.item_size == 8 ? at::kComplexFloat : at::kComplexDouble;
-  }
-  return at::kFloat;
+  const Dtype* dtype = dtype_named(a.dtype_name());
+  const auto type = dtype ? scalar_type_of(*dtype) : std::nullopt;
+  if (!type) throw Error("a numpy " + a.dtype_name() + " array has no LibTorch type");
+  return *type;
 }
 
 at::Tensor to_tensor(NpyArray&& array) {
@@ -436,14 +413,9 @@ std::string describe_forward(const torch::jit::Module& model) {
 namespace {
 
 c10::ScalarType shape_dtype(const std::string& name) {
-  static const std::pair<const char*, c10::ScalarType> types[] = {
-      {"float32", at::kFloat},  {"float16", at::kHalf}, {"bfloat16", at::kBFloat16},
-      {"float64", at::kDouble}, {"int64", at::kLong},   {"int32", at::kInt},
-      {"int16", at::kShort},    {"int8", at::kChar},    {"uint8", at::kByte},
-      {"bool", at::kBool}};
-  for (const auto& [n, t] : types)
-    if (name == n) return t;
-  throw UsageError("--shape: unknown dtype " + name);
+  const Dtype* dtype = dtype_named(name);
+  if (!dtype || !dtype->shape_dtype) throw UsageError("--shape: unknown dtype " + name);
+  return *scalar_type_of(*dtype);
 }
 
 }  // namespace

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "vin/diagnostics/archive/npy_reader.h"
-#include "vin/diagnostics/records/capture_request.h"
+#include "vin/diagnostics/text/shape_spec.h"
 
 namespace vin::diagnostics {
 

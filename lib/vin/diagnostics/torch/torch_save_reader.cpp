@@ -1,5 +1,7 @@
 #include "vin/diagnostics/torch/torch_save_reader.h"
 
+#include "vin/diagnostics/torch/dtype_names.h"
+
 #include <ATen/ATen.h>
 
 #include <cstring>
@@ -10,6 +12,7 @@
 #include "vin/diagnostics/archive/pickle_safety.h"
 #include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/text/printable.h"
+#include "vin/diagnostics/torch/dtype_names.h"
 
 namespace vin::diagnostics {
 namespace {
@@ -20,27 +23,16 @@ using Kind = PickleValue::Kind;
 constexpr std::size_t kMaxInputNesting = 1000;
 constexpr std::size_t kMaxStorageBytes = std::size_t{64} << 30;
 
+// `torch.HalfStorage` -> float16; complex32 and the sub-byte quantized types are not read (the
+// reader makes a tensor of a storage's bytes, which for those is not one element per item)
 std::optional<c10::ScalarType> storage_dtype(const std::string& type) {
-  static const std::unordered_map<std::string, c10::ScalarType> types = {
-      {"torch.FloatStorage", at::kFloat},
-      {"torch.DoubleStorage", at::kDouble},
-      {"torch.HalfStorage", at::kHalf},
-      {"torch.BFloat16Storage", at::kBFloat16},
-      {"torch.LongStorage", at::kLong},
-      {"torch.IntStorage", at::kInt},
-      {"torch.ShortStorage", at::kShort},
-      {"torch.CharStorage", at::kChar},
-      {"torch.ByteStorage", at::kByte},
-      {"torch.BoolStorage", at::kBool},
-      {"torch.ComplexFloatStorage", at::kComplexFloat},
-      {"torch.ComplexDoubleStorage", at::kComplexDouble},
-      {"torch.QInt8Storage", at::kQInt8},
-      {"torch.QUInt8Storage", at::kQUInt8},
-      {"torch.QInt32Storage", at::kQInt32},
-  };
-  const auto it = types.find(type);
-  if (it == types.end()) return std::nullopt;
-  return it->second;
+  static constexpr std::string_view kPrefix = "torch.";
+  if (type.compare(0, kPrefix.size(), kPrefix) != 0) return std::nullopt;
+  const Dtype* dtype = dtype_of_storage(std::string_view(type).substr(kPrefix.size()));
+  if (!dtype || dtype->name == "complex32" || dtype->name == "quint4x2" ||
+      dtype->name == "quint2x4")
+    return std::nullopt;
+  return scalar_type_of(*dtype);
 }
 
 std::vector<std::int64_t> int_tuple(PickleRef value) {

@@ -3,7 +3,7 @@
 #include <torch/version.h>
 
 #include "vin/diagnostics/capture/capture_archive.h"
-#include "vin/diagnostics/capture/compare_sides.h"
+#include "vin/diagnostics/compare/compare_sides.h"
 #include "vin/diagnostics/plugin/torch_plugin.h"
 #include "vin/diagnostics/records/log_sink.h"
 #include "vin/diagnostics/torch/inspect_model.h"

@@ -9,30 +9,9 @@
 #include <vector>
 
 #include "vin/diagnostics/records/capture_records.h"
+#include "vin/diagnostics/text/shape_spec.h"
 
 namespace vin::diagnostics {
-
-/// One `--shape NAME=D1xD2x...[:DTYPE]`: forward's argument NAME as a tensor made from a seeded
-/// generator (docs/inputs.md).
-struct ShapeSpec {
-  std::string name;
-  std::vector<std::int64_t> shape;  ///< empty: a 0-d tensor ("NAME=" with no dimensions)
-  std::string dtype = "float32";    ///< torch's dtype name without "torch."
-};
-
-/// Parses `--shape` text; throws UsageError saying what is wrong.
-ShapeSpec parse_shape_spec(const std::string& text);
-
-/// The dtypes --shape accepts.
-inline constexpr const char* kShapeDtypes[] = {"float32", "float16", "bfloat16", "float64", "int64",
-                                               "int32",   "int16",   "int8",     "uint8",   "bool"};
-
-/// Inputs made from shapes (capture and compare --shape, --seed, --int-high).
-struct ShapedInputs {
-  std::vector<ShapeSpec> shapes;
-  std::uint64_t seed = 0;     ///< as torch.manual_seed(seed)
-  std::int64_t int_high = 2;  ///< integer dtypes: torch.randint(0, int_high)
-};
 
 /// The most --save-max-bytes may be: an .npz is written without zip64 (under 4 GiB).
 inline constexpr std::int64_t kMaxSaveBytes = 4000000000;

@@ -1,4 +1,4 @@
-#include "vin/diagnostics/capture/compare_sides.h"
+#include "vin/diagnostics/compare/compare_sides.h"
 
 #include <ATen/ATen.h>
 

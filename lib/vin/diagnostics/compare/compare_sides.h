@@ -6,7 +6,7 @@
 // tensors are ever held.
 #pragma once
 
-#include "vin/diagnostics/records/compare_records.h"
+#include "vin/diagnostics/compare/compare_request.h"
 
 namespace vin::diagnostics {
 

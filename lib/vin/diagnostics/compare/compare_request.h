@@ -1,0 +1,57 @@
+// What `vin-inspect compare` asks the plugin for and gets back (compare_sides runs it): plain
+// values that cross from the binary to the LibTorch plugin. Nothing here depends on LibTorch.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "vin/diagnostics/capture/capture_request.h"
+#include "vin/diagnostics/records/compare_records.h"
+
+namespace vin::diagnostics {
+
+/// One side of a comparison: a TorchScript archive to run, or a file of saved tensors
+/// (capture --save, scripts/eager_capture.py).
+struct CompareSide {
+  std::string path;
+  bool archive = true;
+  std::string device = "cpu";
+};
+
+/// What to compare.
+struct CompareRequest {
+  CompareSide a, b;
+  std::vector<std::string> inputs;     ///< one forward per file, on each archive side
+  std::optional<ShapedInputs> shaped;  ///< instead of inputs
+  std::optional<std::vector<std::string>> module_paths;  ///< patterns; nothing: every module
+  std::int64_t max_traversal_nodes = CaptureQuotas{}.max_traversal_nodes;
+  std::int64_t max_container_depth = CaptureQuotas{}.max_container_depth;
+  std::optional<double> atol, rtol;  ///< nothing: torch.testing's defaults per dtype
+  bool equal_nan = false;
+  bool eval = false;
+  std::optional<std::string> quantized_engine;  ///< as capture's, for both archive sides
+  std::optional<double> timeout_seconds;        ///< as capture's, for each forward of each side
+  /// A's tensors kept whole up to this many bytes; past it, by their statistics
+  std::int64_t max_compare_bytes = std::int64_t{4} << 30;
+  /// Called, from another thread, with the message of a forward past its timeout that cannot
+  /// be stopped at a module call; the process then ends (status 1 unless this ends it first).
+  std::function<void(const std::string& message)> on_abandoned;
+
+  /// The run of one archive side: its path and device, the request's inputs and settings.
+  ForwardRun run_of(const CompareSide& side) const {
+    ForwardRun run;
+    run.archive = side.path;
+    run.device = side.device;
+    run.inputs = inputs;
+    run.shaped = shaped;
+    run.eval = eval;
+    run.quantized_engine = quantized_engine;
+    run.timeout_seconds = timeout_seconds;
+    return run;
+  }
+};
+
+}  // namespace vin::diagnostics
