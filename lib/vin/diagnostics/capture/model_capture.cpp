@@ -1,9 +1,5 @@
 #include "vin/diagnostics/capture/model_capture.h"
 
-#include <torch/csrc/jit/api/function_impl.h>
-#include <torch/csrc/jit/ir/ir.h>
-#include <torch/csrc/jit/runtime/custom_operator.h>
-
 #include <algorithm>
 #include <array>
 #include <mutex>
@@ -14,6 +10,7 @@
 #include <unordered_set>
 
 #include "vin/diagnostics/capture/capture_request.h"
+#include "vin/diagnostics/capture/graph_instrumentation.h"
 #include "vin/diagnostics/capture/tensor_sampling.h"
 #include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/records/log_sink.h"
@@ -24,14 +21,14 @@
 
 namespace vin::diagnostics {
 
-// Everything a capture knows and records. The observer operator reaches it through the
-// registry below, by the id that instrumentation baked into the clone's graphs.
-struct ModelCapture::State {
+// Everything a capture knows and records: the recorder. The observer operator reaches it through
+// graph_instrumentation's registry, by the id that instrumentation baked into the graphs.
+struct ModelCapture::State : GraphObserver {
   State(const torch::jit::Module& model, std::optional<std::vector<std::string>> paths,
         CaptureLimits quota, bool in_place);
   ~State();
 
-  void observe(const c10::IValue& module, std::int64_t side, const c10::IValue& value);
+  void observe(const c10::IValue& module, std::int64_t side, const c10::IValue& value) override;
   void observe_root_input(const std::vector<c10::IValue>& args,
                           const std::vector<std::pair<std::string, c10::IValue>>& kwargs);
   void observe_root_output(const c10::IValue& output);
@@ -94,12 +91,9 @@ struct ModelCapture::State {
  private:
   // One depth-first walk over an input or an output (docs/capture.md, "Call indices and walks").
   struct Walk {
-    const std::string* module_path;
-    std::int64_t call_index;
-    Direction direction;
+    TensorKey key;  // of the tensor visited now: its tensor_path grows and shrinks as it goes
     std::int64_t nodes = 0;
     bool exhausted = false;
-    std::vector<std::string> path;
   };
   // A call of `module` begins: its call index, kept until the call ends.
   static std::int64_t open_call(ModuleCalls& module) {
@@ -131,261 +125,6 @@ struct ModelCapture::State {
 
 namespace {
 
-constexpr const char* kObserveSchema =
-    "vin::observe(int capture, Any module, int side, Any value) -> ()";
-constexpr std::int64_t kInputSide = 0;
-constexpr std::int64_t kOutputSide = 1;
-// at a call through a module interface: observed there only when the module it reaches does
-// not observe itself (its type is not among the callee-instrumented ones)
-constexpr std::int64_t kInterfaceInputSide = 2;
-constexpr std::int64_t kInterfaceOutputSide = 3;
-
-// Live captures by id. A capture unregisters itself before it is destroyed, so an observer
-// running in a graph that outlives it finds nothing and does nothing.
-class Registry {
- public:
-  static Registry& instance() {
-    static Registry registry;
-    return registry;
-  }
-  std::int64_t add(ModelCapture::State* state) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    const std::int64_t id = next_id_++;
-    states_[id] = state;
-    return id;
-  }
-  void remove(std::int64_t id) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    states_.erase(id);
-  }
-  void observe(std::int64_t id, const c10::IValue& module, std::int64_t side,
-               const c10::IValue& value) {
-    // Held while observing: a capture cannot be destroyed under a running observer.
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = states_.find(id);
-    if (it != states_.end()) it->second->observe(module, side, value);
-  }
-
- private:
-  std::mutex mutex_;
-  std::int64_t next_id_ = 1;
-  std::unordered_map<std::int64_t, ModelCapture::State*> states_;
-};
-
-// The operator, moved (never copied) into the registration: GCC 14 reports a false
-// maybe-uninitialized inside torch::jit::Operator's copy constructor (a std::variant of
-// std::function), which -Werror would make an error.
-std::vector<c10::optional<torch::jit::Operator>> observer_operator() {
-  std::vector<c10::optional<torch::jit::Operator>> operators;
-  // CONSERVATIVE alias analysis marks the operator as having side effects, so dead-code
-  // elimination and the graph optimiser keep it where it was put.
-  operators.emplace_back(torch::jit::Operator(
-      kObserveSchema,
-      [](torch::jit::Stack& stack) {
-        c10::IValue value = torch::jit::pop(stack);
-        const std::int64_t side = torch::jit::pop(stack).toInt();
-        c10::IValue module = torch::jit::pop(stack);
-        const std::int64_t id = torch::jit::pop(stack).toInt();
-        Registry::instance().observe(id, module, side, value);
-      },
-      c10::AliasAnalysisKind::CONSERVATIVE));
-  return operators;
-}
-
-void register_observer_once() {
-  static const torch::jit::RegisterOperators registration(observer_operator());
-}
-
-// Names under which a module's forward is called (docs/capture.md, "Which calls are invocations"):
-// `forward`; its TorchScript overloads `forward__0`, `forward__1`, ... (scripted nn.LSTM, nn.GRU,
-// any
-// @torch.jit._overload_method forward); and torch.jit.trace's repeats `forward1`, `forward2`, ...
-// (the second and later calls of one module within one traced forward).
-bool is_forward_name(std::string_view name) {
-  constexpr std::string_view kForward = "forward";
-  if (name.substr(0, kForward.size()) != kForward) return false;
-  std::string_view number = name.substr(kForward.size());
-  if (number.empty()) return true;
-  if (number.substr(0, 2) == "__")
-    number.remove_prefix(2);  // an overload: forward__0, forward__1, ...
-  else if (number[0] == '0')
-    return false;  // a traced repeat: forward1, forward2, ...
-  return !number.empty() &&
-         std::all_of(number.begin(), number.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-
-bool is_module_call(const torch::jit::Node* node) {
-  if (node->kind() != c10::prim::CallMethod || !is_forward_name(node->s(c10::attr::name)))
-    return false;
-  const c10::TypePtr& callee = node->input(0)->type();
-  if (const auto cls = callee->cast<c10::ClassType>()) return cls->is_module();
-  if (const auto iface = callee->cast<c10::InterfaceType>()) return iface->is_module();
-  return false;
-}
-
-void collect_module_calls(torch::jit::Block* block, std::vector<torch::jit::Node*>& calls,
-                          std::unordered_set<torch::jit::Graph*>& graphs_seen);
-
-void collect_in_graph(torch::jit::Graph& graph, std::vector<torch::jit::Node*>& calls,
-                      std::unordered_set<torch::jit::Graph*>& graphs_seen) {
-  if (!graphs_seen.insert(&graph).second) return;
-  collect_module_calls(graph.block(), calls, graphs_seen);
-}
-
-void collect_module_calls(torch::jit::Block* block, std::vector<torch::jit::Node*>& calls,
-                          std::unordered_set<torch::jit::Graph*>& graphs_seen) {
-  for (torch::jit::Node* node : block->nodes()) {
-    if (is_module_call(node)) calls.push_back(node);
-    for (torch::jit::Block* inner : node->blocks()) collect_module_calls(inner, calls, graphs_seen);
-    // fork() bodies are subgraphs, not blocks
-    if (node->hasAttribute(c10::attr::Subgraph))
-      collect_in_graph(*node->g(c10::attr::Subgraph), calls, graphs_seen);
-  }
-}
-
-// The constants every observer of one graph passes: the capture's id and the sides, made once
-// per graph at its top (which dominates every block), not once per call.
-struct ObserverConstants {
-  torch::jit::Value* id;
-  std::array<torch::jit::Value*, 4> sides;  // kInputSide ... kInterfaceOutputSide
-};
-
-ObserverConstants make_observer_constants(torch::jit::Graph& graph, std::int64_t id) {
-  torch::jit::WithInsertPoint top(graph.block()->nodes().front());
-  ObserverConstants constants{graph.insertConstant(id), {}};
-  for (std::int64_t side = 0; side < 4; ++side)
-    constants.sides[static_cast<std::size_t>(side)] = graph.insertConstant(side);
-  return constants;
-}
-
-void insert_observer(torch::jit::Graph& graph, const ObserverConstants& constants,
-                     torch::jit::Value* module, std::int64_t side, torch::jit::Value* value) {
-  graph.insertNode(graph.create(
-      c10::Symbol::fromQualString("vin::observe"),
-      {constants.id, module, constants.sides[static_cast<std::size_t>(side)], value}, 0));
-}
-
-// The scripted forward hooks TorchScript emitted behind `call` as
-// `prim::CallFunction(hook, callee, input_tuple, output)`, found through the uses of the call's
-// output (and of each non-None hook result, which the next hook gets), so the work grows with
-// the call's uses, not with the rest of the graph.
-bool is_forward_hook_of(const torch::jit::Node* node, const torch::jit::Value* callee,
-                        const torch::jit::Value* output) {
-  return node->kind() == c10::prim::CallFunction && node->inputs().size() == 4 &&
-         node->input(1) == callee && node->input(3) == output;
-}
-
-// At a call site: its arguments before the `prim::CallMethod forward`, and after it the output
-// that the caller finally gets, i.e. after the scripted forward hooks.
-void instrument_call(torch::jit::Node* call, const ObserverConstants& constants,
-                     std::int64_t input_side, std::int64_t output_side) {
-  torch::jit::Graph& graph = *call->owningGraph();
-  torch::jit::Value* callee = call->input(0);
-  {
-    torch::jit::WithInsertPoint before(call);
-    std::vector<torch::jit::Value*> args(call->inputs().begin() + 1, call->inputs().end());
-    torch::jit::Value* tuple = graph.insertNode(graph.createTuple(args))->output();
-    insert_observer(graph, constants, callee, input_side, tuple);
-  }
-  torch::jit::Node* last = call;
-  torch::jit::Value* output = call->output();
-  for (bool more = true; more;) {
-    more = false;
-    torch::jit::Value* next_output = nullptr;
-    for (const torch::jit::Use& use : output->uses()) {
-      torch::jit::Node* hook = use.user;
-      if (hook->owningBlock() != call->owningBlock() || !hook->isAfter(call) ||
-          !is_forward_hook_of(hook, callee, output))
-        continue;
-      if (hook->isAfter(last)) last = hook;
-      if (hook->outputs().size() == 1 && hook->output()->type()->kind() != c10::TypeKind::NoneType)
-        next_output = hook->output();
-    }
-    if (next_output) {
-      output = next_output;
-      more = true;
-    }
-  }
-  torch::jit::WithInsertPoint after(last->next());
-  insert_observer(graph, constants, callee, output_side, output);
-}
-
-// In the callee: a forward-named method's own graph observes `self` with its arguments first and
-// its return value last, once for every instance of the type and every call site.
-void instrument_callee(torch::jit::Graph& graph, const ObserverConstants& constants) {
-  torch::jit::Value* self = graph.inputs()[0];
-  {
-    // right behind the constants (made at the top), before the method's own first node
-    torch::jit::WithInsertPoint top(constants.sides.back()->node()->next());
-    std::vector<torch::jit::Value*> args(graph.inputs().begin() + 1, graph.inputs().end());
-    torch::jit::Value* tuple = graph.insertNode(graph.createTuple(args))->output();
-    insert_observer(graph, constants, self, kInputSide, tuple);
-  }
-  torch::jit::WithInsertPoint end(graph.return_node());
-  insert_observer(graph, constants, self, kOutputSide, graph.outputs()[0]);
-}
-
-// Puts the observers into every graph that needs them, each graph once (instances of a type
-// share graphs), and returns the module types that observe themselves:
-//  - a module type's forward-named methods observe their own calls (instrument_callee), so a type
-//    called from 5,000 places is instrumented once and the callers' graphs stay as they were;
-//  - except the root's (ModelCapture::forward observes the root) and types with scripted forward
-//    hooks, whose caller gets the output only after the hooks: their calls are observed at each
-//    call site (instrument_call), as are calls through a module interface (which reach either
-//    kind; the observer skips those that reach a type observing itself).
-std::unordered_set<const c10::ClassType*> instrument_module(torch::jit::Module& module,
-                                                            std::int64_t id) {
-  std::vector<c10::ClassTypePtr> types;
-  std::unordered_set<const c10::ClassType*> types_seen;
-  for (const auto& m : module.modules())
-    if (types_seen.insert(m.type().get()).second) types.push_back(m.type());
-  std::unordered_set<torch::jit::Graph*> graphs_seen;
-  std::vector<torch::jit::Node*> calls;
-  for (const auto& type : types)
-    for (torch::jit::Function* fn : type->methods())
-      if (auto* graph_fn = dynamic_cast<torch::jit::GraphFunction*>(fn))
-        collect_in_graph(*graph_fn->graph(), calls, graphs_seen);
-
-  std::unordered_map<torch::jit::Graph*, ObserverConstants> constants;
-  auto constants_of = [&](torch::jit::Graph& graph) -> const ObserverConstants& {
-    auto it = constants.find(&graph);
-    if (it == constants.end())
-      it = constants.emplace(&graph, make_observer_constants(graph, id)).first;
-    return it->second;
-  };
-  // types with scripted forward hooks, told by the hook calls TorchScript emitted behind their
-  // call sites: the one sign both a clone (whose types have lost their hook lists) and the
-  // module itself carry; a hooked type reached only through interfaces runs no hooks, so it may
-  // observe itself
-  std::unordered_set<const c10::ClassType*> hooked;
-  for (torch::jit::Node* call : calls)
-    for (const torch::jit::Use& use : call->output()->uses())
-      if (is_forward_hook_of(use.user, call->input(0), call->output()))
-        if (const auto cls = call->input(0)->type()->cast<c10::ClassType>())
-          hooked.insert(cls.get());
-  std::unordered_set<const c10::ClassType*> observing_themselves;
-  for (const auto& type : types) {
-    if (type == module.type() || hooked.count(type.get())) continue;
-    observing_themselves.insert(type.get());
-    for (torch::jit::Function* fn : type->methods())
-      if (auto* graph_fn = dynamic_cast<torch::jit::GraphFunction*>(fn);
-          graph_fn && is_forward_name(fn->name())) {
-        torch::jit::Graph& graph = *graph_fn->graph();
-        instrument_callee(graph, constants_of(graph));
-      }
-  }
-  for (torch::jit::Node* call : calls) {
-    const c10::TypePtr& callee = call->input(0)->type();
-    if (callee->cast<c10::InterfaceType>())
-      instrument_call(call, constants_of(*call->owningGraph()), kInterfaceInputSide,
-                      kInterfaceOutputSide);
-    else if (const auto cls = callee->cast<c10::ClassType>();
-             !observing_themselves.count(cls.get()))
-      instrument_call(call, constants_of(*call->owningGraph()), kInputSide, kOutputSide);
-  }
-  return observing_themselves;
-}
-
 std::string dict_key_text(const c10::IValue& key) {
   if (key.isString()) return key.toStringRef();
   if (key.isInt()) return std::to_string(key.toInt());
@@ -401,12 +140,11 @@ ModelCapture::State::State(const torch::jit::Module& model,
                            std::optional<std::vector<std::string>> paths, CaptureLimits quota,
                            bool in_place)
     : original(model), requested_paths(std::move(paths)), limits(quota) {
-  register_observer_once();
   // clone(inplace): the clone shares parameters and buffers with the caller's module (no
   // copies); its class types and graphs are new, so instrumenting them leaves the caller's
   // untouched. In place, the module's own graphs are instrumented (no clone to make).
   instrumented = in_place ? model : model.clone(/*inplace=*/true);
-  id = Registry::instance().add(this);
+  id = register_observer(this);
   observing_themselves = instrument_module(instrumented, id);
   for (const auto& item : instrumented.named_modules()) {
     const std::string path = item.name.empty() ? kRootPath : item.name;
@@ -417,7 +155,7 @@ ModelCapture::State::State(const torch::jit::Module& model,
   }
 }
 
-ModelCapture::State::~State() { Registry::instance().remove(id); }
+ModelCapture::State::~State() { unregister_observer(id); }
 
 void ModelCapture::State::observe(const c10::IValue& module, std::int64_t side,
                                   const c10::IValue& value) {
@@ -492,10 +230,10 @@ void ModelCapture::State::begin_input(
     const std::string& path, std::int64_t call_index, const std::vector<c10::IValue>& args,
     const std::vector<std::pair<std::string, c10::IValue>>& kwargs) {
   // the positional root is always visited, even when empty; the keyword root only when not
-  Walk walk{&path, call_index, Direction::input, 0, false, {"args"}};
+  Walk walk{TensorKey{path, call_index, Direction::input, {"args"}}};
   visit(walk, c10::ivalue::Tuple::create(args), 0);
   if (!kwargs.empty() && !walk.exhausted) {
-    walk.path = {"kwargs"};
+    walk.key.tensor_path = {"kwargs"};
     c10::impl::GenericDict dict(c10::StringType::get(), c10::AnyType::get());
     for (const auto& [name, value] : kwargs) dict.insert(name, value);
     visit(walk, dict, 0);
@@ -504,7 +242,7 @@ void ModelCapture::State::begin_input(
 
 void ModelCapture::State::begin_output(const std::string& path, std::int64_t call_index,
                                        const c10::IValue& output) {
-  Walk walk{&path, call_index, Direction::output, 0, false, {"output"}};
+  Walk walk{TensorKey{path, call_index, Direction::output, {"output"}}};
   visit(walk, output, 0);
 }
 
@@ -517,8 +255,8 @@ void ModelCapture::State::visit(Walk& walk, const c10::IValue& value, std::int64
     try {
       record(walk, value.toTensor());
     } catch (const std::exception& e) {
-      std::string where = *walk.module_path + " " + to_string(walk.direction);
-      for (const auto& key : walk.path) where += "." + key;
+      std::string where = walk.key.module_path + " " + to_string(walk.key.direction);
+      for (const auto& key : walk.key.tensor_path) where += "." + key;
       log_line(LogLevel::warn,
                "capture: left out a tensor of " + where + ": " + describe_torch_error(e));
     }
@@ -533,9 +271,9 @@ void ModelCapture::State::visit(Walk& walk, const c10::IValue& value, std::int64
 
 void ModelCapture::State::visit_children(Walk& walk, const c10::IValue& value, std::int64_t depth) {
   auto visit_item = [&](const std::string& key, const c10::IValue& item) {
-    walk.path.push_back(key);
+    walk.key.tensor_path.push_back(key);
     visit(walk, item, depth + 1);
-    walk.path.pop_back();
+    walk.key.tensor_path.pop_back();
   };
   if (value.isTuple()) {
     const auto& elements = value.toTupleRef().elements();
@@ -556,7 +294,7 @@ void ModelCapture::State::visit_children(Walk& walk, const c10::IValue& value, s
 void ModelCapture::State::record(Walk& walk, const at::Tensor& tensor) {
   if (!tensor.defined()) return;
   if (sink) {
-    sink(TensorKey{*walk.module_path, walk.call_index, walk.direction, walk.path}, tensor);
+    sink(walk.key, tensor);
     return;
   }
   const bool keep = recording();
@@ -571,8 +309,7 @@ void ModelCapture::State::record(Walk& walk, const at::Tensor& tensor) {
     if (nonfinite) {
       ++nonfinite_tensors;
       if (!first_nonfinite)
-        first_nonfinite =
-            SnapshotLocation{*walk.module_path, walk.call_index, walk.direction, walk.path, keep};
+        first_nonfinite = SnapshotLocation{walk.key, keep};
     }
   }
   if (!keep) return;
@@ -582,7 +319,8 @@ void ModelCapture::State::record(Walk& walk, const at::Tensor& tensor) {
     sample =
         sample_tensor(tensor, limits.max_samples_per_tensor(), limits.max_bytes() - sampled_bytes);
   auto [shape, numel] = snapshot_shape(tensor);
-  snapshots.emplace_back(*walk.module_path, walk.call_index, walk.direction, walk.path,
+  snapshots.emplace_back(walk.key.module_path, walk.key.call_index, walk.key.direction,
+                         walk.key.tensor_path,
                          std::move(shape), python_dtype_name(tensor.scalar_type()),
                          tensor.device().str(), numel, sample.sampled_bytes,
                          std::move(sample.values), reason, std::move(stats));
@@ -609,11 +347,8 @@ void ModelCapture::State::save(const Walk& walk, const at::Tensor& tensor) {
     ++unsaved_tensors;
     return;
   }
-  std::string name =
-      *walk.module_path + "/" + std::to_string(walk.call_index) + "/" + to_string(walk.direction);
-  for (const auto& key : walk.path) name += "/" + key;
   saved_bytes += static_cast<std::int64_t>(copy->nbytes());
-  saved.emplace_back(std::move(name), std::move(*copy));
+  saved.emplace_back(walk.key.name(), std::move(*copy));
 }
 
 ModelCapture::ModelCapture(const torch::jit::Module& model,

@@ -22,7 +22,6 @@
 #include <vector>
 
 #include "vin/diagnostics/records/capture_records.h"
-#include "vin/diagnostics/records/compare_records.h"
 #include "vin/diagnostics/torch/forward_inputs.h"
 
 namespace vin::diagnostics {

@@ -148,13 +148,24 @@ class TensorSnapshot {
 };
 
 /// Where the first non-finite tensor was seen (capture --stats).
-struct SnapshotLocation {
+/// Where a tensor was seen: the module call, the side of it and the path inside the value. The
+/// one key of a recorded tensor: snapshots' fields, --save's member names, compare's pairs,
+/// first_nonfinite.
+struct TensorKey {
   std::string module_path;
   std::int64_t call_index = 0;
   Direction direction = Direction::input;
   std::vector<std::string> tensor_path;
-  bool recorded =
-      false;  ///< whether a snapshot of this tensor exists (quotas may have stopped them)
+
+  /// `MODULE_PATH/CALL_INDEX/DIRECTION/TENSOR_PATH...`: the name capture --save gives it.
+  std::string name() const;
+  /// The key of a capture --save member name; nothing for a name of another form.
+  static std::optional<TensorKey> from_name(const std::string& name);
+};
+
+/// A tensor's key and whether a snapshot of it was kept (first_nonfinite).
+struct SnapshotLocation : TensorKey {
+  bool recorded = false;  ///< whether a snapshot of this tensor exists (quotas may have stopped them)
 };
 
 /// The closing record of `vin-inspect capture`.

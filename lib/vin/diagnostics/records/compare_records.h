@@ -1,5 +1,5 @@
-// The records of `vin-inspect compare` (TensorKey, TensorComparison, ComparisonSummary;
-// docs/records.md). Plain values; nothing here depends on LibTorch.
+// The records of `vin-inspect compare` (TensorComparison, ComparisonSummary; docs/records.md),
+// keyed by capture's TensorKey. Plain values; nothing here depends on LibTorch.
 #pragma once
 
 #include <cstdint>
@@ -10,19 +10,6 @@
 #include "vin/diagnostics/records/capture_records.h"
 
 namespace vin::diagnostics {
-
-/// Where a tensor was seen: the keys that pair A's tensors with B's.
-struct TensorKey {
-  std::string module_path;
-  std::int64_t call_index = 0;
-  Direction direction = Direction::input;
-  std::vector<std::string> tensor_path;
-
-  /// `MODULE_PATH/CALL_INDEX/DIRECTION/TENSOR_PATH...`: the name capture --save gives it.
-  std::string name() const;
-  /// The key of a capture --save member name; nothing for a name of another form.
-  static std::optional<TensorKey> from_name(const std::string& name);
-};
 
 /// One paired (or one-sided) tensor.
 struct TensorComparison {
