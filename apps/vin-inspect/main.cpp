@@ -101,10 +101,11 @@ const vd::TorchPlugin& torch_plugin() {
 // when the user allowed it with --load-with-libtorch (it runs the archive's code); else none.
 vd::LibTorchInspector libtorch_fallback(bool allowed) {
   if (!allowed) return nullptr;
-  return [](const std::string& path, const vd::InspectDetails& details, const std::string& why) {
-    spdlog::debug("{}: {}; reading it with LibTorch instead ({})", path, why,
+  return [](const vd::ArchiveLayout& archive, const vd::InspectDetails& details,
+            const std::string& why) {
+    spdlog::debug("{}: {}; reading it with LibTorch instead ({})", archive.path(), why,
                   vd::kLoadWithLibTorchFlag);
-    return torch_plugin().describe_with_libtorch(path, details);
+    return torch_plugin().describe_with_libtorch(archive, details);
   };
 }
 
@@ -438,10 +439,10 @@ std::vector<Command> commands(CommonOptions& common) {
          add_common_options(sub, common);
          action = [&common, request, run, modules] {
            if (!modules->empty()) request->module_paths = *modules;
-           request->a.archive = vd::is_torchscript_archive(request->a.path);
-           request->b.archive = vd::is_torchscript_archive(request->b.path);
+           // which side is an archive (and so needs --inputs or --shape) compare_sides tells,
+           // opening each file once
            request->inputs = run->inputs;
-           if (request->a.archive || request->b.archive) request->shaped = run->shaped_inputs();
+           if (!run->shapes.empty()) request->shaped = run->shaped_inputs();
            request->eval = run->eval;
            request->quantized_engine = run->quantized_engine;
            request->timeout_seconds = run->timeout_seconds;

@@ -10,6 +10,7 @@ import json
 import math
 import os
 import re
+import shlex
 import resource
 import shutil
 import signal
@@ -575,6 +576,68 @@ def capture_inputs_several_files_continue_call_indices():
                      (0, "output", ["output", "0"]), (0, "output", ["output", "1"]),
                      (1, "input", ["args", "0"]), (1, "input", ["kwargs", "tokens"]),
                      (1, "output", ["output", "0"]), (1, "output", ["output", "1"])], roots
+
+
+def run_with_pipes(*args):
+    """The binary with each argument written `<(FILE)` read through bash's process substitution
+    (a pipe, readable once, as files fed from ssh or curl are); stdout with the pipes' /dev/fd
+    names put back to the files they carried."""
+    words, files = [], []
+    for a in args:
+        if a.startswith("<(") and a.endswith(")"):
+            files.append(a[2:-1])
+            words.append(f'<(cat "${{{len(files)}}}")')
+        else:
+            words.append(shlex.quote(a))
+    script = '"$0" ' + " ".join(words)
+    p = subprocess.run(["bash", "-c", script, ARGS.binary, *files], capture_output=True,
+                       text=True, timeout=120)
+    return p
+
+
+def same_but_file_names(piped, plain):
+    """Equal once every file name in them (a pipe's /dev/fd/N, a fixture's path) reads FILE."""
+    names = re.compile(r"/dev/fd/\d+|(?<=\")/[^\"]*\.(yaml|pt|npz|jsonl)(?=\")")
+    return names.sub("FILE", piped) == names.sub("FILE", plain)
+
+
+@test
+def pipes_are_read_like_files_and_only_once():
+    # a pipe can be read once: a command that opened it twice would wait for ever (timeout)
+    config = os.path.join(ARGS.source, "configs", "net.yaml")
+    archive = fixture("everything.pt")
+    for command in (["inspect-config", config], ["inspect-model", archive, "--all"],
+                    ["diff", archive, archive], ["diff", config, config]):
+        plain = run(*command)
+        piped = run_with_pipes(command[0], f"<({command[1]})", *command[2:])
+        assert piped.returncode == plain.returncode, (command, piped.stderr)
+        assert same_but_file_names(piped.stdout, plain.stdout), (command, piped.stdout[:300])
+    p = run_with_pipes("inspect-config", "<(/dev/null)")
+    assert p.returncode == 1 and p.stderr.startswith("vin-inspect: error: /dev/fd/"), p.stderr
+    with tempfile.TemporaryDirectory() as tmp:
+        zeros = os.path.join(tmp, "zeros")
+        with open(zeros, "wb") as f:
+            f.write(bytes(1 << 20))
+        p = run_with_pipes("inspect-model", f"<({zeros})")
+        assert_clean_error(p, 1, r"/dev/fd/\d+: a stream that starts as none of the files this "
+                                 r"tool reads")
+
+
+@torch_test
+def capture_and_compare_read_pipes():
+    archive, inputs = fixture("everything.pt"), fixture("inputs/everything_positional.npz")
+    plain = run("capture", archive, "--inputs", inputs)
+    piped = run_with_pipes("capture", f"<({archive})", "--inputs", f"<({inputs})")
+    assert piped.returncode == 0 and plain.returncode == 0, piped.stderr
+    assert same_but_file_names(piped.stdout, plain.stdout), piped.stdout[:300]
+    with tempfile.TemporaryDirectory() as tmp:
+        saved = os.path.join(tmp, "saved.npz")
+        p = run("capture", archive, "--inputs", inputs, "--save", saved, "-o",
+                os.path.join(tmp, "records.jsonl"))
+        assert p.returncode == 0, p.stderr
+        p = run_with_pipes("compare", f"<({saved})", f"<({archive})", "--inputs", f"<({inputs})")
+        assert p.returncode == 0, p.stderr
+        assert json.loads(p.stdout.splitlines()[-1])["beyond"] == 0, p.stdout[-300:]
 
 
 SHAPES_MODEL = '''

@@ -16,9 +16,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   namespace vd = vin::diagnostics;
   const std::string& path = vin::fuzz::write_scratch_file(data, size, ".pt");
   try {
+    const vd::ArchiveLayout archive = vd::probe_torchscript_archive(path);
     for (const vd::InspectDetails details :
          {vd::InspectDetails{}, vd::InspectDetails{true, true, true}})
-      if (const auto model = vd::read_archive_metadata(path, details)) {
+      if (const auto model = vd::read_archive_metadata(archive, details)) {
         std::ostringstream out;
         vd::write_model_metadata(out, *model, vd::OutputFormat::jsonl);
       }

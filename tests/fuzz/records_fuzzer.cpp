@@ -13,7 +13,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string& path = vin::fuzz::write_scratch_file(data, size, ".jsonl");
   try {
     vin::diagnostics::load_record_set(
-        path, [](const std::string&, const vin::diagnostics::InspectDetails&, const std::string&) {
+        path, [](const vin::diagnostics::ArchiveLayout&, const vin::diagnostics::InspectDetails&,
+                 const std::string&) {
           return vin::diagnostics::ModelMetadata("", 0, 0, {});  // archives are skipped above
         });
   } catch (const vin::diagnostics::Error&) {

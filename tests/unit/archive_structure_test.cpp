@@ -67,7 +67,7 @@ void check_readers_agree(const InspectDetails& details) {
     std::optional<ModelMetadata> structure;
     std::string why_not;
     try {
-      structure = read_archive_metadata(path, details, &why_not);
+      structure = read_archive_metadata(probe_torchscript_archive(path), details, &why_not);
     } catch (const Error&) {
       CHECK_FALSE(expected.has_value());  // both refuse a file that is not an archive
       continue;

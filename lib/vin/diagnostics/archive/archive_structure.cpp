@@ -224,14 +224,14 @@ class ArchiveConstants {
 
 }  // namespace
 
-std::optional<ModelMetadata> read_archive_metadata(const std::string& path,
+std::optional<ModelMetadata> read_archive_metadata(const ArchiveLayout& layout,
                                                    const InspectDetails& details,
                                                    std::string* why_not) {
-  const ArchiveLayout layout = probe_torchscript_archive(path);
+  const std::string& path = layout.path();
   StorageChecksums checksums;
   const bool literals = details.attributes || details.signature;
   const auto records = read_archive_records(
-      path, layout,
+      layout,
       [&](std::string_view name) {
         return name == "data.pkl" || is_code_record(name) || (literals && name == "constants.pkl");
       },

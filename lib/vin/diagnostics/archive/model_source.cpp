@@ -7,12 +7,18 @@ namespace vin::diagnostics {
 
 ModelMetadata describe_archive(const std::string& path, const InspectDetails& details,
                                const LibTorchInspector& fallback) {
+  return describe_archive(probe_torchscript_archive(path), details, fallback);
+}
+
+ModelMetadata describe_archive(const ArchiveLayout& archive, const InspectDetails& details,
+                               const LibTorchInspector& fallback) {
+  const std::string& path = archive.path();
   std::string why_not;
   auto structure = naming_out_of_memory(path, "reading the archive's structure", [&] {
-    return read_archive_metadata(path, details, &why_not);
+    return read_archive_metadata(archive, details, &why_not);
   });
   if (structure) return std::move(*structure);
-  if (fallback) return fallback(path, details, why_not);
+  if (fallback) return fallback(archive, details, why_not);
   throw Error(path + ": cannot be described without running the archive's code (" + why_not +
               "); vin-inspect never does that on its own: " + kLoadWithLibTorchFlag +
               " reads it with LibTorch's loader, which runs the archive's TorchScript");

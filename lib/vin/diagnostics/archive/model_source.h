@@ -7,14 +7,15 @@
 #include <functional>
 #include <string>
 
+#include "vin/diagnostics/archive/archive_layout.h"
 #include "vin/diagnostics/records/model_metadata.h"
 
 namespace vin::diagnostics {
 
-/// Loads `path` with LibTorch and inspects it, with `details`; `why` says why the structure
-/// reader gave up.
+/// Loads the probed archive with LibTorch (through the same opened file) and inspects it, with
+/// `details`; `why` says why the structure reader gave up.
 using LibTorchInspector = std::function<ModelMetadata(
-    const std::string& path, const InspectDetails& details, const std::string& why)>;
+    const ArchiveLayout& archive, const InspectDetails& details, const std::string& why)>;
 
 /// The inspect-model records of the archive at `path`: from read_archive_metadata when it
 /// understands the archive, else from `fallback` when one is given. Without a fallback such an
@@ -22,6 +23,9 @@ using LibTorchInspector = std::function<ModelMetadata(
 /// flag that would load it with LibTorch. Throws Error for files that are not archives.
 /// `details` as read_archive_metadata takes them.
 ModelMetadata describe_archive(const std::string& path, const InspectDetails& details,
+                               const LibTorchInspector& fallback);
+/// The same for an archive probed already (the file opened once).
+ModelMetadata describe_archive(const ArchiveLayout& archive, const InspectDetails& details,
                                const LibTorchInspector& fallback);
 
 /// The flag of inspect-model and diff that allows the LibTorch fallback.

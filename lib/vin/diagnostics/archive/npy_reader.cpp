@@ -1,17 +1,13 @@
 #include "vin/diagnostics/archive/npy_reader.h"
 
-#include <zip.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cstring>
-#include <fstream>
 #include <limits>
 #include <memory>
 #include <optional>
 
-#include "vin/diagnostics/archive/zip_file_source.h"
-#include "vin/diagnostics/archive/zip_handle.h"
+#include "vin/diagnostics/archive/file_kind.h"
 #include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/text/printable.h"
 
@@ -52,52 +48,37 @@ class MemorySource : public ByteSource {
 
 class FileSource : public ByteSource {
  public:
-  FileSource(std::ifstream& in, std::uint64_t size) : in_(in), left_(size) {}
+  explicit FileSource(const InputFile& file) : file_(file) {}
   bool read(unsigned char* out, std::size_t n) override {
-    in_.read(reinterpret_cast<char*>(out), static_cast<std::streamsize>(n));
-    const auto got = static_cast<std::size_t>(in_.gcount());
-    left_ -= std::min<std::uint64_t>(left_, got);
+    const std::size_t got = file_.read_at(at_, out, n);
+    at_ += got;
     return got == n;
   }
-  bool at_end() override { return in_.peek() == std::char_traits<char>::eof(); }
-  std::optional<std::uint64_t> remaining() const override { return left_; }
+  bool at_end() override { return at_ >= file_.size(); }
+  std::optional<std::uint64_t> remaining() const override {
+    return file_.size() - std::min(at_, file_.size());
+  }
 
  private:
-  std::ifstream& in_;
-  std::uint64_t left_;
+  const InputFile& file_;
+  std::uint64_t at_ = 0;
 };
 
 class ZipMemberSource : public ByteSource {
  public:
-  ZipMemberSource(zip_file_t* file, std::string source, std::optional<std::uint64_t> size)
-      : file_(file), source_(std::move(source)), left_(size) {}
+  ZipMemberSource(ZipArchive::Member member, std::uint64_t size)
+      : member_(std::move(member)), left_(size) {}
   bool read(unsigned char* out, std::size_t n) override {
-    std::size_t done = 0;
-    while (done < n) {
-      const zip_int64_t got = zip_fread(file_, out + done, n - done);
-      if (got < 0) fail();
-      if (got == 0) return false;
-      done += static_cast<std::size_t>(got);
-    }
-    if (left_) *left_ -= std::min<std::uint64_t>(*left_, done);
-    return true;
+    const std::size_t done = member_.read(out, n);
+    left_ -= std::min<std::uint64_t>(left_, done);
+    return done == n;
   }
   std::optional<std::uint64_t> remaining() const override { return left_; }
-  bool at_end() override {
-    unsigned char probe;
-    const zip_int64_t got = zip_fread(file_, &probe, 1);  // at the end libzip checks the CRC
-    if (got < 0) fail();
-    return got == 0;
-  }
+  bool at_end() override { return member_.at_end(); }  // at the end libzip checks the CRC
 
  private:
-  [[noreturn]] void fail() {
-    throw Error(source_ + ": damaged member (" + zip_error_strerror(zip_file_get_error(file_)) +
-                ")");
-  }
-  zip_file_t* file_;
-  std::string source_;
-  std::optional<std::uint64_t> left_;
+  ZipArchive::Member member_;
+  std::uint64_t left_;
 };
 
 // --- the header: a Python dict literal such as
@@ -365,40 +346,35 @@ NpyArray parse_npy(std::string_view bytes, const std::string& source) {
   return read_array(in, source);
 }
 
-NpyArray read_npy_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) throw Error(path + ": cannot open: " + std::strerror(errno));
-  const auto size = static_cast<std::uint64_t>(in.tellg());
-  in.seekg(0);
-  FileSource source(in, size);
-  return read_array(source, path);
+NpyArray read_npy_file(const InputFile& file) {
+  FileSource source(file);
+  return read_array(source, file.path());
 }
 
-std::vector<NpyArray> read_npz_file(const std::string& path) {
-  int code = 0;
-  ZipHandle zip(open_zip_file(path, ZIP_RDONLY | ZIP_CHECKCONS, &code));
-  if (!zip) throw Error(path + ": not a readable .npz file (a truncated or damaged zip archive)");
+NpyArray read_npy_file(const std::string& path) {
+  return read_npy_file(*InputFile::open(path, "an .npy file"));
+}
+
+std::vector<NpyArray> read_npz_file(const ZipArchive& zip) {
   std::vector<NpyArray> arrays;
-  const zip_int64_t n = zip_get_num_entries(zip.get(), 0);
-  for (zip_int64_t i = 0; i < n; ++i) {
-    const char* raw_name = zip_get_name(zip.get(), static_cast<zip_uint64_t>(i), 0);
-    const std::string member = raw_name ? raw_name : "";
-    const std::string source = path + " (member " + printable(member, 200) + ")";
+  const auto& entries = zip.entries();
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const std::string& member = entries[i].name;
+    std::string source = zip.path() + " (member " + printable(member, 200) + ")";
     if (member.size() < 4 || member.compare(member.size() - 4, 4, ".npy") != 0)
       throw Error(source + ": an .npz member that is not a .npy array");
-    ZipFileHandle file(zip_fopen_index(zip.get(), static_cast<zip_uint64_t>(i), 0));
-    if (!file) throw Error(source + ": cannot read (" + zip_strerror(zip.get()) + ")");
-    zip_stat_t st;
-    std::optional<std::uint64_t> size;
-    if (zip_stat_index(zip.get(), static_cast<zip_uint64_t>(i), 0, &st) == 0 &&
-        (st.valid & ZIP_STAT_SIZE))
-      size = st.size;
-    ZipMemberSource in(file.get(), source, size);
+    ZipMemberSource in(zip.open(i, source), entries[i].size);
     NpyArray array = read_array(in, source);
     array.name = member.substr(0, member.size() - 4);
     arrays.push_back(std::move(array));
   }
   return arrays;
+}
+
+std::vector<NpyArray> read_npz_file(const std::string& path) {
+  const ClassifiedFile file = classify_file(path, "an .npz file");
+  if (!file.zip) throw Error(path + ": not a readable .npz file (not a zip archive)");
+  return read_npz_file(*file.zip);
 }
 
 }  // namespace vin::diagnostics

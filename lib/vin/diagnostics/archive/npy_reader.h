@@ -8,6 +8,9 @@
 #include <string_view>
 #include <vector>
 
+#include "vin/diagnostics/archive/input_file.h"
+#include "vin/diagnostics/archive/zip_archive.h"
+
 namespace vin::diagnostics {
 
 /// Element kinds numpy writes for numbers and bools.
@@ -33,8 +36,12 @@ NpyArray parse_npy(std::string_view bytes, const std::string& source);
 
 /// Reads a .npy file.
 NpyArray read_npy_file(const std::string& path);
+/// The same for a file opened already.
+NpyArray read_npy_file(const InputFile& file);
 
 /// Reads every array of an .npz file (numpy.savez / savez_compressed), in archive order.
 std::vector<NpyArray> read_npz_file(const std::string& path);
+/// The same for a zip opened already (its members checked when it was opened).
+std::vector<NpyArray> read_npz_file(const ZipArchive& zip);
 
 }  // namespace vin::diagnostics

@@ -140,12 +140,14 @@ void select_quantized_engine(const std::string& name) {
                    "(available: " + supported + ")");
 }
 
-LoadedRun::LoadedRun(const ForwardRun& run, const std::function<void(const char*)>& on_stage)
+LoadedRun::LoadedRun(const ForwardRun& run, const std::function<void(const char*)>& on_stage,
+                     const ArchiveLayout* probed)
     : run_(run), device_(resolve_device(run.device)), input_names_(run.inputs) {
   // before the load: its packed parameters are packed for the engine in force at __setstate__
   if (run_.quantized_engine) select_quantized_engine(*run_.quantized_engine);
   model_ = naming_out_of_memory(run_.archive, "loading the archive", [&] {
-    return load_torchscript_archive(run_.archive, run_.device);
+    return probed ? load_torchscript_archive(*probed, run_.device)
+                  : load_torchscript_archive(run_.archive, run_.device);
   });
   if (on_stage) on_stage("loaded the archive");
   if (run_.eval) model_.eval();

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "vin/diagnostics/archive/archive_layout.h"
 #include "vin/diagnostics/capture/model_capture.h"
 #include "vin/diagnostics/capture/capture_request.h"
 #include "vin/diagnostics/torch/forward_inputs.h"
@@ -27,9 +28,11 @@ namespace vin::diagnostics {
 class LoadedRun {
  public:
   /// `on_stage`, when given, hears "loaded the archive" and "read the inputs" as each is done
-  /// (capture's --log-level debug timings).
+  /// (capture's --log-level debug timings). `probed`: the run's archive opened and probed
+  /// already (compare told its sides apart that way); else the archive is opened here.
   explicit LoadedRun(const ForwardRun& run,
-                     const std::function<void(const char* stage)>& on_stage = {});
+                     const std::function<void(const char* stage)>& on_stage = {},
+                     const ArchiveLayout* probed = nullptr);
 
   const ForwardRun& run() const { return run_; }
   torch::jit::Module& model() { return model_; }

@@ -14,10 +14,9 @@
 namespace vin::diagnostics {
 
 /// One side of a comparison: a TorchScript archive to run, or a file of saved tensors
-/// (capture --save, scripts/eager_capture.py).
+/// (capture --save, scripts/eager_capture.py); compare_sides tells which (classify_file).
 struct CompareSide {
   std::string path;
-  bool archive = true;
   std::string device = "cpu";
 };
 
@@ -25,7 +24,7 @@ struct CompareSide {
 struct CompareRequest {
   CompareSide a, b;
   std::vector<std::string> inputs;     ///< one forward per file, on each archive side
-  std::optional<ShapedInputs> shaped;  ///< instead of inputs
+  std::optional<ShapedInputs> shaped;  ///< instead of inputs (one of them when a side is an archive)
   std::optional<std::vector<std::string>> module_paths;  ///< patterns; nothing: every module
   std::int64_t max_traversal_nodes = CaptureQuotas{}.max_traversal_nodes;
   std::int64_t max_container_depth = CaptureQuotas{}.max_container_depth;

@@ -11,6 +11,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "vin/diagnostics/archive/archive_layout.h"
+#include "vin/diagnostics/archive/file_kind.h"
 #include "vin/diagnostics/archive/npy_reader.h"
 #include "vin/diagnostics/capture/forward_runner.h"
 #include "vin/diagnostics/capture/model_capture.h"
@@ -337,14 +339,36 @@ c10::IValue cast_floating(const c10::IValue& value, c10::ScalarType type) {
   return value;
 }
 
+// One side opened once: a TorchScript archive probed (a torch.save file too, which the probe
+// refuses by name), or a zip of saved tensors.
+struct OpenedSide {
+  std::optional<ArchiveLayout> archive;
+  ZipArchivePtr saved;
+};
+
+OpenedSide open_side(const CompareSide& side) {
+  ClassifiedFile file = classify_file(side.path, "a TorchScript archive or an .npz file");
+  switch (file.kind) {
+    case FileKind::torchscript_archive:
+    case FileKind::torch_save_zip:
+      return {probe_torchscript_archive(file), nullptr};
+    case FileKind::other_zip:
+      return {std::nullopt, file.zip};
+    default:
+      throw Error(side.path + ": " + std::string(describe(file.kind)) +
+                  ", neither a TorchScript archive nor an .npz file of saved tensors");
+  }
+}
+
 // A file of saved tensors into `sink`, member by member in the file's order.
-void read_side(const CompareSide& side, const Sink& sink) {
-  std::vector<NpyArray> arrays = naming_out_of_memory(side.path, "reading the saved tensors",
-                                                      [&] { return read_npz_file(side.path); });
+void read_side(const ZipArchive& saved, const Sink& sink) {
+  const std::string& path = saved.path();
+  std::vector<NpyArray> arrays = naming_out_of_memory(path, "reading the saved tensors",
+                                                      [&] { return read_npz_file(saved); });
   for (NpyArray& array : arrays) {
     const auto key = TensorKey::from_name(array.name);
     if (!key)
-      throw Error(side.path + ": the member " + array.name +
+      throw Error(path + ": the member " + array.name +
                   " is not named MODULE_PATH/CALL_INDEX/DIRECTION/TENSOR_PATH as capture --save "
                   "and scripts/eager_capture.py name them");
     sink(*key, npy_to_tensor(std::move(array)));
@@ -354,14 +378,14 @@ void read_side(const CompareSide& side, const Sink& sink) {
 // An archive side made ready to run: loaded, its inputs read (and cast to its parameters'
 // floating dtype), its capture instrumented.
 struct PreparedSide {
-  explicit PreparedSide(const ForwardRun& run) : loaded(run) {}
+  PreparedSide(const ForwardRun& run, const ArchiveLayout& archive) : loaded(run, {}, &archive) {}
   LoadedRun loaded;
   std::optional<ModelCapture> capture;
 };
 
-std::unique_ptr<PreparedSide> prepare_side(const CompareSide& side,
+std::unique_ptr<PreparedSide> prepare_side(const CompareSide& side, const ArchiveLayout& archive,
                                            const CompareRequest& request) {
-  auto p = std::make_unique<PreparedSide>(request.run_of(side));
+  auto p = std::make_unique<PreparedSide>(request.run_of(side), archive);
   if (const auto type = parameter_dtype(p->loaded.model()))
     for (ForwardInputs& in : p->loaded.inputs()) {
       for (auto& a : in.args) a = cast_floating(a, *type);
@@ -392,25 +416,30 @@ std::optional<std::string> run_side(PreparedSide& p, const Sink& sink,
 CompareResult compare_sides(const CompareRequest& request) {
   Comparer comparer(request);
   std::optional<std::string> error;
+  const OpenedSide a_side = open_side(request.a);
+  const OpenedSide b_side = open_side(request.b);
+  if ((a_side.archive || b_side.archive) && request.inputs.empty() && !request.shaped)
+    throw UsageError("--inputs FILE or --shape NAME=DIMS is required");
   // B is loaded and instrumented on another thread while A loads and runs: on models of many
   // modules, loading is most of the time (both models are resident at once, no tensor of B is)
   std::future<std::unique_ptr<PreparedSide>> b_ready;
-  if (request.b.archive)
-    b_ready = std::async(std::launch::async, [&] { return prepare_side(request.b, request); });
+  if (b_side.archive)
+    b_ready = std::async(std::launch::async,
+                         [&] { return prepare_side(request.b, *b_side.archive, request); });
   const Sink keep = [&](const TensorKey& k, const at::Tensor& t) { comparer.keep(k, t); };
   const Sink compare = [&](const TensorKey& k, const at::Tensor& t) { comparer.compare(k, t); };
-  if (request.a.archive) {
-    const auto a = prepare_side(request.a, request);
+  if (a_side.archive) {
+    const auto a = prepare_side(request.a, *a_side.archive, request);
     error = run_side(*a, keep, request);
   } else {
-    read_side(request.a, keep);
+    read_side(*a_side.saved, keep);
   }
-  if (request.b.archive) {
+  if (b_side.archive) {
     const auto b = b_ready.get();
     const auto failed = run_side(*b, compare, request);
     if (!error) error = failed;  // B still runs after A failed: what both saw is compared
   } else {
-    read_side(request.b, compare);
+    read_side(*b_side.saved, compare);
   }
   CompareResult result = comparer.finish();
   result.error = error;

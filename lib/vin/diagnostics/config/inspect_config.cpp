@@ -456,23 +456,6 @@ class ConfigWalker {
   UnwalkedValues* unwalked_;  // where the contents of unwalked fields go, when wanted
 };
 
-std::string read_text_file(const std::string& path) {
-  std::error_code ec;
-  const auto status = std::filesystem::status(path, ec);
-  if (status.type() == std::filesystem::file_type::not_found) throw Error(path + ": no such file");
-  if (std::filesystem::is_directory(status))
-    throw Error(path + ": is a directory, not a configuration");
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) throw Error(path + ": cannot open: " + std::strerror(errno));
-  const auto size = static_cast<std::size_t>(in.tellg());
-  if (size > kMaxBytes)
-    throw Error(path + ": " + std::to_string(size) + " bytes is too large for a configuration");
-  in.seekg(0);
-  std::string text(size, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(size));
-  return text;
-}
-
 // Where each document of the stream starts, from the parser's events (no nodes are built).
 // YAML::LoadAll is not used: yaml-cpp 0.7 loops for ever, allocating, when a document starts
 // with a token the parser cannot place (a ',' outside a flow collection): it reports an empty
@@ -509,18 +492,19 @@ std::vector<YAML::Mark> document_starts(const std::string& text, const std::stri
   return recorder.starts;
 }
 
-// The configuration in `path`: a YAML file, or an archive's config.yaml.
-ModelStructureSpec read_config_file(const std::string& path, UnwalkedValues* unwalked) {
-  if (file_starts_with(path, "PK")) {
-    const ArchiveLayout layout = probe_torchscript_archive(path);
-    const auto text = read_archive_record(path, layout, "extra/config.yaml", kMaxBytes);
+// The configuration in `file`: an archive's config.yaml, or a YAML file.
+ModelStructureSpec read_config_file(const ClassifiedFile& file, UnwalkedValues* unwalked) {
+  const std::string& path = file.path();
+  if (file.zip) {
+    const ArchiveLayout layout = probe_torchscript_archive(file);
+    const auto text = read_archive_record(layout, "extra/config.yaml", kMaxBytes);
     if (!text)
       throw Error(path +
                   ": the archive carries no config.yaml; save the rendering with "
                   "torch.jit.save(m, path, _extra_files={\"config.yaml\": text})");
     return inspect_config(*text, path + " (extra/config.yaml)", unwalked);
   }
-  return inspect_config(read_text_file(path), path, unwalked);
+  return inspect_config(file.file->read_all(kMaxBytes, "a configuration"), path, unwalked);
 }
 
 }  // namespace
@@ -554,9 +538,13 @@ ModelStructureSpec inspect_config(const std::string& text, const std::string& so
   return ConfigWalker(source, text, unwalked).run(root);
 }
 
+ModelStructureSpec inspect_config_file(const ClassifiedFile& file, UnwalkedValues* unwalked) {
+  return naming_out_of_memory(file.path(), "reading the configuration",
+                              [&] { return read_config_file(file, unwalked); });
+}
+
 ModelStructureSpec inspect_config_file(const std::string& path, UnwalkedValues* unwalked) {
-  return naming_out_of_memory(path, "reading the configuration",
-                              [&] { return read_config_file(path, unwalked); });
+  return inspect_config_file(classify_file(path, "a configuration"), unwalked);
 }
 
 }  // namespace vin::diagnostics

@@ -336,21 +336,17 @@ RecordSet record_set(
   return set;
 }
 
-bool looks_like_record_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  char c = 0;
-  while (in.get(c))
-    if (!std::isspace(static_cast<unsigned char>(c))) return c == '{';
-  return false;
+RecordSet read_record_file(const std::string& path) {
+  return read_record_file(*InputFile::open(path, "a record file"));
 }
 
-RecordSet read_record_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) throw Error(path + ": cannot open: " + std::strerror(errno));
-  if (static_cast<std::uint64_t>(in.tellg()) > kMaxRecordFileBytes)
+RecordSet read_record_file(const InputFile& file) {
+  const std::string& path = file.path();
+  if (file.size() > kMaxRecordFileBytes)
     throw Error(path + ": larger than " + std::to_string(kMaxRecordFileBytes >> 30) +
                 " GiB, more than any record file this tool writes");
-  in.seekg(0);
+  InputFileBuffer buffer(file);
+  std::istream in(&buffer);
   // jsonl when the first line is a whole record; else the indented `--format json` document
   std::string first;
   while (std::getline(in, first) && first.find_first_not_of(" \t\r") == std::string::npos) {

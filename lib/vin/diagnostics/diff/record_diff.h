@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "vin/diagnostics/archive/input_file.h"
 #include "vin/diagnostics/records/config_records.h"
 #include "vin/diagnostics/records/diff_records.h"
 #include "vin/diagnostics/records/model_metadata.h"
@@ -25,9 +26,8 @@ RecordSet record_set(
 /// Reads a file that inspect-model or inspect-config wrote: jsonl, or the `--format json`
 /// document. Throws Error naming the file (and line) when it is not one.
 RecordSet read_record_file(const std::string& path);
-
-/// True when `path` holds records as text (its first non-blank byte is '{').
-bool looks_like_record_file(const std::string& path);
+/// The same for a file opened already.
+RecordSet read_record_file(const InputFile& file);
 
 /// The differences between two record sets, and what was compared.
 struct RecordDiff {

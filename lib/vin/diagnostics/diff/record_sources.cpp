@@ -1,31 +1,35 @@
 #include "vin/diagnostics/diff/record_sources.h"
 
 #include "vin/diagnostics/archive/archive_layout.h"
+#include "vin/diagnostics/archive/file_kind.h"
 #include "vin/diagnostics/config/inspect_config.h"
 #include "vin/diagnostics/records/error.h"
 
 namespace vin::diagnostics {
 namespace {
 
-RecordSet configuration_side(const std::string& path) {
+RecordSet configuration_side(const ClassifiedFile& file) {
   UnwalkedValues unwalked;
-  const ModelStructureSpec spec = inspect_config_file(path, &unwalked);
-  return record_set(spec, path, std::move(unwalked));
+  const ModelStructureSpec spec = inspect_config_file(file, &unwalked);
+  return record_set(spec, file.path(), std::move(unwalked));
 }
 
 }  // namespace
 
 RecordSet load_record_set(const std::string& path, const LibTorchInspector& fallback,
                           SideKind kind) {
-  if (file_starts_with(path, "PK"))
+  // opened once, told apart once: an archive, saved records, else a YAML rendering
+  const ClassifiedFile file = classify_file(path, "an archive, a record file or a configuration");
+  if (file.zip)
     return kind == SideKind::configuration
-               ? configuration_side(path)
-               : record_set(describe_archive(path, InspectDetails{true, true, true}, fallback),
+               ? configuration_side(file)
+               : record_set(describe_archive(probe_torchscript_archive(file),
+                                             InspectDetails{true, true, true}, fallback),
                             path);
-  if (looks_like_record_file(path))
+  if (file.kind == FileKind::records)
     return naming_out_of_memory(path, "reading the records",
-                                [&] { return read_record_file(path); });
-  return configuration_side(path);
+                                [&] { return read_record_file(*file.file); });
+  return configuration_side(file);
 }
 
 }  // namespace vin::diagnostics

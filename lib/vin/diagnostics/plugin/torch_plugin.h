@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "vin/diagnostics/archive/archive_layout.h"
 #include "vin/diagnostics/capture/capture_request.h"
 #include "vin/diagnostics/compare/compare_request.h"
 #include "vin/diagnostics/records/log_sink.h"
@@ -20,14 +21,15 @@ namespace vin::diagnostics {
 struct TorchPlugin {
   int abi_version;               ///< kTorchPluginAbi of the build that made the plugin
   const char* libtorch_version;  ///< the LibTorch the plugin was built against
-  ModelMetadata (*describe_with_libtorch)(const std::string& path, const InspectDetails& details);
+  ModelMetadata (*describe_with_libtorch)(const ArchiveLayout& archive,
+                                          const InspectDetails& details);
   CaptureResult (*capture_archive)(const CaptureRequest& request);
   CompareResult (*compare_sides)(const CompareRequest& request);
   /// Sends the plugin's log lines, LibTorch's warnings among them, to `sink`.
   void (*set_log_sink)(LogSink sink);
 };
 
-inline constexpr int kTorchPluginAbi = 5;
+inline constexpr int kTorchPluginAbi = 6;
 /// The plugin's one exported symbol: `extern "C" const TorchPlugin* vin_torch_plugin_v1()`.
 inline constexpr const char* kTorchPluginEntry = "vin_torch_plugin_v1";
 inline constexpr const char* kTorchPluginFile = "libvin_torch_plugin.so";

@@ -8,11 +8,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
 #include <iterator>
 #include <sstream>
 
-#include "vin/diagnostics/archive/archive_layout.h"
+#include "vin/diagnostics/archive/file_kind.h"
 #include "vin/diagnostics/archive/npy_reader.h"
 #include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/records/json_encoding.h"
@@ -73,8 +72,9 @@ void check_positional_gaps(const std::vector<bool>& present, const std::string& 
                   std::to_string(i) + " (positional arguments must be arr_0, arr_1, ...)");
 }
 
-ForwardInputs read_npz(const std::string& path) {
-  std::vector<NpyArray> arrays = read_npz_file(path);
+ForwardInputs read_npz(const ZipArchive& zip) {
+  const std::string& path = zip.path();
+  std::vector<NpyArray> arrays = read_npz_file(zip);
   std::vector<std::optional<c10::IValue>> positional;
   ForwardInputs raw;
   for (auto& array : arrays) {
@@ -97,16 +97,10 @@ ForwardInputs read_npz(const std::string& path) {
 
 // --- torch.save -----------------------------------------------------------------------------
 
-ForwardInputs read_torch_save(const std::string& path) {
+ForwardInputs read_torch_save(const ZipArchive& zip) {
   // torch.save's zip format, read by read_torch_save_value (never by LibTorch's unpickler)
-  if (!file_starts_with(path, "PK")) {
-    if (file_starts_with(path, "\x80"))
-      throw Error(path +
-                  ": a torch.save file in the legacy format (before PyTorch 1.6), which "
-                  "LibTorch cannot read; save it again with torch.save from PyTorch 1.6 or newer");
-    throw Error(path + ": not an inputs file: expected .npz, .npy or torch.save (zip) data");
-  }
-  const c10::IValue value = read_torch_save_value(path);
+  const std::string& path = zip.path();
+  const c10::IValue value = read_torch_save_value(zip);
   ForwardInputs raw;
   if (value.isTensor()) {
     raw.args.push_back(value);
@@ -358,10 +352,12 @@ ForwardInputs bind_to_schema(const ForwardInputs& raw, const torch::jit::Module&
 
 // An .npz file's member names against forward's schema, before any member is inflated: arr_N
 // are positional, other names keywords (a file that cannot fit costs nothing to refuse).
-void check_npz_names(const std::string& path, const torch::jit::Module& model) {
+void check_npz_names(const ZipArchive& zip, const torch::jit::Module& model) {
+  const std::string& path = zip.path();
   std::vector<bool> positional;  // which arr_N are present
   std::vector<std::string> names;
-  for (const std::string& member : zip_member_names(path)) {
+  for (const ZipArchive::Entry& entry : zip.entries()) {
+    const std::string& member = entry.name;
     if (member.size() < 4 || member.compare(member.size() - 4, 4, ".npy") != 0) continue;
     const std::string name = member.substr(0, member.size() - 4);
     const long index = positional_index(name);
@@ -463,23 +459,29 @@ ForwardInputs make_shaped_inputs(const ShapedInputs& shaped, const torch::jit::M
 
 ForwardInputs read_forward_inputs(const std::string& path, const torch::jit::Module& model,
                                   const c10::Device& device) {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) throw Error(path + ": no such file");
-  if (std::filesystem::is_directory(path, ec))
-    throw Error(path + ": is a directory, not an inputs file");
+  // opened once: the kind, the zip directory and its checks, then the reader, on one descriptor
+  const ClassifiedFile file = classify_file(path, "an inputs file");
   ForwardInputs raw;
-  if (file_starts_with(path, "\x93NUMPY")) {
-    raw.args.push_back(to_tensor(read_npy_file(path)));
-  } else if (file_starts_with(path, "PK")) {
-    const auto members = zip_member_names(path);
-    const bool torch_save = std::any_of(members.begin(), members.end(), [](const std::string& m) {
-      return m.size() >= 9 && m.compare(m.size() - 9, 9, "/data.pkl") == 0;
-    });
-    check_zip_members(path);  // nothing inflated past what the zip directory promises
-    if (!torch_save) check_npz_names(path, model);
-    raw = torch_save ? read_torch_save(path) : read_npz(path);
-  } else {
-    raw = read_torch_save(path);  // says what the file is, if not readable
+  switch (file.kind) {
+    case FileKind::npy:
+      raw.args.push_back(to_tensor(read_npy_file(*file.file)));
+      break;
+    case FileKind::other_zip:  // an .npz: its names against forward before any member is read
+      check_npz_names(*file.zip, model);
+      raw = read_npz(*file.zip);
+      break;
+    case FileKind::torch_save_zip:
+    case FileKind::torchscript_archive:  // torch.save's reader says what it cannot rebuild
+      raw = read_torch_save(*file.zip);
+      break;
+    case FileKind::legacy_pickle:
+      throw Error(path +
+                  ": a torch.save file in the legacy format (before PyTorch 1.6), which "
+                  "LibTorch cannot read; save it again with torch.save from PyTorch 1.6 or newer");
+    case FileKind::records:
+    case FileKind::text:
+    case FileKind::empty:
+      throw Error(path + ": not an inputs file: expected .npz, .npy or torch.save (zip) data");
   }
   ForwardInputs bound = first_that_fits(
       model, [&](const std::string& method) { return bind_to_schema(raw, model, path, method); });

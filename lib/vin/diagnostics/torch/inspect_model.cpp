@@ -223,13 +223,17 @@ ModelMetadata inspect_model(const torch::jit::Module& model, const InspectDetail
   return ModelWalker(details).run(model);
 }
 
-ModelMetadata describe_with_libtorch(const std::string& path, const InspectDetails& details) {
-  const torch::jit::Module model = load_torchscript_archive(path, "cpu");
+ModelMetadata describe_with_libtorch(const ArchiveLayout& archive, const InspectDetails& details) {
+  const torch::jit::Module model = load_torchscript_archive(archive, "cpu");
   try {
     return inspect_model(model, details);
   } catch (const Error& e) {
-    throw Error(path + ": " + e.what());
+    throw Error(archive.path() + ": " + e.what());
   }
+}
+
+ModelMetadata describe_with_libtorch(const std::string& path, const InspectDetails& details) {
+  return describe_with_libtorch(probe_torchscript_archive(path), details);
 }
 
 }  // namespace vin::diagnostics

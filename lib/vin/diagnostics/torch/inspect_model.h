@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "vin/diagnostics/archive/archive_layout.h"
 #include "vin/diagnostics/records/model_metadata.h"
 
 namespace vin::diagnostics {
@@ -20,7 +21,11 @@ namespace vin::diagnostics {
 /// method signatures, as docs/records.md describes them.
 ModelMetadata inspect_model(const torch::jit::Module& model, const InspectDetails& details = {});
 
-/// Loads the TorchScript archive at `path` on the CPU (load_torchscript_archive) and inspects it.
+/// Loads the probed TorchScript archive on the CPU (load_torchscript_archive, through the file
+/// the probe opened) and inspects it.
+ModelMetadata describe_with_libtorch(const ArchiveLayout& archive,
+                                     const InspectDetails& details = {});
+/// The same for the archive at `path` (probe_torchscript_archive first).
 ModelMetadata describe_with_libtorch(const std::string& path, const InspectDetails& details = {});
 
 }  // namespace vin::diagnostics

@@ -185,22 +185,44 @@ c10::Device resolve_device(const std::string& device) {
   return parsed;
 }
 
+namespace {
+
+// LibTorch's zip reader reading the file the probe opened, instead of opening the path again.
+class InputFileAdapter : public caffe2::serialize::ReadAdapterInterface {
+ public:
+  explicit InputFileAdapter(InputFilePtr file) : file_(std::move(file)) {}
+  size_t size() const override { return static_cast<size_t>(file_->size()); }
+  size_t read(uint64_t pos, void* buf, size_t n, const char* /*what*/) const override {
+    return file_->read_at(pos, buf, n);
+  }
+
+ private:
+  InputFilePtr file_;
+};
+
+}  // namespace
+
 torch::jit::Module load_torchscript_archive(const std::string& path, const std::string& device) {
-  ArchiveLayout layout = probe_torchscript_archive(path);
+  return load_torchscript_archive(probe_torchscript_archive(path), device);
+}
+
+torch::jit::Module load_torchscript_archive(const ArchiveLayout& layout,
+                                            const std::string& device) {
+  const std::string& path = layout.path();
   if (layout.format_version > caffe2::serialize::kMaxSupportedFileFormatVersion) {
     throw Error(path + ": archive file format version " + std::to_string(layout.format_version) +
                 " is newer than LibTorch " TORCH_VERSION " can read (at most " +
                 std::to_string(caffe2::serialize::kMaxSupportedFileFormatVersion) +
                 "); it was written by a newer PyTorch");
   }
-  check_archive_records(path, layout);
-  layout.opened.reset();  // LibTorch reads the file itself: its directory need not stay in memory
+  check_archive_records(layout);
   const c10::Device map_location = resolve_device(device);
   try {
     const QuantizedConvRewriteCounts before = quantized_conv_rewrite_counts();
     torch::jit::Module module = [&] {
       const QuantizedConvRewriteScope skip_what_it_cannot_change;
-      return torch::jit::load(path, map_location);
+      return torch::jit::load(std::make_shared<InputFileAdapter>(layout.zip->shared_file()),
+                              map_location);
     }();
     const QuantizedConvRewriteCounts after = quantized_conv_rewrite_counts();
     log_line(LogLevel::debug, "load: LibTorch's rewrite of old quantized convolutions ran on " +

@@ -7,11 +7,17 @@
 #include <string>
 #include <string_view>
 
+#include "vin/diagnostics/archive/archive_layout.h"
+
 namespace vin::diagnostics {
 
-/// Loads the archive at `path` with torch::jit::load, tensors mapped to `device` (e.g. "cpu",
-/// "cuda:0"). Checks the file first (probe_torchscript_archive) and turns every LibTorch failure
-/// into an Error naming the file, without a C++ backtrace.
+/// Loads the probed archive with torch::jit::load, tensors mapped to `device` (e.g. "cpu",
+/// "cuda:0"): LibTorch reads the file the probe opened (a read adapter over its descriptor), so
+/// a stream is read once. Checks the records first (check_archive_records) and turns every
+/// LibTorch failure into an Error naming the file, without a C++ backtrace.
+torch::jit::Module load_torchscript_archive(const ArchiveLayout& archive,
+                                            const std::string& device = "cpu");
+/// The same for the archive at `path` (probe_torchscript_archive first).
 torch::jit::Module load_torchscript_archive(const std::string& path,
                                             const std::string& device = "cpu");
 

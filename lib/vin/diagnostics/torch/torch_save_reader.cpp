@@ -7,7 +7,7 @@
 #include <cstring>
 #include <unordered_map>
 
-#include "vin/diagnostics/archive/archive_layout.h"
+#include "vin/diagnostics/archive/file_kind.h"
 #include "vin/diagnostics/archive/pickle_reader.h"
 #include "vin/diagnostics/archive/pickle_safety.h"
 #include "vin/diagnostics/records/error.h"
@@ -43,7 +43,8 @@ std::vector<std::int64_t> int_tuple(PickleRef value) {
 
 class Converter {
  public:
-  Converter(const std::string& path, const ZipMembers& zip) : path_(path), zip_(zip) {}
+  explicit Converter(const ZipArchive& zip)
+      : path_(zip.path()), zip_(zip), prefix_(zip.first_folder()) {}
 
   c10::IValue convert(PickleRef value, std::size_t depth = 0) {
     if (depth > kMaxInputNesting)
@@ -113,7 +114,7 @@ class Converter {
     if (const auto it = storages_.find(key); it != storages_.end()) return it->second;
     const std::int64_t numel = storage->numel;
     const std::size_t element = c10::elementSize(dtype);
-    const auto bytes = zip_.read(zip_.prefix() + "data/" + key, kMaxStorageBytes);
+    const auto bytes = zip_.read(prefix_ + "data/" + key, kMaxStorageBytes);
     if (!bytes) throw Error(path_ + ": the storage record data/" + printable(key) + " is missing");
     if (bytes->size() != static_cast<std::size_t>(numel) * element)
       throw Error(path_ + ": the storage record data/" + printable(key) + " holds " +
@@ -171,7 +172,8 @@ class Converter {
   }
 
   const std::string& path_;
-  const ZipMembers& zip_;
+  const ZipArchive& zip_;
+  const std::string prefix_;
   std::unordered_map<PickleRef, c10::IValue> done_;
   std::unordered_map<std::string, at::Tensor> storages_;
 };
@@ -179,8 +181,15 @@ class Converter {
 }  // namespace
 
 c10::IValue read_torch_save_value(const std::string& path) {
-  const ZipMembers zip(path);
-  const auto pickle = zip.read(zip.prefix() + "data.pkl", std::size_t{1} << 30);
+  const ClassifiedFile file = classify_file(path, "a torch.save file");
+  if (!file.zip) throw Error(path + ": not a zip file, so not a torch.save file");
+  return read_torch_save_value(*file.zip);
+}
+
+c10::IValue read_torch_save_value(const ZipArchive& zip) {
+  const std::string& path = zip.path();
+  if (zip.entries().empty()) throw Error(path + ": an empty zip archive");
+  const auto pickle = zip.read(zip.first_folder() + "data.pkl", std::size_t{1} << 30);
   if (!pickle) throw Error(path + ": a zip file without data.pkl, not a torch.save file");
   PickleLimits limits;
   limits.max_nesting = kMaxInputNesting;
@@ -192,7 +201,7 @@ c10::IValue read_torch_save_value(const std::string& path) {
   } catch (const UnsupportedPickle& e) {
     throw Error(path + ": not a readable torch.save file: data.pkl: " + e.what());
   }
-  return Converter(path, zip).convert(document.root);
+  return Converter(zip).convert(document.root);
 }
 
 }  // namespace vin::diagnostics

@@ -10,6 +10,8 @@
 
 #include <string>
 
+#include "vin/diagnostics/archive/zip_archive.h"
+
 namespace vin::diagnostics {
 
 /// The value a torch.save file at `path` holds: tensors (dense, strided; bfloat16, bool,
@@ -19,5 +21,7 @@ namespace vin::diagnostics {
 /// e.g. `numpy.core.multiarray._reconstruct`, `torch._utils._rebuild_sparse_tensor`), a damaged
 /// record, a storage its tensors do not fit.
 c10::IValue read_torch_save_value(const std::string& path);
+/// The same for a torch.save zip opened already (classify_file's zip).
+c10::IValue read_torch_save_value(const ZipArchive& zip);
 
 }  // namespace vin::diagnostics

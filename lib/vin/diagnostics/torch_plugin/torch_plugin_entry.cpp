@@ -47,7 +47,8 @@ vin_torch_plugin_v1() {
     vd::TorchPlugin table{};
     table.abi_version = vd::kTorchPluginAbi;
     table.libtorch_version = TORCH_VERSION;
-    table.describe_with_libtorch = &vd::describe_with_libtorch;
+    table.describe_with_libtorch = static_cast<vd::ModelMetadata (*)(
+        const vd::ArchiveLayout&, const vd::InspectDetails&)>(&vd::describe_with_libtorch);
     table.capture_archive = &vd::capture_archive;
     table.compare_sides = &vd::compare_sides;
     table.set_log_sink = &install_log_sink;

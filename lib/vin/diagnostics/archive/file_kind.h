@@ -1,0 +1,45 @@
+// What a file is, decided once and in one place: every command that takes a file (inspect-model,
+// inspect-config, diff's sides, capture's and compare's archives and inputs) asks classify_file,
+// and the readers then take the file and the zip it opened (docs/inputs.md, Telling files apart).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "vin/diagnostics/archive/input_file.h"
+#include "vin/diagnostics/archive/zip_archive.h"
+
+namespace vin::diagnostics {
+
+enum class FileKind {
+  torchscript_archive,  ///< a zip with TOP/data.pkl and TOP/constants.pkl or TOP/code/ (torch.jit.save)
+  torch_save_zip,       ///< a zip with TOP/data.pkl and neither (torch.save since PyTorch 1.6)
+  other_zip,            ///< any other zip (numpy's .npz among them)
+  npy,                  ///< numpy's .npy (starts with \x93NUMPY)
+  legacy_pickle,        ///< a pickle (starts with 0x80): torch.save before PyTorch 1.6
+  records,              ///< text whose first byte that is not white space is '{': jsonl or json
+  text,                 ///< any other text, YAML above all
+  empty,                ///< no bytes at all
+};
+
+/// A short name for messages ("a TorchScript archive", "an .npz or other zip file", ...).
+std::string_view describe(FileKind kind);
+
+/// A file opened once and what it is. For the zip kinds `zip` is the zip opened once, its
+/// directory read and checked (ZipArchive); readers take it instead of opening the file again.
+struct ClassifiedFile {
+  InputFilePtr file;
+  FileKind kind = FileKind::empty;
+  ZipArchivePtr zip;  ///< for torchscript_archive, torch_save_zip and other_zip
+
+  const std::string& path() const { return file->path(); }
+};
+
+/// Opens `path` (InputFile::open) and tells what it is from its first bytes and, for a zip, its
+/// directory. Throws Error naming the file when it cannot be opened, or when it starts as a zip
+/// that is damaged or holds a member that cannot be read safely (ZipArchive). A file of another
+/// kind than its reader wants is for that reader to refuse, with its own words.
+/// `what`: what the caller wants, for the message about a directory (InputFile::open).
+ClassifiedFile classify_file(const std::string& path, std::string_view what = {});
+
+}  // namespace vin::diagnostics
