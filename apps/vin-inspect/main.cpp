@@ -174,10 +174,12 @@ struct RunOptions {
   std::optional<std::string> quantized_engine;
   std::optional<double> timeout_seconds;
 
-  // The --shape inputs, when given; a usage error when neither they nor --inputs are.
-  std::optional<vd::ShapedInputs> shaped_inputs() const {
+  // The --shape inputs, when given; a usage error when neither they nor --inputs are and
+  // `required` (compare asks only when a side is an archive, which the plugin tells).
+  std::optional<vd::ShapedInputs> shaped_inputs(bool required = true) const {
     if (shapes.empty()) {
-      if (inputs.empty()) throw vd::UsageError("--inputs FILE or --shape NAME=DIMS is required");
+      if (inputs.empty() && required)
+        throw vd::UsageError("--inputs FILE or --shape NAME=DIMS is required");
       return std::nullopt;
     }
     vd::ShapedInputs out = shaped;
@@ -185,9 +187,9 @@ struct RunOptions {
     return out;
   }
   // What the options say of a run (its archive and device are the command's).
-  void apply_to(vd::ForwardRun& run) const {
+  void apply_to(vd::ForwardRun& run, bool inputs_required = true) const {
     run.inputs = inputs;
-    run.shaped = shaped_inputs();
+    run.shaped = shaped_inputs(inputs_required);
     run.eval = eval;
     run.quantized_engine = quantized_engine;
     run.timeout_seconds = timeout_seconds;
@@ -441,11 +443,7 @@ std::vector<Command> commands(CommonOptions& common) {
            if (!modules->empty()) request->module_paths = *modules;
            // which side is an archive (and so needs --inputs or --shape) compare_sides tells,
            // opening each file once
-           request->inputs = run->inputs;
-           if (!run->shapes.empty()) request->shaped = run->shaped_inputs();
-           request->eval = run->eval;
-           request->quantized_engine = run->quantized_engine;
-           request->timeout_seconds = run->timeout_seconds;
+           run->apply_to(request->run, false);
            // a forward past --timeout that cannot be stopped: the message, then compare's
            // status for trouble (from the plugin's watchdog thread)
            request->on_abandoned = [](const std::string& message) {
@@ -453,7 +451,7 @@ std::vector<Command> commands(CommonOptions& common) {
              std::_Exit(2);
            };
            const vd::CompareResult result = torch_plugin().compare_sides(*request);
-           std::vector<std::string> inputs = request->inputs;
+           std::vector<std::string> inputs = request->run.inputs;
            inputs.push_back(request->a.path);
            inputs.push_back(request->b.path);
            emit(common,

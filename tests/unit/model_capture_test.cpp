@@ -369,3 +369,60 @@ TEST_CASE("in place or on a clone, a capture records the same") {
     CHECK(records(true) == cloned);
   }
 }
+
+namespace {
+
+// A consumer that lists the keys it is handed and whether the capture kept each.
+class KeyLister final : public TensorConsumer {
+ public:
+  explicit KeyLister(bool every) : every_(every) {}
+  bool wants_every_tensor() const override { return every_; }
+  void take(ReachedTensor& reached) override {
+    taken.push_back(reached.key.name());
+    kept.push_back(reached.kept);
+  }
+  void summarize(CaptureSummary& summary) const override {
+    summary.checked_tensors = static_cast<std::int64_t>(taken.size());
+  }
+  std::vector<std::string> taken;
+  std::vector<bool> kept;
+
+ private:
+  bool every_;
+};
+
+}  // namespace
+
+TEST_CASE("an added consumer takes every reached tensor in capture order, past the quotas when "
+          "it asks for them") {
+  auto model = load_torchscript_archive(fixture("convnet.pt"));
+  const auto x = positional({at::rand({1, 3, 8, 8})});
+  // the capture's own snapshots, without quotas in the way: the order every consumer sees
+  std::vector<std::string> all;
+  {
+    auto capture = capture_model(model, std::nullopt, CaptureLimits().with_max_tensors(100000).with_max_bytes(1 << 30));
+    auto scope = capture.enter();
+    capture.forward(x);
+    for (const TensorSnapshot& s : capture.snapshots())
+      all.push_back(TensorKey{s.module_path(), s.call_index(), s.direction(), s.tensor_path()}
+                        .name());
+  }
+  REQUIRE(all.size() > 3);
+  for (const bool every : {false, true}) {
+    CAPTURE(every);
+    auto capture = capture_model(model, std::nullopt, CaptureLimits().with_max_tensors(3));
+    auto lister = std::make_shared<KeyLister>(every);
+    capture.add_consumer(lister);
+    {
+      auto scope = capture.enter();
+      capture.forward(x);
+    }
+    REQUIRE(capture.snapshots().size() == 3);
+    // the walks stop at the quota unless the consumer wants every tensor
+    const std::vector<std::string> expected =
+        every ? all : std::vector<std::string>(all.begin(), all.begin() + 3);
+    CHECK(lister->taken == expected);
+    for (std::size_t i = 0; i < lister->kept.size(); ++i) CHECK(lister->kept[i] == (i < 3));
+    CHECK(capture.summary().checked_tensors == static_cast<std::int64_t>(expected.size()));
+  }
+}

@@ -72,6 +72,23 @@ void register_observer_once() {
   static const torch::jit::RegisterOperators registration(observer_operator());
 }
 
+// Names under which a module's forward is called (docs/capture.md, "Which calls are invocations"):
+// `forward`; its TorchScript overloads `forward__0`, `forward__1`, ... (scripted nn.LSTM, nn.GRU,
+// any @torch.jit._overload_method forward); and torch.jit.trace's repeats `forward1`, `forward2`, ...
+// (the second and later calls of one module within one traced forward).
+bool is_forward_name(std::string_view name) {
+  constexpr std::string_view kForward = "forward";
+  if (name.substr(0, kForward.size()) != kForward) return false;
+  std::string_view number = name.substr(kForward.size());
+  if (number.empty()) return true;
+  if (number.substr(0, 2) == "__")
+    number.remove_prefix(2);  // an overload: forward__0, forward__1, ...
+  else if (number[0] == '0')
+    return false;  // a traced repeat: forward1, forward2, ...
+  return !number.empty() &&
+         std::all_of(number.begin(), number.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
 bool is_module_call(const torch::jit::Node* node) {
   if (node->kind() != c10::prim::CallMethod || !is_forward_name(node->s(c10::attr::name)))
     return false;
@@ -191,24 +208,6 @@ std::int64_t register_observer(GraphObserver* observer) {
 }
 
 void unregister_observer(std::int64_t id) { Registry::instance().remove(id); }
-
-// Names under which a module's forward is called (docs/capture.md, "Which calls are invocations"):
-// `forward`; its TorchScript overloads `forward__0`, `forward__1`, ... (scripted nn.LSTM, nn.GRU,
-// any
-// @torch.jit._overload_method forward); and torch.jit.trace's repeats `forward1`, `forward2`, ...
-// (the second and later calls of one module within one traced forward).
-bool is_forward_name(std::string_view name) {
-  constexpr std::string_view kForward = "forward";
-  if (name.substr(0, kForward.size()) != kForward) return false;
-  std::string_view number = name.substr(kForward.size());
-  if (number.empty()) return true;
-  if (number.substr(0, 2) == "__")
-    number.remove_prefix(2);  // an overload: forward__0, forward__1, ...
-  else if (number[0] == '0')
-    return false;  // a traced repeat: forward1, forward2, ...
-  return !number.empty() &&
-         std::all_of(number.begin(), number.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
 
 // Puts the observers into every graph that needs them, each graph once (instances of a type
 // share graphs), and returns the module types that observe themselves:

@@ -42,8 +42,4 @@ void unregister_observer(std::int64_t id);
 std::unordered_set<const c10::ClassType*> instrument_module(torch::jit::Module& module,
                                                             std::int64_t id);
 
-/// Whether a method of this name is a module's forward (`forward`, its overloads `forward__0`,
-/// ..., torch.jit.trace's repeats `forward1`, ...).
-bool is_forward_name(std::string_view name);
-
 }  // namespace vin::diagnostics

@@ -14,9 +14,9 @@
 #include "vin/diagnostics/capture/tensor_sampling.h"
 #include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/records/log_sink.h"
-#include "vin/diagnostics/torch/dtype_names.h"
 #include "vin/diagnostics/records/model_metadata.h"
 #include "vin/diagnostics/text/module_selection.h"
+#include "vin/diagnostics/torch/dtype_names.h"
 #include "vin/diagnostics/torch/model_loader.h"
 
 namespace vin::diagnostics {
@@ -36,17 +36,11 @@ struct ModelCapture::State : GraphObserver {
   void check_deadline();
   // the summary record of what was captured so far; called with `mutex` held
   CaptureSummary summarize() const;
-  // has_nonfinite, remembered for the last few tensors: one module's output is the next one's
-  // input (and its parent's), so most tensors are met several times, unchanged in between (the
-  // version counter says so). The references kept delay freeing those few tensors a little.
-  bool checked_nonfinite(const at::Tensor& tensor);
-  struct Checked {
-    at::Tensor tensor;
-    std::int64_t version = 0;
-    bool nonfinite = false;
-  };
-  std::array<Checked, 8> recently_checked;
-  std::size_t next_checked = 0;
+  // a consumer of every reached tensor from now on; called with `mutex` held
+  void add(std::shared_ptr<TensorConsumer> consumer) {
+    every_tensor = every_tensor || consumer->wants_every_tensor();
+    consumers.push_back(std::move(consumer));
+  }
 
   std::int64_t id = 0;
   torch::jit::Module original;
@@ -75,15 +69,12 @@ struct ModelCapture::State : GraphObserver {
   std::vector<TensorSnapshot> snapshots;
   std::int64_t sampled_bytes = 0;
   std::optional<std::string> stopped_by;
-  bool with_stats = false;
-  std::optional<SnapshotLocation> first_nonfinite;
-  std::int64_t checked_tensors = 0;
-  std::int64_t nonfinite_tensors = 0;
-  TensorSink sink;                             // compare: every tensor reached
-  std::optional<std::int64_t> save_max_bytes;  // capture --save
-  std::vector<std::pair<std::string, at::Tensor>> saved;
-  std::int64_t saved_bytes = 0;
-  std::int64_t unsaved_tensors = 0;
+  // what else takes each reached tensor, in the order added (tensor_consumers.h)
+  std::vector<std::shared_ptr<TensorConsumer>> consumers;
+  bool every_tensor = false;    // a consumer wants the tensors past the snapshot quotas
+  bool snapshots_off = false;   // set_tensor_sink: the sink has every tensor, no snapshot is kept
+  std::shared_ptr<NonfiniteCheck> stats_check;  // enable_stats
+  std::shared_ptr<TensorSaver> saver;           // enable_saving
   void forget_pending_calls() {
     for (ModuleCalls& m : modules) m.pending.clear();
   }
@@ -115,12 +106,11 @@ struct ModelCapture::State : GraphObserver {
   void visit(Walk& walk, const c10::IValue& value, std::int64_t depth);
   void visit_children(Walk& walk, const c10::IValue& value, std::int64_t depth);
   void record(Walk& walk, const at::Tensor& tensor);
-  void save(const Walk& walk, const at::Tensor& tensor);
   // snapshots are taken until a quota stops them
-  bool recording() const { return active && !stopped_by; }
-  // walks go on past the snapshot quotas when every tensor is checked for non-finite values,
-  // or handed to a sink
-  bool walking() const { return active && (!stopped_by || with_stats || sink); }
+  bool recording() const { return active && !stopped_by && !snapshots_off; }
+  // walks go on past the snapshot quotas for a consumer that wants every tensor (--stats'
+  // check, compare's sink)
+  bool walking() const { return active && (!stopped_by || every_tensor); }
 };
 
 namespace {
@@ -203,22 +193,6 @@ void ModelCapture::State::observe_root_output(const c10::IValue& output) {
     begin_output(modules.front().path, *index, output);
 }
 
-bool ModelCapture::State::checked_nonfinite(const at::Tensor& tensor) {
-  const bool versioned = !tensor.is_inference();  // inference tensors have no version counter
-  const std::int64_t version = versioned ? tensor._version() : 0;
-  if (versioned)
-    for (const Checked& c : recently_checked)
-      if (c.tensor.defined() && c.tensor.unsafeGetTensorImpl() == tensor.unsafeGetTensorImpl() &&
-          c.version == version)
-        return c.nonfinite;
-  const bool nonfinite = has_nonfinite(tensor);
-  if (versioned) {
-    recently_checked[next_checked] = Checked{tensor, version, nonfinite};
-    next_checked = (next_checked + 1) % recently_checked.size();
-  }
-  return nonfinite;
-}
-
 void ModelCapture::State::check_deadline() {
   if (!deadline || std::chrono::steady_clock::now() < *deadline) return;
   timed_out = true;
@@ -293,26 +267,9 @@ void ModelCapture::State::visit_children(Walk& walk, const c10::IValue& value, s
 
 void ModelCapture::State::record(Walk& walk, const at::Tensor& tensor) {
   if (!tensor.defined()) return;
-  if (sink) {
-    sink(walk.key, tensor);
-    return;
-  }
-  const bool keep = recording();
-  std::optional<TensorStats> stats;
-  bool nonfinite = false;
-  if (with_stats) {
-    ++checked_tensors;
-    // a kept snapshot's statistics tell; other tensors get the check alone
-    if (keep) stats = tensor_stats(tensor);
-    // (metadata-only snapshots have no statistics: nested tensors are checked all the same)
-    nonfinite = stats && !stats->entries.empty() ? stats->nonfinite : checked_nonfinite(tensor);
-    if (nonfinite) {
-      ++nonfinite_tensors;
-      if (!first_nonfinite)
-        first_nonfinite = SnapshotLocation{walk.key, keep};
-    }
-  }
-  if (!keep) return;
+  ReachedTensor reached{walk.key, tensor, recording(), std::nullopt};
+  for (const auto& consumer : consumers) consumer->take(reached);
+  if (!reached.kept) return;
   const auto reason = sample_omission_reason(tensor);
   TensorSample sample;
   if (!reason)
@@ -323,32 +280,12 @@ void ModelCapture::State::record(Walk& walk, const at::Tensor& tensor) {
                          walk.key.tensor_path,
                          std::move(shape), python_dtype_name(tensor.scalar_type()),
                          tensor.device().str(), numel, sample.sampled_bytes,
-                         std::move(sample.values), reason, std::move(stats));
+                         std::move(sample.values), reason, std::move(reached.stats));
   sampled_bytes += sample.sampled_bytes;
-  if (save_max_bytes) save(walk, tensor);
   if (static_cast<std::int64_t>(snapshots.size()) >= limits.max_tensors())
     stopped_by = "max_tensors";
   else if (sampled_bytes >= limits.max_bytes())
     stopped_by = "max_bytes";
-}
-
-void ModelCapture::State::save(const Walk& walk, const at::Tensor& tensor) {
-  // metadata-only tensors are not saved, nor counted as unsaved: they have no values
-  if (tensor.is_nested() || tensor.layout() != c10::kStrided || tensor.is_meta()) return;
-  const std::int64_t bytes = tensor.numel() * saved_element_size(tensor);
-  if (saved_bytes + bytes > *save_max_bytes ||
-      static_cast<std::int64_t>(saved.size()) >= kMaxSaveTensors) {
-    ++unsaved_tensors;
-    return;
-  }
-  std::optional<at::Tensor> copy = whole_copy(tensor);
-  if (!copy) return;
-  if (!npy_descr(copy->scalar_type())) {  // LibTorch 2's uint16/32/64: no numpy type here
-    ++unsaved_tensors;
-    return;
-  }
-  saved_bytes += static_cast<std::int64_t>(copy->nbytes());
-  saved.emplace_back(walk.key.name(), std::move(*copy));
 }
 
 ModelCapture::ModelCapture(const torch::jit::Module& model,
@@ -379,12 +316,27 @@ ModelCapture::Scope ModelCapture::enter() {
 
 void ModelCapture::enable_stats(bool on) {
   std::lock_guard<std::mutex> lock(state_->mutex);
-  state_->with_stats = on;
+  State& s = *state_;
+  if (on == (s.stats_check != nullptr)) return;
+  if (on) {
+    s.stats_check = std::make_shared<NonfiniteCheck>();
+    s.add(s.stats_check);
+    return;
+  }
+  s.consumers.erase(std::find(s.consumers.begin(), s.consumers.end(), s.stats_check));
+  s.stats_check.reset();
+  s.every_tensor = std::any_of(s.consumers.begin(), s.consumers.end(),
+                               [](const auto& c) { return c->wants_every_tensor(); });
+}
+
+void ModelCapture::add_consumer(std::shared_ptr<TensorConsumer> consumer) {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  state_->add(std::move(consumer));
 }
 
 void ModelCapture::close() {
   std::lock_guard<std::mutex> lock(state_->mutex);
-  state_->recently_checked = {};
+  for (const auto& consumer : state_->consumers) consumer->close();
   state_->active = false;
   state_->forget_pending_calls();
 }
@@ -460,28 +412,26 @@ CaptureSummary ModelCapture::State::summarize() const {
   summary.snapshots = static_cast<std::int64_t>(snapshots.size());
   summary.sampled_bytes = sampled_bytes;
   summary.stopped_by = stopped_by;
-  summary.with_stats = with_stats;
-  summary.first_nonfinite = first_nonfinite;
-  summary.checked_tensors = checked_tensors;
-  summary.nonfinite_tensors = nonfinite_tensors;
-  if (save_max_bytes)
-    summary.saved = CaptureSummary::Saved{static_cast<std::int64_t>(saved.size()), saved_bytes,
-                                          unsaved_tensors};
+  for (const auto& consumer : consumers) consumer->summarize(summary);
   return summary;
 }
 
 void ModelCapture::set_tensor_sink(TensorSink sink) {
   std::lock_guard<std::mutex> lock(state_->mutex);
-  state_->sink = std::move(sink);
+  state_->snapshots_off = true;
+  state_->add(std::make_shared<TensorForwarder>(std::move(sink)));
 }
 
 void ModelCapture::enable_saving(std::int64_t max_bytes) {
   std::lock_guard<std::mutex> lock(state_->mutex);
-  state_->save_max_bytes = max_bytes;
+  if (state_->saver) return;
+  state_->saver = std::make_shared<TensorSaver>(max_bytes);
+  state_->add(state_->saver);
 }
 
 const std::vector<std::pair<std::string, at::Tensor>>& ModelCapture::saved_tensors() const {
-  return state_->saved;
+  static const std::vector<std::pair<std::string, at::Tensor>> none;
+  return state_->saver ? state_->saver->saved() : none;
 }
 
 CaptureSummary ModelCapture::summary() const {

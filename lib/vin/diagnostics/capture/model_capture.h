@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "vin/diagnostics/capture/tensor_consumers.h"
 #include "vin/diagnostics/records/capture_records.h"
 #include "vin/diagnostics/torch/forward_inputs.h"
 
@@ -81,6 +82,9 @@ class ModelCapture {
   /// traversal quotas still bound each walk).
   using TensorSink = std::function<void(const TensorKey&, const at::Tensor&)>;
   void set_tensor_sink(TensorSink sink);
+  /// From now on hands every tensor the walks reach to `consumer` too, after the consumers
+  /// added before it (enable_stats, enable_saving and set_tensor_sink add theirs this way).
+  void add_consumer(std::shared_ptr<TensorConsumer> consumer);
   /// Deactivates recording and forgets invocations still pending; safe to call repeatedly.
   void close();
 

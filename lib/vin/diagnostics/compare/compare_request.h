@@ -23,33 +23,27 @@ struct CompareSide {
 /// What to compare.
 struct CompareRequest {
   CompareSide a, b;
-  std::vector<std::string> inputs;     ///< one forward per file, on each archive side
-  std::optional<ShapedInputs> shaped;  ///< instead of inputs (one of them when a side is an archive)
+  /// How each archive side runs: its inputs files (one forward per file) or `--shape` inputs
+  /// (one of them when a side is an archive), eval, quantized engine and timeout; the archive
+  /// and device are each side's (run_of).
+  ForwardRun run;
   std::optional<std::vector<std::string>> module_paths;  ///< patterns; nothing: every module
   std::int64_t max_traversal_nodes = CaptureQuotas{}.max_traversal_nodes;
   std::int64_t max_container_depth = CaptureQuotas{}.max_container_depth;
   std::optional<double> atol, rtol;  ///< nothing: torch.testing's defaults per dtype
   bool equal_nan = false;
-  bool eval = false;
-  std::optional<std::string> quantized_engine;  ///< as capture's, for both archive sides
-  std::optional<double> timeout_seconds;        ///< as capture's, for each forward of each side
   /// A's tensors kept whole up to this many bytes; past it, by their statistics
   std::int64_t max_compare_bytes = std::int64_t{4} << 30;
   /// Called, from another thread, with the message of a forward past its timeout that cannot
   /// be stopped at a module call; the process then ends (status 1 unless this ends it first).
   std::function<void(const std::string& message)> on_abandoned;
 
-  /// The run of one archive side: its path and device, the request's inputs and settings.
+  /// The run of one archive side: `run` with the side's path and device.
   ForwardRun run_of(const CompareSide& side) const {
-    ForwardRun run;
-    run.archive = side.path;
-    run.device = side.device;
-    run.inputs = inputs;
-    run.shaped = shaped;
-    run.eval = eval;
-    run.quantized_engine = quantized_engine;
-    run.timeout_seconds = timeout_seconds;
-    return run;
+    ForwardRun side_run = run;
+    side_run.archive = side.path;
+    side_run.device = side.device;
+    return side_run;
   }
 };
 

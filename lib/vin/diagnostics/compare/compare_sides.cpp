@@ -418,7 +418,8 @@ CompareResult compare_sides(const CompareRequest& request) {
   std::optional<std::string> error;
   const OpenedSide a_side = open_side(request.a);
   const OpenedSide b_side = open_side(request.b);
-  if ((a_side.archive || b_side.archive) && request.inputs.empty() && !request.shaped)
+  if ((a_side.archive || b_side.archive) && request.run.inputs.empty() &&
+      !request.run.shaped)
     throw UsageError("--inputs FILE or --shape NAME=DIMS is required");
   // B is loaded and instrumented on another thread while A loads and runs: on models of many
   // modules, loading is most of the time (both models are resident at once, no tensor of B is)

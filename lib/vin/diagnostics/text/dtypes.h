@@ -21,6 +21,9 @@ struct Dtype {
   std::string_view npy_descr;
   /// whether `--shape NAME=DIMS:DTYPE` makes it (the first ten rows, in the order messages list)
   bool shape_dtype;
+  /// whether a tensor is its storage's bytes, one element per storage item (false for
+  /// complex32 and the sub-byte quantized types, which torch.save's reader does not rebuild)
+  bool storage_items_are_elements = true;
 
   /// Python's str(dtype): "torch.float16".
   std::string python_name() const { return "torch." + std::string(name); }

@@ -23,15 +23,13 @@ using Kind = PickleValue::Kind;
 constexpr std::size_t kMaxInputNesting = 1000;
 constexpr std::size_t kMaxStorageBytes = std::size_t{64} << 30;
 
-// `torch.HalfStorage` -> float16; complex32 and the sub-byte quantized types are not read (the
-// reader makes a tensor of a storage's bytes, which for those is not one element per item)
+// `torch.HalfStorage` -> float16; only dtypes whose storage items are their elements are read
+// (the reader makes a tensor of a storage's bytes)
 std::optional<c10::ScalarType> storage_dtype(const std::string& type) {
   static constexpr std::string_view kPrefix = "torch.";
   if (type.compare(0, kPrefix.size(), kPrefix) != 0) return std::nullopt;
   const Dtype* dtype = dtype_of_storage(std::string_view(type).substr(kPrefix.size()));
-  if (!dtype || dtype->name == "complex32" || dtype->name == "quint4x2" ||
-      dtype->name == "quint2x4")
-    return std::nullopt;
+  if (!dtype || !dtype->storage_items_are_elements) return std::nullopt;
   return scalar_type_of(*dtype);
 }
 
