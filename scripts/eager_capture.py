@@ -58,6 +58,16 @@ def _with_defaults(forward, args: tuple) -> tuple:
     return tuple(filled)
 
 
+
+def member_name(parts):
+    """The .npz member name of a tensor, as vin-inspect's capture --save writes it: the parts
+    (module path, call index, direction, tensor path) joined by '/', each with '%', '/' and
+    control characters written %XX."""
+    def escape(part):
+        return "".join(f"%{ord(c):02X}" if ord(c) < 0x20 or ord(c) == 0x7F or c in "%/" else c
+                       for c in part)
+    return "/".join(escape(p) for p in parts)
+
 class _Recorder:
     def __init__(self, model: torch.nn.Module):
         self.model = model
@@ -135,7 +145,7 @@ class _Recorder:
             key, v, depth = stack.pop()
             nodes += 1
             if isinstance(v, torch.Tensor):
-                self._keep("/".join([path, str(index), direction, *key]), v)
+                self._keep(member_name([path, str(index), direction, *key]), v)
             if depth >= MAX_DEPTH:
                 continue
             if isinstance(v, (tuple, list)):

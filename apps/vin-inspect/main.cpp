@@ -6,6 +6,8 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cctype>
+#include <cfloat>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -135,14 +137,56 @@ struct Command {
 
 // Writes `text` to stdout or to the -o file (write_output: every write checked, a file replaced
 // only once complete); refuses to overwrite an input of the command.
+// Whether two paths name one file: the same file now, or the same path once resolved (for
+// files that do not exist yet).
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code ec;
+  if (fs::equivalent(a, b, ec)) return true;
+  std::error_code ea, eb;
+  const fs::path ca = fs::weakly_canonical(a, ea), cb = fs::weakly_canonical(b, eb);
+  return !ea && !eb && ca == cb;
+}
+
+// The libraries the command loads (VIN_INSPECT_LIBRARIES, then --load-library): inputs too.
+std::vector<std::string> loaded_libraries() {
+  std::vector<std::string> out;
+  if (const char* listed = std::getenv("VIN_INSPECT_LIBRARIES"))
+    for (std::string_view rest = listed; !rest.empty();) {
+      const std::size_t colon = std::min(rest.find(':'), rest.size());
+      if (colon > 0) out.emplace_back(rest.substr(0, colon));
+      rest.remove_prefix(std::min(colon + 1, rest.size()));
+    }
+  out.insert(out.end(), operator_libraries().begin(), operator_libraries().end());
+  return out;
+}
+
+// Every file the command writes (-o, and `others` such as --save) is none of its inputs
+// (`inputs`, and the libraries it loads) and not another of its outputs, whether or not it
+// exists yet: a usage error, before anything runs.
+void refuse_outputs_onto_inputs(
+    const CommonOptions& common, std::vector<std::string> inputs,
+    const std::vector<std::pair<const char*, std::string>>& others = {}) {
+  std::vector<std::pair<const char*, std::string>> outputs = others;
+  if (!common.output.empty() && common.output != "-")
+    outputs.insert(outputs.begin(), {"--output", common.output});
+  const std::vector<std::string> libraries = loaded_libraries();
+  inputs.insert(inputs.end(), libraries.begin(), libraries.end());
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    const auto& [flag, path] = outputs[i];
+    for (const auto& input : inputs)
+      if (same_file(path, input))
+        throw vd::UsageError(std::string(flag) + " " + path + " is an input of this command (" +
+                             input + "); refusing to overwrite it");
+    for (std::size_t j = i + 1; j < outputs.size(); ++j)
+      if (same_file(path, outputs[j].second))
+        throw vd::UsageError(std::string(flag) + " and " + outputs[j].first + " name the same "
+                             "file, " + path + "; give each its own");
+  }
+}
+
 void emit(const CommonOptions& common, const std::string& text,
           const std::vector<std::string>& inputs) {
-  std::error_code ec;
-  if (!common.output.empty() && common.output != "-")
-    for (const auto& input : inputs)
-      if (fs::exists(common.output, ec) && fs::equivalent(common.output, input, ec))
-        throw vd::UsageError("--output " + common.output +
-                             " is an input file; refusing to overwrite it");
+  refuse_outputs_onto_inputs(common, inputs);
   vd::write_output(common.output, text);
 }
 
@@ -163,13 +207,33 @@ void add_common_options(CLI::App& sub, CommonOptions& common) {
       ->type_name("FILE");
 }
 
+// A number option checked as text before anything runs: finite, within [low, high] (`low`
+// excluded when `low_open`), else a usage error that CLI11 prefixes with the flag and that
+// repeats the text as given (CLI11's own range validators print the bounds of a double in full).
+CLI::Validator number_within(double low, bool low_open, double high, const std::string& what) {
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        try {
+          std::size_t used = 0;
+          const double value = std::stod(text, &used);
+          if (used == text.size() && std::isfinite(value) && (low_open ? value > low : value >= low) &&
+              value <= high)
+            return "";
+        } catch (const std::exception&) {
+        }
+        return "must be " + what + ", got '" + vd::printable(text, 100) + "'";
+      },
+      what);
+}
+
 // The options of every command that runs an archive's forward (capture, compare; the forward
 // runner's ForwardRun), added in one place so that the commands cannot drift apart: --inputs,
 // or --shape with --seed and --int-high; --eval, --quantized-engine, --timeout, --load-library.
 struct RunOptions {
   std::vector<std::string> inputs;
   std::vector<std::string> shapes;  // --shape texts, parsed by shaped_inputs()
-  vd::ShapedInputs shaped;          // --seed, --int-high
+  std::string seed = "0";           // --seed text, parsed by shaped_inputs() as torch does
+  vd::ShapedInputs shaped;          // --int-high
   bool eval = false;
   std::optional<std::string> quantized_engine;
   std::optional<double> timeout_seconds;
@@ -183,7 +247,9 @@ struct RunOptions {
       return std::nullopt;
     }
     vd::ShapedInputs out = shaped;
+    out.seed = vd::parse_seed(seed);
     for (const auto& text : shapes) out.shapes.push_back(vd::parse_shape_spec(text));
+    vd::check_shaped_inputs(out);
     return out;
   }
   // What the options say of a run (its archive and device are the command's).
@@ -204,12 +270,34 @@ void add_run_options(CLI::App& sub, RunOptions& run, const std::string& inputs_h
                                "torch.randint for integer dtypes, after torch.manual_seed)")
                     ->type_name("NAME=DIMS[:DTYPE]");
   inputs->excludes(shape);
-  sub.add_option("--seed", run.shaped.seed, "The generator's seed for --shape (default 0)")
-      ->type_name("N");
+  sub.add_option("--seed", run.seed,
+                 "The generator's seed for --shape, as torch.manual_seed takes it (default 0)")
+      ->type_name("N")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            try {
+              vd::parse_seed(text);
+              return "";
+            } catch (const vd::UsageError&) {
+              return "must be an integer in [-9223372036854775808, 18446744073709551615] (as "
+                     "torch.manual_seed), got '" + vd::printable(text, 100) + "'";
+            }
+          },
+          "SEED"));
   sub.add_option("--int-high", run.shaped.int_high,
                  "Integer --shape tensors are drawn from [0, N) (default 2)")
       ->type_name("N")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            try {
+              std::size_t used = 0;
+              if (std::stoll(text, &used) > 0 && used == text.size()) return "";
+            } catch (const std::exception&) {
+            }
+            return "must be an integer in [1, 9223372036854775807], got '" +
+                   vd::printable(text, 100) + "'";
+          },
+          "N > 0"));
   sub.add_flag("--eval", run.eval, "Switch every module to eval mode first");
   sub.add_option("--quantized-engine", run.quantized_engine,
                  "Backend of quantized operators: qnnpack, fbgemm, onednn or x86, as "
@@ -220,21 +308,10 @@ void add_run_options(CLI::App& sub, RunOptions& run, const std::string& inputs_h
                  "Stop a forward that runs longer than SECONDS; the records so far are printed, "
                  "then an error")
       ->type_name("SECONDS")
-      ->check(CLI::PositiveNumber);
+      ->check(number_within(0, true, vd::kMaxTimeoutSeconds,
+                            "a number of seconds above 0 and at most " +
+                                std::to_string(static_cast<long long>(vd::kMaxTimeoutSeconds))));
   add_load_library(sub);
-}
-
-// A file the command writes besides its records (capture --save) may be none of its inputs
-// and not its -o file.
-void refuse_overwriting(const std::string& target, const char* flag, const CommonOptions& common,
-                        const std::vector<std::string>& inputs, const std::string& archive) {
-  std::vector<std::string> others = inputs;
-  others.push_back(archive);
-  if (!common.output.empty()) others.push_back(common.output);
-  std::error_code ec;
-  for (const auto& other : others)
-    if (target == other || std::filesystem::equivalent(target, other, ec))
-      throw vd::UsageError(std::string(flag) + " " + target + " would overwrite " + other);
 }
 
 // A positive integer option bound to one of the capture's quotas (its default shown); zero or
@@ -366,9 +443,13 @@ std::vector<Command> commands(CommonOptions& common) {
            if (request->save_max_bytes > vd::kMaxSaveBytes)
              throw vd::UsageError("--save-max-bytes: at most " + std::to_string(vd::kMaxSaveBytes) +
                                   " (the .npz is written without zip64)");
-           if (request->save_path)
-             refuse_overwriting(*request->save_path, "--save", common, request->run.inputs,
-                                request->run.archive);
+           {
+             std::vector<std::string> inputs = request->run.inputs;
+             inputs.push_back(request->run.archive);
+             std::vector<std::pair<const char*, std::string>> outputs;
+             if (request->save_path) outputs.emplace_back("--save", *request->save_path);
+             refuse_outputs_onto_inputs(common, inputs, outputs);
+           }
            if (*fail_on_nonfinite) request->stats = true;
            request->limits = vd::CaptureLimits(*quotas);
            spdlog::debug("capturing {} on {} input file(s)", request->run.archive,
@@ -426,11 +507,11 @@ std::vector<Command> commands(CommonOptions& common) {
          sub.add_option("--atol", request->atol,
                         "Absolute tolerance (default: torch.testing's for the dtype)")
              ->type_name("X")
-             ->check(CLI::NonNegativeNumber);
+             ->check(number_within(0, false, DBL_MAX, "a finite number >= 0"));
          sub.add_option("--rtol", request->rtol,
                         "Relative tolerance (default: torch.testing's for the dtype)")
              ->type_name("X")
-             ->check(CLI::NonNegativeNumber);
+             ->check(number_within(0, false, DBL_MAX, "a finite number >= 0"));
          sub.add_flag("--equal-nan", request->equal_nan, "NaN on both sides counts as equal");
          add_limit(sub, "--max-compare-bytes", request->max_compare_bytes,
                    "A's tensors kept whole; past it, pairs are compared by statistics");
@@ -606,7 +687,8 @@ std::string unknown_option_hint(CLI::App& app, int argc, char** argv) {
 
 }  // namespace
 
-int run_command(const std::function<int()>& action, int error_status);
+int run_command(const std::function<int()>& action, int error_status,
+                const std::vector<std::string>& arguments);
 
 // Ends the process once a command is done: its output is written and its files closed (the
 // command's own scope has ended), so only the streams are flushed; the static destructors and the
@@ -665,10 +747,26 @@ int main(int argc, char** argv) {
   std::size_t chosen = 0;
   while (chosen < cmds.size() && !app.got_subcommand(cmds[chosen].name)) ++chosen;
   if (chosen == cmds.size()) return 0;
-  return leave(run_command(actions[chosen], cmds[chosen].error_status));
+  return leave(run_command(actions[chosen], cmds[chosen].error_status,
+                           std::vector<std::string>(argv + 1, argv + argc)));
 }
 
-int run_command(const std::function<int()>& action, int error_status) {
+// An error message as it goes to the terminal: control characters and invalid UTF-8 escaped in
+// each line, and first in every command-line argument it quotes (a file name holding a newline
+// would otherwise start a line of its own, which could pass for another message).
+std::string terminal_message(std::string message, const std::vector<std::string>& arguments) {
+  for (const std::string& argument : arguments) {
+    const std::string safe = vd::printable(argument, argument.size() * 4 + 4);
+    if (safe == argument || argument.empty()) continue;
+    for (std::size_t at = message.find(argument); at != std::string::npos;
+         at = message.find(argument, at + safe.size()))
+      message.replace(at, argument.size(), safe);
+  }
+  return vd::printable_lines(message);
+}
+
+int run_command(const std::function<int()>& action, int error_status,
+                const std::vector<std::string>& arguments) {
   try {
     return action();
   } catch (const vd::UsageError& e) {
@@ -677,7 +775,7 @@ int run_command(const std::function<int()>& action, int error_status) {
     return error_status;  // the reader of stdout went away: end quietly, as Unix tools do
   } catch (const vd::Error& e) {
     // one line, or two where the library adds one (a forward failure's source position)
-    std::cerr << kProgram << ": error: " << vd::printable_lines(e.what()) << "\n";
+    std::cerr << kProgram << ": error: " << terminal_message(e.what(), arguments) << "\n";
     return error_status;
   } catch (const std::bad_alloc&) {
     // the library names the file and stage where it can (naming_out_of_memory); this is the

@@ -203,7 +203,7 @@ def output_onto_the_input_is_refused():
         shutil.copy(fixture("convnet.pt"), archive)
         before = sha256(archive)
         p = run("inspect-model", archive, "-o", archive)
-        assert_clean_error(p, 2, "is an input file; refusing to overwrite it")
+        assert_clean_error(p, 2, "is an input of this command .*; refusing to overwrite it")
         assert sha256(archive) == before
 
 
@@ -640,6 +640,90 @@ def capture_and_compare_read_pipes():
         assert json.loads(p.stdout.splitlines()[-1])["beyond"] == 0, p.stdout[-300:]
 
 
+@test
+def terminal_output_never_carries_control_bytes_from_inputs():
+    # names and values from a file reach --format table and stderr escaped (issue 26): an OSC
+    # sequence, BEL, a newline and a byte that is not UTF-8 in a key
+    with tempfile.TemporaryDirectory() as tmp:
+        config = os.path.join(tmp, "esc.yaml")
+        with open(config, "wb") as f:
+            f.write(b'model: !vin.M\n  "a\\e]0;pwned\\aname\\nforged\\xff": 1\n')
+        p = subprocess.run([ARGS.binary, "inspect-config", config, "--format", "table"],
+                           capture_output=True, timeout=120)
+        assert p.returncode == 0, p.stderr
+        assert not any(b < 0x20 and b != 0x0A for b in p.stdout), p.stdout
+        assert p.stdout.decode("utf-8")  # valid UTF-8 throughout
+        assert b"a\\x1b]0;pwned\\x07name\\x0aforged" in p.stdout, p.stdout
+        # a file name holding a newline stays on the error's one line
+        forged = os.path.join(tmp, "bad\nvin-inspect: error: forged.pt")
+        p = run("inspect-model", forged)
+        assert_clean_error(p, 1, r"bad\\x0avin-inspect: error: forged\.pt: no such file")
+        assert len(p.stderr.splitlines()) == 1, p.stderr
+
+
+@test
+def diff_compares_integers_exactly_however_large():
+    with tempfile.TemporaryDirectory() as tmp:
+        sides = []
+        for n in (18446744073709551617, 18446744073709551616):
+            side = os.path.join(tmp, f"{n}.jsonl")
+            with open(side, "w") as f:
+                f.write(json.dumps({"record": "ModelMetadata", "model_type": "m",
+                                    "total_parameters": n, "trainable_parameters": 0}) + "\n")
+            sides.append(side)
+        p = run("diff", *sides)
+        assert p.returncode == 1, p.stdout + p.stderr
+        change = json.loads(p.stdout.splitlines()[0])
+        assert change["field"] == "total_parameters", change
+        p = run("diff", sides[0], sides[0])
+        assert p.returncode == 0, p.stdout + p.stderr
+
+
+KEYS_MODEL = '''
+import sys, torch
+from torch import nn, Tensor
+from typing import Dict, List
+
+
+class Keys(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.keys: List[str] = ["a/b", "a\\x00b", "a", "%41"]
+
+    def forward(self, x: Tensor) -> Dict[str, Tensor]:
+        out: Dict[str, Tensor] = {}
+        for i, k in enumerate(self.keys):
+            out[k] = x + i
+        return out
+
+
+torch.jit.save(torch.jit.script(Keys()), sys.argv[1])
+'''
+
+
+@torch_test
+def saved_member_names_stay_unique_and_read_back():
+    # dict keys holding '/', NUL and '%' (issue 26): one member each, compare reads them back
+    with tempfile.TemporaryDirectory() as tmp:
+        archive, saved = os.path.join(tmp, "keys.pt"), os.path.join(tmp, "keys.npz")
+        with open(os.path.join(tmp, "keys_model.py"), "w") as f:
+            f.write(KEYS_MODEL)
+        subprocess.run([sys.executable, os.path.join(tmp, "keys_model.py"), archive], check=True)
+        p = run("capture", archive, "--shape", "x=2", "--save", saved, "-o",
+                os.path.join(tmp, "records.jsonl"))
+        assert p.returncode == 0, p.stderr
+        names = subprocess.run([sys.executable, "-c", "import sys, json, numpy as np; "
+                                "print(json.dumps(sorted(np.load(sys.argv[1]).files)))", saved],
+                               capture_output=True, text=True, check=True)
+        outputs = [n for n in json.loads(names.stdout) if "/output/" in n]
+        assert outputs == ["<root>/0/output/output/%2541", "<root>/0/output/output/a",
+                           "<root>/0/output/output/a%00b", "<root>/0/output/output/a%2Fb"], outputs
+        p = run("compare", saved, archive, "--shape", "x=2")
+        assert p.returncode == 0, p.stdout[-400:] + p.stderr
+        summary = json.loads(p.stdout.splitlines()[-1])
+        assert summary["pairs"] == 5 and summary["only_in_a"] == 0, summary
+
+
 SHAPES_MODEL = '''
 import sys, torch
 from torch import nn, Tensor
@@ -689,7 +773,8 @@ def shape_inputs_are_the_tensors_python_makes_after_manual_seed():
         subprocess.run([sys.executable, os.path.join(tmp, "shapes_model.py"), archive], check=True)
         shapes = ["--shape", "q=3:bfloat16", "--shape", "x=2x4", "--shape", "h=3:float16",
                   "--shape", "ids=2x5:int64", "--shape", "b=3:bool"]  # not in schema order
-        for seed, high in ((0, 2), (7, 10)):
+        # --seed as torch.manual_seed takes it: negative seeds as their two's complement
+        for seed, high in ((0, 2), (7, 10), (-1, 3), (18446744073709551615, 5)):
             saved = os.path.join(tmp, f"s{seed}.npz")
             p = run("capture", archive, *shapes, "--seed", str(seed), "--int-high", str(high),
                     "--save", saved, "--module", "<root>")
@@ -710,6 +795,25 @@ def shape_inputs_are_the_tensors_python_makes_after_manual_seed():
         assert_clean_error(p, 2, r"--inputs FILE or --shape NAME=DIMS is required")
         p = run("capture", archive, "--shape", "x=2", "--inputs", archive)
         assert p.returncode == 2 and "excludes" in p.stderr, p.stderr
+        # every numeric option checked before anything runs, the value repeated (issue 26)
+        for flags, message in (
+                (["--timeout", "nan"], r"--timeout: must be a number of seconds above 0 and at "
+                                       r"most 10000000, got 'nan'"),
+                (["--timeout", "1e300"], r"--timeout: .* got '1e300'"),
+                (["--seed", "18446744073709551616"], r"--seed: must be an integer in "
+                                                     r"\[-9223372036854775808, 18446744073709551615\]"),
+                (["--seed", "-9223372036854775809"], r"--seed: .*got '-9223372036854775809'"),
+                (["--int-high", "1e400"], r"--int-high: must be an integer in \[1, "),
+                (["--shape", "x=99999999999x99999999999"], r"would hold more than 17179869184 bytes"),
+                (["--shape", "x=1000000000000"], r"would hold more than 17179869184 bytes"),
+                (["--shape", "x=2:int8", "--int-high", "1000"],
+                 r"--int-high 1000: --shape x is int8, which holds values below 128 only")):
+            args = flags if "--shape" in flags else ["--shape", "x=2x4", *flags]
+            p = run("capture", archive, *args)
+            assert_clean_error(p, 2, message)
+        for flag, value in (("--atol", "nan"), ("--rtol", "inf"), ("--atol", "-1")):
+            p = run("compare", archive, archive, "--shape", "x=2x4", flag, value)
+            assert_clean_error(p, 2, flag + r": must be a finite number >= 0, got '" + value + "'")
 
 
 SAVED_AGAINST_RECORDS = '''
@@ -793,7 +897,7 @@ def a_save_that_fails_leaves_no_file_and_exits_1():
         assert p.returncode == 1 and "big.npz: write failed: File too large" in p.stderr, p.stderr
         assert os.listdir(tmp) == [], os.listdir(tmp)
         p = run(*args, "--save", fixture("everything.pt"))
-        assert_clean_error(p, 2, r"--save .*everything\.pt would overwrite")
+        assert_clean_error(p, 2, r"--save .*everything\.pt is an input of this command")
 
 
 def compare_run(*args):
@@ -1082,8 +1186,24 @@ def capture_output_onto_an_inputs_file_is_refused():
         shutil.copy(fixture("inputs/everything_positional.npz"), inputs)
         before = sha256(inputs)
         p = run("capture", fixture("everything.pt"), "--inputs", inputs, "-o", inputs)
-        assert_clean_error(p, 2, "is an input file; refusing to overwrite it")
+        assert_clean_error(p, 2, "is an input of this command .*; refusing to overwrite it")
         assert sha256(inputs) == before
+        # a library it loads is an input too, for -o and --save alike (issue 26)
+        library = os.path.join(tmp, "libops.so")
+        with open(library, "wb") as f:  # refused before anything is loaded
+            f.write(b"\x7fELF: not a library, never loaded")
+        before = sha256(library)
+        for flag in ("-o", "--save"):
+            p = run("capture", fixture("everything.pt"), "--inputs", inputs, "--load-library",
+                    library, flag, library)
+            assert_clean_error(p, 2, re.escape(library) + " is an input of this command")
+            assert sha256(library) == before
+        # -o and --save naming one file that does not exist yet
+        both = os.path.join(tmp, "out.npz")
+        p = run("capture", fixture("everything.pt"), "--inputs", inputs, "-o", both, "--save",
+                both)
+        assert_clean_error(p, 2, "--output and --save name the same file")
+        assert not os.path.exists(both)
 
 
 @torch_test

@@ -29,12 +29,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, "tests", "reference"))
 sys.path.insert(0, os.path.join(REPO, "tests", "zoo"))
+sys.path.insert(0, os.path.join(REPO, "scripts"))
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 import capture_reference as ref  # noqa: E402
 import compare_capture  # noqa: E402
+from eager_capture import member_name  # noqa: E402
 import zoo_models  # noqa: E402
 
 CASES = ["resnet18", "transformer_encoder_mask_eval", "lstm_tagger_eval"]
@@ -122,8 +124,8 @@ def check_stats(binary, archive, inputs_file, device, work):
     checked = 0
     with np.load(saved) as members:
         for s in snapshots:
-            name = "/".join([s["module_path"], str(s["call_index"]), s["direction"],
-                             *s["tensor_path"]])
+            name = member_name([s["module_path"], str(s["call_index"]), s["direction"],
+                                *s["tensor_path"]])
             if name not in members.files or s.get("stats") is None:
                 continue
             problem = stats_difference(numpy_stats(members[name]), s["stats"])

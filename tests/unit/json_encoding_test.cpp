@@ -159,11 +159,18 @@ TEST_CASE("CaptureLimits: the defaults; non-positive quotas are rejected by name
 
 TEST_CASE("compare's records: the keys a saved tensor's name carries, and the JSON field order") {
   const TensorKey key{"layer1.0.conv1", 3, Direction::output, {"output", "0", "a/b"}};
-  CHECK(key.name() == "layer1.0.conv1/3/output/output/0/a/b");
+  // '/', '%' and control bytes inside a part are %XX: the parts split back apart
+  CHECK(key.name() == "layer1.0.conv1/3/output/output/0/a%2Fb");
   const auto back = TensorKey::from_name(key.name());
   REQUIRE(back);
   CHECK(back->name() == key.name());
   CHECK(back->call_index == 3);
+  CHECK(back->tensor_path == key.tensor_path);
+  const TensorKey odd{"m", 0, Direction::input, {"kwargs", std::string("a\0b", 3), "50%", "\n"}};
+  CHECK(odd.name() == "m/0/input/kwargs/a%00b/50%25/%0A");
+  CHECK(TensorKey::from_name(odd.name())->tensor_path == odd.tensor_path);
+  CHECK_FALSE(TensorKey::from_name("m/0/input/a%2"));
+  CHECK_FALSE(TensorKey::from_name("m/0/input/a%zz"));
   CHECK_FALSE(TensorKey::from_name("arr_0"));
   CHECK_FALSE(TensorKey::from_name("m/x/input/args"));
   CHECK_FALSE(TensorKey::from_name("m/0/sideways/args"));

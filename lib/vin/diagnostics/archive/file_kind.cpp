@@ -1,6 +1,7 @@
 #include "vin/diagnostics/archive/file_kind.h"
 
 #include <cctype>
+#include <iterator>
 #include <vector>
 
 namespace vin::diagnostics {
@@ -30,25 +31,14 @@ FileKind zip_kind(const ZipArchive& zip) {
 }  // namespace
 
 std::string_view describe(FileKind kind) {
-  switch (kind) {
-    case FileKind::torchscript_archive:
-      return "a TorchScript archive";
-    case FileKind::torch_save_zip:
-      return "a torch.save file";
-    case FileKind::other_zip:
-      return "a zip file";
-    case FileKind::npy:
-      return "an .npy array";
-    case FileKind::legacy_pickle:
-      return "a pickle (a torch.save file before PyTorch 1.6)";
-    case FileKind::records:
-      return "JSON records";
-    case FileKind::text:
-      return "a text file";
-    case FileKind::empty:
-      return "an empty file";
-  }
-  return "a file";
+  // in the order of the enum
+  static constexpr std::string_view kNames[] = {
+      "a TorchScript archive", "a torch.save file", "a zip file",  "an .npy array",
+      "a pickle (a torch.save file before PyTorch 1.6)", "JSON records", "a text file",
+      "an empty file"};
+  static_assert(std::size(kNames) == static_cast<std::size_t>(FileKind::empty) + 1);
+  const auto index = static_cast<std::size_t>(kind);
+  return index < std::size(kNames) ? kNames[index] : "a file";
 }
 
 ClassifiedFile classify_file(const std::string& path, std::string_view what) {

@@ -7,7 +7,10 @@ namespace vin::diagnostics {
 
 ModelMetadata describe_archive(const std::string& path, const InspectDetails& details,
                                const LibTorchInspector& fallback) {
-  return describe_archive(probe_torchscript_archive(path), details, fallback);
+  // the probe reads the zip directory: its allocations are the structure reader's too
+  const ArchiveLayout archive = naming_out_of_memory(
+      path, "reading the archive's structure", [&] { return probe_torchscript_archive(path); });
+  return describe_archive(archive, details, fallback);
 }
 
 ModelMetadata describe_archive(const ArchiveLayout& archive, const InspectDetails& details,

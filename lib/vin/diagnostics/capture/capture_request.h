@@ -16,6 +16,8 @@ namespace vin::diagnostics {
 /// The most --save-max-bytes may be: an .npz is written without zip64 (under 4 GiB).
 inline constexpr std::int64_t kMaxSaveBytes = 4000000000;
 /// The most tensors --save writes (the zip directory's count without zip64).
+/// The longest --timeout (about 115 days): the deadline must stay within the clock's range.
+inline constexpr double kMaxTimeoutSeconds = 1e7;
 inline constexpr std::int64_t kMaxSaveTensors = 65535;
 
 /// How inputs made from shapes are named where an inputs file's name would be.

@@ -156,7 +156,9 @@ LoadedRun::LoadedRun(const ForwardRun& run, const std::function<void(const char*
     inputs_.push_back(naming_out_of_memory(
         path, "reading the inputs", [&] { return read_forward_inputs(path, model_, device_); }));
   if (run_.shaped) {
-    inputs_.push_back(make_shaped_inputs(*run_.shaped, model_, device_));
+    inputs_.push_back(naming_out_of_memory(kShapedInputsName, "making the tensors", [&] {
+      return make_shaped_inputs(*run_.shaped, model_, device_);
+    }));
     input_names_.push_back(kShapedInputsName);
   }
   if (on_stage) on_stage("read the inputs");

@@ -347,7 +347,9 @@ struct OpenedSide {
 };
 
 OpenedSide open_side(const CompareSide& side) {
-  ClassifiedFile file = classify_file(side.path, "a TorchScript archive or an .npz file");
+  ClassifiedFile file = naming_out_of_memory(side.path, "reading the file", [&] {
+    return classify_file(side.path, "a TorchScript archive or an .npz file");
+  });
   switch (file.kind) {
     case FileKind::torchscript_archive:
     case FileKind::torch_save_zip:

@@ -245,17 +245,22 @@ class ConfigWalker {
     if (path.size() > kMaxPathDepth)
       fail(mapping,
            "the configuration nests deeper than " + std::to_string(kMaxPathDepth) + " levels");
-    std::vector<std::string> done;
+    std::unordered_set<std::string> done;
     if (type) {
       const auto it = declared_.find(*type);
       if (it != declared_.end()) {
+        // the mapping's keys indexed once (the first of a repeated key, which the loop below
+        // refuses): a lookup per declared field would make the walk quadratic in the fields
+        std::unordered_map<std::string, YAML::Node> values;
+        for (auto entry = mapping.begin(); entry != mapping.end(); ++entry)
+          if (entry->first.IsScalar()) values.emplace(entry->first.Scalar(), entry->second);
         for (const auto& [name, annotation] : it->second) {
-          const std::optional<YAML::Node> value = find_key(mapping, name);
-          if (!value)
+          const auto value = values.find(name);
+          if (value == values.end())
             fail(mapping, "field '" + printable(name, 200) + "' of " + printable(*type, 200) +
                               " is declared but has no value");
-          record_field(name, *value, annotation, path, is_root);
-          done.push_back(name);
+          record_field(name, value->second, annotation, path, is_root);
+          done.insert(name);
         }
       }
     }
@@ -266,15 +271,9 @@ class ConfigWalker {
       if (!seen.insert(name).second)
         fail(it->first, "duplicate key '" + printable(name, 200) + "'");
       if (is_root && name == kDeclaredKey) continue;
-      if (std::find(done.begin(), done.end(), name) != done.end()) continue;
+      if (done.count(name) > 0) continue;
       record_field(name, it->second, std::nullopt, path, is_root);
     }
-  }
-
-  static std::optional<YAML::Node> find_key(const YAML::Node& mapping, const std::string& name) {
-    for (auto it = mapping.begin(); it != mapping.end(); ++it)
-      if (it->first.IsScalar() && it->first.Scalar() == name) return it->second;
-    return std::nullopt;
   }
 
   void add(const std::vector<std::string>& path, const std::optional<std::string>& declared,
@@ -544,7 +543,9 @@ ModelStructureSpec inspect_config_file(const ClassifiedFile& file, UnwalkedValue
 }
 
 ModelStructureSpec inspect_config_file(const std::string& path, UnwalkedValues* unwalked) {
-  return inspect_config_file(classify_file(path, "a configuration"), unwalked);
+  return naming_out_of_memory(path, "reading the configuration", [&] {
+    return inspect_config_file(classify_file(path, "a configuration"), unwalked);
+  });
 }
 
 }  // namespace vin::diagnostics

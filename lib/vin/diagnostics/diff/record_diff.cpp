@@ -59,11 +59,60 @@ void require_keys(const Json& j, const std::vector<const char*>& keys, const cha
 
 // Parses JSON text, refusing values nested deeper than any record (nlohmann's recursive copy
 // and comparison would otherwise run out of stack on a hostile file).
-Json parse_bounded(const std::string& text) {
-  return Json::parse(text, [](int depth, Json::parse_event_t, Json&) {
-    if (depth > kMaxJsonDepth) throw NestedTooDeep();
+// The DOM Json::parse builds, with two differences: a value inside more than kMaxJsonDepth
+// containers throws NestedTooDeep (where Json::parse's callback would see a depth past it), and
+// an integer too large for 64 bits, which nlohmann reads as a double (18446744073709551617 and
+// 18446744073709551616 would be one number), is kept as its digits in a string, so that values
+// compare exactly, however large.
+class BoundedDom : public nlohmann::detail::json_sax_dom_parser<Json> {
+ public:
+  using Base = nlohmann::detail::json_sax_dom_parser<Json>;
+  explicit BoundedDom(Json& root) : Base(root, true) {}
+
+  bool null() { return inside() && Base::null(); }
+  bool boolean(bool v) { return inside() && Base::boolean(v); }
+  bool number_integer(Json::number_integer_t v) { return inside() && Base::number_integer(v); }
+  bool number_unsigned(Json::number_unsigned_t v) { return inside() && Base::number_unsigned(v); }
+  bool number_float(Json::number_float_t v, const std::string& text) {
+    if (!inside()) return false;
+    const bool integer = !text.empty() &&
+                         text.find_first_not_of("-0123456789") == std::string::npos;
+    if (!integer) return Base::number_float(v, text);
+    std::string digits = text;
+    return Base::string(digits);
+  }
+  bool string(std::string& v) { return inside() && Base::string(v); }
+  bool binary(Json::binary_t& v) { return inside() && Base::binary(v); }
+  bool key(std::string& v) { return inside() && Base::key(v); }
+  bool start_object(std::size_t n) { return open() && Base::start_object(n); }
+  bool end_object() {
+    --depth_;
+    return Base::end_object();
+  }
+  bool start_array(std::size_t n) { return open() && Base::start_array(n); }
+  bool end_array() {
+    --depth_;
+    return Base::end_array();
+  }
+
+ private:
+  bool inside() const {
+    if (depth_ > kMaxJsonDepth) throw NestedTooDeep();
     return true;
-  });
+  }
+  bool open() {
+    inside();
+    ++depth_;
+    return true;
+  }
+  int depth_ = 0;  // containers open around the next value
+};
+
+Json parse_bounded(const std::string& text) {
+  Json root;
+  BoundedDom dom(root);
+  Json::sax_parse(text, &dom);
+  return root;
 }
 
 // document[key], or an empty list where the document has none

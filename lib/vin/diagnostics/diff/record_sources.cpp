@@ -19,7 +19,9 @@ RecordSet configuration_side(const ClassifiedFile& file) {
 RecordSet load_record_set(const std::string& path, const LibTorchInspector& fallback,
                           SideKind kind) {
   // opened once, told apart once: an archive, saved records, else a YAML rendering
-  const ClassifiedFile file = classify_file(path, "an archive, a record file or a configuration");
+  const ClassifiedFile file = naming_out_of_memory(path, "reading the file", [&] {
+    return classify_file(path, "an archive, a record file or a configuration");
+  });
   if (file.zip)
     return kind == SideKind::configuration
                ? configuration_side(file)

@@ -5,12 +5,22 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
+#include <string_view>
 #include <variant>
 
 #include "vin/diagnostics/records/json_encoding.h"
+#include "vin/diagnostics/text/printable.h"
 
 namespace vin::diagnostics {
 namespace {
+
+// Text from the inputs (names, paths, values) as a table shows it: control characters (newlines
+// included) and invalid UTF-8 escaped, nothing cut, so that no input reaches the terminal raw or
+// starts a line of its own.
+std::string shown(std::string_view text) {
+  return printable(text, std::numeric_limits<std::size_t>::max());
+}
 
 std::string value_text(const Json& v) {
   if (v.is_number_integer()) return with_thousands_separators(v.get<std::int64_t>());
@@ -84,6 +94,7 @@ void TextTable::add_column(std::string header, Align align) {
 
 void TextTable::add_row(std::vector<std::string> cells) {
   cells.resize(headers_.size());
+  for (std::string& cell : cells) cell = shown(cell);
   rows_.push_back(std::move(cells));
 }
 
@@ -218,7 +229,7 @@ std::string format_model_table(const ModelMetadata& model) {
   const std::string rule(
       attributes ? std::min<std::size_t>(table.width(), kSettingsRuleWidth) : table.width(), '=');
   std::string out =
-      "Model: " + model.model_type() + '\n' + rule + '\n' + table.render() + '\n' + rule + '\n';
+      "Model: " + shown(model.model_type()) + '\n' + rule + '\n' + table.render() + '\n' + rule + '\n';
   std::vector<std::pair<std::string, std::string>> lines = {
       {"Modules:", with_thousands_separators(static_cast<std::int64_t>(model.modules().size()))},
       {"Total parameters:", with_thousands_separators(model.total_parameters())},
@@ -240,10 +251,10 @@ std::string format_model_table(const ModelMetadata& model) {
   }
   for (const auto& [label, value] : lines)
     out += label + std::string(label_width - label.size() + 1, ' ') +
-           std::string(value_width - value.size(), ' ') + value + '\n';
+           std::string(value_width - value.size(), ' ') + shown(value) + '\n';
   if (const auto& methods = model.details().methods) {
     out += "Signatures:\n";
-    for (const auto& method : *methods) out += "  " + signature_text(method) + '\n';
+    for (const auto& method : *methods) out += "  " + shown(signature_text(method)) + '\n';
   }
   return out;
 }
@@ -327,8 +338,8 @@ std::string format_config_table(const ModelStructureSpec& spec) {
       value = dump_line(to_json(f.value()));
     table.add_row({label, f.declared_type().value_or("-"), f.configured_type(), value});
   }
-  std::string out = "Config: " + spec.config_type().value_or("(untagged)") +
-                    "   Target: " + spec.target_type().value_or("-") + '\n';
+  std::string out = "Config: " + shown(spec.config_type().value_or("(untagged)")) +
+                    "   Target: " + shown(spec.target_type().value_or("-")) + '\n';
   const std::string rule(table.width(), '=');
   out += rule + '\n' + table.render() + '\n' + rule + '\n';
   out += "Fields: " + with_thousands_separators(static_cast<std::int64_t>(spec.fields().size())) +
@@ -383,8 +394,8 @@ std::string format_capture_table(const std::vector<TensorSnapshot>& snapshots,
            "   Non-finite: " + with_thousands_separators(summary.nonfinite_tensors) + '\n';
     out += "First non-finite: ";
     if (const auto& at = summary.first_nonfinite)
-      out += at->module_path + " call " + std::to_string(at->call_index) + " " +
-             to_string(at->direction) + " " + join(at->tensor_path, ".") +
+      out += shown(at->module_path + " call " + std::to_string(at->call_index) + " " +
+                   to_string(at->direction) + " " + join(at->tensor_path, ".")) +
              (at->recorded ? "" : " (past the snapshot quotas: no snapshot)") + '\n';
     else
       out += "none\n";
@@ -400,7 +411,7 @@ std::string key_text(const TensorKey& key) {
   std::string out =
       key.module_path + " #" + std::to_string(key.call_index) + " " + to_string(key.direction);
   for (const auto& p : key.tensor_path) out += "." + p;
-  return out;
+  return shown(out);
 }
 
 std::string error_text(const std::optional<double>& e) {
@@ -497,16 +508,19 @@ std::string format_diff_table(const RecordSet& old_set, const RecordSet& new_set
   std::int64_t added = 0, removed = 0, changed = 0;
   for (const auto& c : changes)
     (c.kind == "added" ? added : c.kind == "removed" ? removed : changed)++;
-  std::string out = "--- " + old_set.source + "\n+++ " + new_set.source + "\n";
+  std::string out = "--- " + shown(old_set.source) + "\n+++ " + shown(new_set.source) + "\n";
   for (const auto& c : changes) {
     const std::string where = c.subject + (c.path.is_null() ? "" : " " + path_text(c.path));
     if (c.kind == "changed") {
       const std::string field = c.field.is_string() ? " " + c.field.get<std::string>() : "";
-      out += "~ " + where + ":" + field + " " + value_text(c.old_value) + " -> " +
-             value_text(c.new_value) + "\n";
+      out += "~ " + shown(where + ":" + field + " " + value_text(c.old_value) + " -> " +
+                          value_text(c.new_value)) +
+             "\n";
     } else {
-      out += (c.kind == "added" ? "+ " : "- ") + where + " (" +
-             item_summary(c.kind == "added" ? c.new_value : c.old_value) + ")\n";
+      out += (c.kind == "added" ? "+ " : "- ") +
+             shown(where + " (" + item_summary(c.kind == "added" ? c.new_value : c.old_value) +
+                   ")") +
+             "\n";
     }
   }
   std::string kinds;

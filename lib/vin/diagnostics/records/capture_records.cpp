@@ -71,9 +71,51 @@ const char* to_string(Direction direction) {
   return direction == Direction::input ? "input" : "output";
 }
 
+namespace {
+
+// A part of a member name: '%', '/' and control bytes as %XX (uppercase hex), so that parts
+// split back apart and a name holds no NUL (zip names are C strings) or terminal control.
+std::string escape_name_part(const std::string& part) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out;
+  for (const char ch : part) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c == 0x7F || c == '%' || c == '/')
+      out += {'%', hex[c >> 4], hex[c & 0xF]};
+    else
+      out += ch;
+  }
+  return out;
+}
+
+std::optional<std::string> unescape_name_part(const std::string& part) {
+  std::string out;
+  for (std::size_t i = 0; i < part.size(); ++i) {
+    if (part[i] != '%') {
+      out += part[i];
+      continue;
+    }
+    if (i + 2 >= part.size()) return std::nullopt;  // a '%' needs two hex digits
+    const auto digit = [](char c) -> int {
+      if (c >= '0' && c <= '9') return c - '0';
+      if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+      if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+      return -1;
+    };
+    const int high = digit(part[i + 1]), low = digit(part[i + 2]);
+    if (high < 0 || low < 0) return std::nullopt;
+    out += static_cast<char>(high * 16 + low);
+    i += 2;
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string TensorKey::name() const {
-  std::string out = module_path + "/" + std::to_string(call_index) + "/" + to_string(direction);
-  for (const auto& p : tensor_path) out += "/" + p;
+  std::string out = escape_name_part(module_path) + "/" + std::to_string(call_index) + "/" +
+                    to_string(direction);
+  for (const auto& p : tensor_path) out += "/" + escape_name_part(p);
   return out;
 }
 
@@ -89,6 +131,11 @@ std::optional<TensorKey> TensorKey::from_name(const std::string& name) {
   if (parts.size() < 4 || parts[0].empty() || parts[1].empty() || parts[1].size() > 18 ||
       parts[1].find_first_not_of("0123456789") != std::string::npos)
     return std::nullopt;
+  for (std::string& part : parts) {
+    auto plain = unescape_name_part(part);
+    if (!plain) return std::nullopt;
+    part = std::move(*plain);
+  }
   TensorKey key;
   key.module_path = parts[0];
   key.call_index = std::stoll(parts[1]);

@@ -16,7 +16,12 @@ struct ShapeSpec {
   std::string dtype = "float32";    ///< torch's dtype name without "torch."
 };
 
-/// Parses `--shape` text; throws UsageError saying what is wrong.
+/// The most bytes the `--shape` tensors of one forward may hold together (16 GiB), checked
+/// before anything is allocated.
+inline constexpr std::uint64_t kMaxShapeBytes = std::uint64_t{16} << 30;
+
+/// Parses `--shape` text; throws UsageError saying what is wrong (each dimension a
+/// non-negative integer, the tensor within kMaxShapeBytes).
 ShapeSpec parse_shape_spec(const std::string& text);
 
 /// Inputs made from shapes (capture and compare --shape, --seed, --int-high).
@@ -25,5 +30,14 @@ struct ShapedInputs {
   std::uint64_t seed = 0;     ///< as torch.manual_seed(seed)
   std::int64_t int_high = 2;  ///< integer dtypes: torch.randint(0, int_high)
 };
+
+/// Checks what parse_shape_spec cannot see alone: the tensors' bytes together within
+/// kMaxShapeBytes, and `int_high` within what each integer dtype holds (torch.randint(0, high,
+/// dtype=torch.int8) needs high <= 128). Throws UsageError naming the option and the value.
+void check_shaped_inputs(const ShapedInputs& shaped);
+
+/// `--seed` as torch.manual_seed reads it: an integer in [-2**63, 2**64 - 1], a negative one
+/// taken as its 64-bit two's complement. Throws UsageError repeating the text otherwise.
+std::uint64_t parse_seed(const std::string& text);
 
 }  // namespace vin::diagnostics
