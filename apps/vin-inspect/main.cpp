@@ -226,6 +226,20 @@ CLI::Validator number_within(double low, bool low_open, double high, const std::
       what);
 }
 
+// An integer option of at least 1 (an int64), checked as text: else "must be WHAT, got 'TEXT'".
+CLI::Validator positive_integer(const std::string& what) {
+  return CLI::Validator(
+      [what](std::string& text) -> std::string {
+        try {
+          std::size_t used = 0;
+          if (std::stoll(text, &used) > 0 && used == text.size()) return "";
+        } catch (const std::exception&) {
+        }
+        return "must be " + what + ", got '" + vd::printable(text, 100) + "'";
+      },
+      "N > 0");
+}
+
 // The options of every command that runs an archive's forward (capture, compare; the forward
 // runner's ForwardRun), added in one place so that the commands cannot drift apart: --inputs,
 // or --shape with --seed and --int-high; --eval, --quantized-engine, --timeout, --load-library.
@@ -287,17 +301,7 @@ void add_run_options(CLI::App& sub, RunOptions& run, const std::string& inputs_h
   sub.add_option("--int-high", run.shaped.int_high,
                  "Integer --shape tensors are drawn from [0, N) (default 2)")
       ->type_name("N")
-      ->check(CLI::Validator(
-          [](std::string& text) -> std::string {
-            try {
-              std::size_t used = 0;
-              if (std::stoll(text, &used) > 0 && used == text.size()) return "";
-            } catch (const std::exception&) {
-            }
-            return "must be an integer in [1, 9223372036854775807], got '" +
-                   vd::printable(text, 100) + "'";
-          },
-          "N > 0"));
+      ->check(positive_integer("an integer in [1, 9223372036854775807]"));
   sub.add_flag("--eval", run.eval, "Switch every module to eval mode first");
   sub.add_option("--quantized-engine", run.quantized_engine,
                  "Backend of quantized operators: qnnpack, fbgemm, onednn or x86, as "
@@ -320,16 +324,7 @@ void add_limit(CLI::App& sub, const std::string& flag, std::int64_t& value,
                const std::string& help) {
   sub.add_option(flag, value, help + " (default " + std::to_string(value) + ")")
       ->type_name("N")
-      ->check(CLI::Validator(
-          [](std::string& text) -> std::string {
-            try {
-              std::size_t used = 0;
-              if (std::stoll(text, &used) > 0 && used == text.size()) return "";
-            } catch (const std::exception&) {
-            }
-            return "must be a positive integer, got '" + text + "'";
-          },
-          "N > 0"));
+      ->check(positive_integer("a positive integer"));
 }
 
 std::vector<Command> commands(CommonOptions& common) {

@@ -381,6 +381,29 @@ def overflow_attacks():
          (["inspect-model", "{file}", "--load-with-libtorch"], "error", 1)])
 
 
+def scale_attacks():
+    """Inputs whose size is in one dimension that a reader once walked quadratically (issue 26):
+    each took 50 to 90 s, and must now finish within the suite's 15 s (about a second here);
+    bench/bench_scale.py times them at 10,000 and 100,000 entries."""
+    n = 30000  # inspect-config: fields declared in __declared__, each looked up in the mapping
+    add(f"declared_{n}.yaml",
+        "!vin.Big\n" + "".join(f"f{i}: {i}\n" for i in range(n)) + "__declared__:\n  vin.Big:\n"
+        + "".join(f"    f{i}: int\n" for i in range(n)),
+        [(["inspect-config", "{file}"], "safe", 0)])
+    n = 100000  # diff: a field inspect-config does not walk, one mapping of n keys, key by key
+    add(f"mapping_{n}.yaml",
+        "!vin.Cfg\nextras:\n" + "".join(f"  k{i}: {i}\n" for i in range(n)),
+        [(["diff", "{file}", "{file}"], "safe", 0)])
+    n = 300000  # diff: saved records whose module holds n attributes (parsed, then compared)
+    records = [{"record": "ModelMetadata", "model_type": "m", "total_parameters": 0,
+                "trainable_parameters": 0},
+               {"record": "ModuleMetadata", "path": "<root>", "module_type": "m",
+                "direct_parameters": 0, "trainable_parameters": 0, "direct_buffers": 0,
+                "training": False, "attributes": {f"a{i}": i for i in range(n)}}]
+    add(f"attributes_{n}.jsonl", "".join(json.dumps(r) + "\n" for r in records),
+        [(["diff", "{file}", "{file}"], "safe", 0)])
+
+
 def main():
     global OUT
     OUT = sys.argv[1]
@@ -390,6 +413,7 @@ def main():
     stack_attacks()
     size_attacks()
     overflow_attacks()
+    scale_attacks()
     with open(os.path.join(OUT, "manifest.json"), "w") as f:
         json.dump({"never_created": [PWNED, PWNED_SETSTATE], "files": MANIFEST}, f, indent=1)
     print(f"wrote {len(MANIFEST)} attack files to {OUT}")

@@ -86,7 +86,7 @@ class StructureWalker {
     std::vector<std::pair<std::string_view, PickleRef>> children;
     std::unordered_set<std::string_view> names;
     std::vector<TensorMetadata> parameter_list, buffer_list;
-    Json attributes = Json::object();
+    JsonObjectBuilder attributes;  // linear in the attributes, however many
     const auto attributes_of = module_attributes(module, cls, classes_);
     for (const auto& [name, value] : attributes_of) {
       if (!names.insert(name).second)
@@ -121,7 +121,7 @@ class StructureWalker {
       } else if (module_class(value)) {
         children.emplace_back(name, value);
       } else if (details_.attributes && is_described_attribute(name, value)) {
-        attributes[key] = attribute_value(value);
+        attributes.set(key, attribute_value(value));
       }
     }
     ModuleDetails module_details;
@@ -134,8 +134,8 @@ class StructureWalker {
       require_state_for_every_attribute(module, cls, names);
       for (const auto& [name, literal] : cls.constants)
         if (!is_bookkeeping_name(name))
-          attributes[name] = parse_torchscript_literal(literal, constant_);
-      module_details.attributes = std::move(attributes);
+          attributes.set(name, parse_torchscript_literal(literal, constant_));
+      module_details.attributes = attributes.take();
     }
     modules_.emplace_back(path.empty() ? kRootPath : path, python_type_name(module->text), direct,
                           direct_trainable, buffers, training, std::move(module_details));

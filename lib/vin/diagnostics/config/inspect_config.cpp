@@ -403,13 +403,13 @@ class ConfigWalker {
       fail(node,
            "the configuration nests deeper than " + std::to_string(kMaxPathDepth) + " levels");
     if (node.IsMap()) {
-      Json out = Json::object();
+      JsonObjectBuilder out;
       for (auto it = node.begin(); it != node.end(); ++it) {
         const std::string key = it->first.IsScalar() ? it->first.Scalar() : "<complex key>";
         charge_bytes(key.size(), it->first);
-        out[key] = contents(it->second, depth + 1, false);
+        out.set(key, contents(it->second, depth + 1, false));
       }
-      return out;
+      return out.take();
     }
     if (node.IsSequence()) {
       Json out = Json::array();

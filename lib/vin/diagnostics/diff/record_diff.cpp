@@ -59,58 +59,111 @@ void require_keys(const Json& j, const std::vector<const char*>& keys, const cha
 
 // Parses JSON text, refusing values nested deeper than any record (nlohmann's recursive copy
 // and comparison would otherwise run out of stack on a hostile file).
-// The DOM Json::parse builds, with two differences: a value inside more than kMaxJsonDepth
-// containers throws NestedTooDeep (where Json::parse's callback would see a depth past it), and
-// an integer too large for 64 bits, which nlohmann reads as a double (18446744073709551617 and
-// 18446744073709551616 would be one number), is kept as its digits in a string, so that values
-// compare exactly, however large.
-class BoundedDom : public nlohmann::detail::json_sax_dom_parser<Json> {
+// The DOM Json::parse builds, built from the parser's events with three differences:
+//  - an object's members are appended without ordered_json's search for the key (a scan of the
+//    members so far: a 300,000-key object took minutes); a repeated key still replaces the value
+//    where it first was, found through an index made once an object has many members;
+//  - a value inside more than kMaxJsonDepth containers throws NestedTooDeep (nlohmann's copies
+//    and destructors recurse);
+//  - an integer too large for 64 bits, which nlohmann reads as a double (18446744073709551617
+//    and 18446744073709551616 would be one number), is kept as its digits in a string, so that
+//    values compare exactly, however large.
+class RecordDom {
  public:
-  using Base = nlohmann::detail::json_sax_dom_parser<Json>;
-  explicit BoundedDom(Json& root) : Base(root, true) {}
+  explicit RecordDom(Json& root) : root_(root) {}
 
-  bool null() { return inside() && Base::null(); }
-  bool boolean(bool v) { return inside() && Base::boolean(v); }
-  bool number_integer(Json::number_integer_t v) { return inside() && Base::number_integer(v); }
-  bool number_unsigned(Json::number_unsigned_t v) { return inside() && Base::number_unsigned(v); }
+  bool null() { return put(nullptr); }
+  bool boolean(bool v) { return put(v); }
+  bool number_integer(Json::number_integer_t v) { return put(v); }
+  bool number_unsigned(Json::number_unsigned_t v) { return put(v); }
   bool number_float(Json::number_float_t v, const std::string& text) {
-    if (!inside()) return false;
-    const bool integer = !text.empty() &&
-                         text.find_first_not_of("-0123456789") == std::string::npos;
-    if (!integer) return Base::number_float(v, text);
-    std::string digits = text;
-    return Base::string(digits);
+    const bool integer =
+        !text.empty() && text.find_first_not_of("-0123456789") == std::string::npos;
+    return integer ? put(text) : put(v);
   }
-  bool string(std::string& v) { return inside() && Base::string(v); }
-  bool binary(Json::binary_t& v) { return inside() && Base::binary(v); }
-  bool key(std::string& v) { return inside() && Base::key(v); }
-  bool start_object(std::size_t n) { return open() && Base::start_object(n); }
-  bool end_object() {
-    --depth_;
-    return Base::end_object();
+  bool string(std::string& v) { return put(std::move(v)); }
+  bool binary(Json::binary_t& v) { return put(Json::binary(std::move(v))); }
+  bool start_object(std::size_t) { return open(Json::object()); }
+  bool start_array(std::size_t) { return open(Json::array()); }
+  bool end_object() { return close(); }
+  bool end_array() { return close(); }
+  bool key(std::string& name) {
+    Open& top = open_.back();
+    // ordered_json's members as the vector they are (its operator[] takes keys)
+    auto& members =
+        static_cast<Json::object_t::Container&>(top.value->get_ref<Json::object_t&>());
+    constexpr std::size_t kIndexFrom = 16;  // below it a scan is cheaper than an index
+    std::optional<std::size_t> found;
+    if (!top.index.empty()) {
+      if (const auto it = top.index.find(name); it != top.index.end()) found = it->second;
+    } else {
+      for (std::size_t i = 0; i < members.size(); ++i)
+        if (members[i].first == name) found = i;
+    }
+    if (found) {
+      slot_ = &members[*found].second;
+      return true;
+    }
+    members.emplace_back(name, nullptr);  // no search for the key
+    if (!top.index.empty() || members.size() >= kIndexFrom) {
+      if (top.index.empty())
+        for (std::size_t i = 0; i + 1 < members.size(); ++i) top.index.emplace(members[i].first, i);
+      top.index.emplace(name, members.size() - 1);
+    }
+    slot_ = &members.back().second;
+    return true;
   }
-  bool start_array(std::size_t n) { return open() && Base::start_array(n); }
-  bool end_array() {
-    --depth_;
-    return Base::end_array();
+  template <class Exception>
+  bool parse_error(std::size_t, const std::string&, const Exception& error) {
+    throw error;
   }
 
  private:
-  bool inside() const {
-    if (depth_ > kMaxJsonDepth) throw NestedTooDeep();
+  struct Open {
+    Json* value;
+    std::unordered_map<std::string, std::size_t> index;  // of an object with many members
+  };
+
+  // Where the next value goes: the root, the array being read, or the member just named.
+  Json* place(Json value) {
+    if (open_.size() > static_cast<std::size_t>(kMaxJsonDepth)) throw NestedTooDeep();
+    if (open_.empty()) {
+      root_ = std::move(value);
+      return &root_;
+    }
+    Json& top = *open_.back().value;
+    if (top.is_array()) {
+      auto& items = top.get_ref<Json::array_t&>();
+      items.push_back(std::move(value));
+      return &items.back();
+    }
+    *slot_ = std::move(value);
+    return slot_;
+  }
+  template <class T>
+  bool put(T&& value) {
+    place(Json(std::forward<T>(value)));
     return true;
   }
-  bool open() {
-    inside();
-    ++depth_;
+  bool open(Json container) {
+    // (the containers open around a value are never appended to while it is read, so the
+    // pointers held here stay valid)
+    open_.push_back(Open{place(std::move(container)), {}});
     return true;
   }
-  int depth_ = 0;  // containers open around the next value
+  bool close() {
+    open_.pop_back();
+    return true;
+  }
+
+  Json& root_;
+  std::vector<Open> open_;
+  Json* slot_ = nullptr;
 };
 
 Json parse_bounded(const std::string& text) {
   Json root;
-  BoundedDom dom(root);
+  RecordDom dom(root);
   Json::sax_parse(text, &dom);
   return root;
 }
@@ -326,15 +379,17 @@ void diff_attributes(const RecordSet& old_set, const RecordSet& new_set,
     if (it == new_modules.end()) continue;  // the module's removal says it
     const Json& before = old_module.at("attributes");
     const Json& after = it->second->at("attributes");
+    const JsonKeyIndex before_names(before), after_names(after);
     for (const auto& [name, value] : before.items()) {
       const Json path = module + "." + name;
-      if (!after.contains(name))
+      const Json* now = after_names.find(name);
+      if (!now)
         changes.push_back({"removed", "attribute", path, Json(), value, Json()});
-      else if (!same(value, after.at(name)))
-        changes.push_back({"changed", "attribute", path, Json(), value, after.at(name)});
+      else if (!same(value, *now))
+        changes.push_back({"changed", "attribute", path, Json(), value, *now});
     }
     for (const auto& [name, value] : after.items())
-      if (!before.contains(name))
+      if (!before_names.find(name))
         changes.push_back({"added", "attribute", module + "." + name, Json(), Json(), value});
   }
 }
@@ -351,14 +406,15 @@ void diff_values(const Json& path, const Json& before, const Json& after,
     p.push_back(key);
     return p;
   };
+  const JsonKeyIndex before_keys(before), after_keys(after);
   for (const auto& [key, value] : before.items()) {
-    if (!after.contains(key))
-      changes.push_back({"removed", "field", at(key), Json(), value, Json()});
+    if (const Json* now = after_keys.find(key))
+      diff_values(at(key), value, *now, changes);
     else
-      diff_values(at(key), value, after.at(key), changes);
+      changes.push_back({"removed", "field", at(key), Json(), value, Json()});
   }
   for (const auto& [key, value] : after.items())
-    if (!before.contains(key))
+    if (!before_keys.find(key))
       changes.push_back({"added", "field", at(key), Json(), Json(), value});
 }
 

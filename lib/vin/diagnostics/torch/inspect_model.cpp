@@ -128,7 +128,7 @@ class ModelWalker {
     const c10::intrusive_ptr<c10::ivalue::Object>& object = module._ivalue();
     std::int64_t direct = 0, direct_trainable = 0, buffers = 0;
     std::vector<TensorMetadata> parameter_list, buffer_list;
-    Json attributes = Json::object();
+    JsonObjectBuilder attributes;  // linear in the attributes, however many
     for (size_t slot = 0; slot < type->numAttributes(); ++slot) {
       const bool is_parameter = type->is_parameter(slot);
       const bool is_buffer = type->is_buffer(slot);
@@ -137,7 +137,7 @@ class ModelWalker {
         const std::string& name = type->getAttributeName(slot);
         if (details_.attributes && !is_bookkeeping_name(name) && name != "training" &&
             !is_module(value) && !value.isTensor())
-          attributes[name] = record_value(value);
+          attributes.set(name, record_value(value));
         continue;
       }
       if (!value.isTensor()) continue;  // a slot registered as None
@@ -174,8 +174,8 @@ class ModelWalker {
     if (details_.attributes) {
       for (size_t i = 0; i < type->numConstants(); ++i)
         if (!is_bookkeeping_name(type->getConstantName(i)))
-          attributes[type->getConstantName(i)] = record_value(type->getConstant(i));
-      module_details.attributes = std::move(attributes);
+          attributes.set(type->getConstantName(i), record_value(type->getConstant(i)));
+      module_details.attributes = attributes.take();
     }
     modules_.emplace_back(path.empty() ? kRootPath : path, type_name_of(module), direct,
                           direct_trainable, buffers, training_flag(module),
