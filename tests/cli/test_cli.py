@@ -356,6 +356,53 @@ def an_archive_the_reader_cannot_describe_is_refused_unless_libtorch_is_asked_fo
     assert p.returncode == 0, p.stderr
 
 
+BROKEN_CLASS_SOURCE = '''
+import sys, zipfile, torch
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(2, 2)
+
+    def forward(self, x: torch.Tensor, scale: float = 2.0) -> torch.Tensor:
+        return self.lin(x) * scale
+
+
+torch.jit.save(torch.jit.script(Net()), sys.argv[1])
+# a constant whose string goes over two lines: TorchScript never prints that, LibTorch refuses it
+with zipfile.ZipFile(sys.argv[1]) as src, zipfile.ZipFile(sys.argv[2], "w") as out:
+    for info in src.infolist():
+        data = src.read(info)
+        if info.filename.endswith("code/__torch__.py"):
+            marker = "  lin : __torch__.torch.nn.modules.linear.Linear\\n"
+            assert marker in data.decode()
+            data = data.decode().replace(marker, marker + '  tag : Final[str] = "a\\nb"\\n').encode()
+        out.writestr(info, data)
+'''
+
+
+@test
+def a_class_source_the_reader_cannot_read_is_an_error_naming_the_class():
+    # issue 26: the line after the broken string used to end the class, its methods were left
+    # out, and --signature printed no MethodSignature with exit 0
+    with tempfile.TemporaryDirectory() as tmp:
+        good, broken = os.path.join(tmp, "net.pt"), os.path.join(tmp, "broken.pt")
+        with open(os.path.join(tmp, "make.py"), "w") as f:
+            f.write(BROKEN_CLASS_SOURCE)
+        subprocess.run([sys.executable, os.path.join(tmp, "make.py"), good, broken], check=True)
+        p = run("inspect-model", good, "--signature")
+        assert p.returncode == 0 and '"record": "MethodSignature", "name": "forward"' in p.stdout, p
+        for flags in ([], ["--signature"], ["--all"]):
+            p = run("inspect-model", broken, *flags)
+            assert p.returncode == 1 and p.stdout == "", (flags, p.returncode, p.stdout)
+            assert p.stderr.startswith(
+                f"vin-inspect: error: {broken}: cannot be described without running the archive's "
+                "code (line 8 of code/__torch__.py, in class __torch__.Net, is not TorchScript this "
+                "reader knows)"), p.stderr
+            assert len(p.stderr.splitlines()) == 1, p.stderr
+
+
 @test
 def without_libtorch_capture_is_a_usage_error():
     if not ARGS.no_torch:

@@ -23,6 +23,7 @@ import io
 import json
 import os
 import pickle
+import pickletools
 import re
 import struct
 import sys
@@ -402,6 +403,56 @@ def scale_attacks():
                 "training": False, "attributes": {f"a{i}": i for i in range(n)}}]
     add(f"attributes_{n}.jsonl", "".join(json.dumps(r) + "\n" for r in records),
         [(["diff", "{file}", "{file}"], "safe", 0)])
+    # inspect-model --attributes: an archive whose root module holds n int attributes (declared
+    # in its class, set in its state)
+    add(f"attributes_{n}.pt", wide_module_archive(n),
+        [(["inspect-model", "{file}", "--attributes"], "safe", 0)])
+
+
+class Wide(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a0 = 0
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + self.a0
+
+
+def wide_module_archive(n):
+    """Wide scripted and saved, then given n attributes a0..a{n-1}: one declaration line each in
+    its class, one entry each in the state that data.pkl builds it from (the saved state read
+    and pickled again the way TorchScript pickles a module: the class as a global, NEWOBJ, a
+    dict state, BUILD; torch.jit.load reads the result)."""
+    members = archive_members(Wide())
+    declaration = "  a0 : int\n"
+    data_pkl = next(data for name, data in members if name.endswith("/data.pkl"))
+    module, name = next(arg for op, arg, _ in pickletools.genops(data_pkl)
+                        if op.name == "GLOBAL").split(" ")  # __torch__.<where Wide was defined>
+
+    def declare(code):
+        text = code.decode()
+        if declaration not in text:
+            return code
+        return text.replace(declaration, "".join(f"  a{i} : int\n" for i in range(n))).encode()
+
+    root_class = type(name, (), {"__module__": module})
+    parts = module.split(".")
+    fakes = {".".join(parts[:i + 1]): type(sys)(".".join(parts[:i + 1])) for i in range(len(parts))}
+    setattr(fakes[module], name, root_class)
+    saved = {m: sys.modules.get(m) for m in fakes}
+    sys.modules.update(fakes)
+    try:
+        root = pickle.loads(data_pkl)  # the saved state (training, _is_full_backward_hook, a0)
+        root.__dict__.update({f"a{i}": i for i in range(n)})
+        state = pickle.dumps(root, protocol=2)
+    finally:
+        for m, old in saved.items():
+            if old is None:
+                del sys.modules[m]
+            else:
+                sys.modules[m] = old
+    members = replaced(members, r"^[^/]+/code/.*\.py$", declare)
+    return zip_of([(m, state if m.endswith("/data.pkl") else data) for m, data in members])
 
 
 def main():

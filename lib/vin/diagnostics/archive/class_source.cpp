@@ -74,6 +74,8 @@ void read_class_sources(const std::string& record, std::string_view source, Clas
   MethodSource* method = nullptr;
   BracketCounter signature;  // the brackets of the signature being read
   bool in_signature = false;
+  std::string current_name;     // the class being read, for errors
+  std::size_t line_number = 0;  // of the line being read, counting from 1
   std::size_t pos = 0;
   while (pos < source.size()) {
     std::size_t end = source.find('\n', pos);
@@ -81,6 +83,7 @@ void read_class_sources(const std::string& record, std::string_view source, Clas
     const std::string_view line = source.substr(pos, end - pos);
     const std::size_t line_start = pos;
     pos = end + 1;
+    ++line_number;
     if (in_signature) {
       signature.feed_line(line);
       if (signature.depth() == 0 && !line.empty() && line.back() == ':') {
@@ -94,6 +97,14 @@ void read_class_sources(const std::string& record, std::string_view source, Clas
     if (line.empty()) continue;
     const std::size_t indent = indent_of(line);
     if (indent == 0) {
+      // TorchScript prints nothing but classes and functions after a class: any other line
+      // there is the rest of something this reader did not understand (a string literal over
+      // two lines, which LibTorch refuses too), and reading on would leave the class's methods
+      // out without a word
+      if (current && !starts_with(line, "class ") && !starts_with(line, "def "))
+        throw UnsupportedPickle("line " + std::to_string(line_number) + " of " + record +
+                                ", in class " + current_name +
+                                ", is not TorchScript this reader knows");
       method = nullptr;
       current = nullptr;  // a top-level statement ends the class
       if (!starts_with(line, "class ")) continue;
@@ -103,6 +114,7 @@ void read_class_sources(const std::string& record, std::string_view source, Clas
       if (name_end == std::string_view::npos) throw UnsupportedPickle("unreadable class header");
       const std::string name = module + "." + std::string(line.substr(6, name_end - 6));
       current = &classes[name];
+      current_name = name;
       current->is_module =
           paren != std::string_view::npos && line.substr(paren).rfind("(Module):", 0) == 0;
       continue;
