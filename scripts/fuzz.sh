@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (preset fuzz: clang 14, ASan + UBSan, tests/fuzz) and runs each
 # for SECONDS (default 60), two at a time, seeded from the test fixtures (tests/fuzz/fuzz_seeds.py).
+# With an odd number of targets the last one runs as two processes of SECONDS/2 side by side on
+# its one corpus (as libFuzzer's -jobs=2 would), so that no core waits through a last round.
 # A crash, leak, timeout or out-of-memory in any target fails the run; its input is left under
 # build/fuzz/findings/<target>/ and belongs, once fixed, in tests/fuzz/regressions/<target>/,
 # which the ordinary test suite replays.
@@ -39,9 +41,10 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 export TMPDIR="$PWD/build/fuzz/tmp"  # the targets' scratch files
 mkdir -p "$TMPDIR"
 
-run_one() {
-  local name=$1 seconds=$2
+run_one() {  # run_one NAME SECONDS [PART]: PART names one of two processes sharing the corpus
+  local name=$1 seconds=$2 part=${3:-}
   local corpus=build/fuzz/corpus/$name findings=build/fuzz/findings/$name
+  local log=build/fuzz/$name${part:+.$part}.log what=$name${part:+ (process $part of 2)}
   mkdir -p "$corpus" "$findings"
   local max_len=65536
   [[ $name == archive_* ]] && max_len=$((256 * 1024))
@@ -52,15 +55,23 @@ run_one() {
   if build/fuzz/tests/fuzz/${name}_fuzzer -max_total_time="$seconds" -max_len=$max_len \
     -timeout=30 -rss_limit_mb=4096 -malloc_limit_mb=2048 -print_final_stats=1 \
     -artifact_prefix="$findings/" "$corpus" build/fuzz/seeds/"$name" \
-    "${regressions[@]}" >build/fuzz/"$name".log 2>&1; then
-    echo "fuzz: $name: $(grep -m1 -o 'stat::number_of_executed_units: *[0-9]*' build/fuzz/"$name".log | grep -o '[0-9]*$') runs in ${seconds} s, no finding"
+    "${regressions[@]}" >"$log" 2>&1; then
+    echo "fuzz: $what: $(grep -m1 -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$') runs in ${seconds} s, no finding"
   else
-    echo "fuzz: $name: FINDING (build/fuzz/$name.log, inputs under $findings/)"
-    grep -m3 -E "ERROR|SUMMARY|terminate|uncaught" build/fuzz/"$name".log || tail -5 build/fuzz/"$name".log
+    echo "fuzz: $what: FINDING ($log, inputs under $findings/)"
+    grep -m3 -E "ERROR|SUMMARY|terminate|uncaught" "$log" || tail -5 "$log"
     return 1
   fi
 }
 export -f run_one
 
+# one line per process: NAME SECONDS [PART]
+jobs=()
+for target in "${targets[@]}"; do jobs+=("$target $seconds"); done
+if ((${#targets[@]} % 2 == 1 && seconds >= 2)); then
+  last=${targets[-1]}
+  unset 'jobs[-1]'
+  jobs+=("$last $((seconds / 2)) 1" "$last $((seconds - seconds / 2)) 2")
+fi
 step "fuzz: ${#targets[@]} targets, ${seconds} s each, two at a time" \
-  xargs -a <(printf '%s\n' "${targets[@]}") -P 2 -I{} bash -c "run_one {} $seconds"
+  xargs -a <(printf '%s\n' "${jobs[@]}") -P 2 -L 1 bash -c 'run_one "$@"' run_one

@@ -27,6 +27,13 @@ steps_begin
 # process: 6,500 faults instead of 30,000). No result changes; the processes are short-lived.
 export GLIBC_TUNABLES=${GLIBC_TUNABLES:-glibc.malloc.hugetlb=1:glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=4294967296:glibc.malloc.top_pad=67108864}
 
+# ccache (scripts/setup.sh installs it; CMakeLists.txt uses it where found) hits from one clone to
+# the next: paths under the work tree are hashed relative to it, and the build folder's own path
+# is left out of the hash. The ci and notorch builds carry no debug information; the fuzz
+# build's may then name the folder of the clone that compiled an object first, which only shows
+# in the paths of a fuzz crash report's stack.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD} CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-true}
+
 step "set-up (scripts/setup.sh)" bash scripts/setup.sh
 roots_pid=""
 if [[ ${VIN_ROOTS:-1} != 0 ]]; then

@@ -55,22 +55,16 @@ ctest_step "Debian 13: CTest (ci), the zoo included" in_root "$ROOT" bash -euc '
 '
 zoo_step_note "$src/build/ci/zoo_times.txt"
 
-cross_version_checks() {
-  local cross=tests/cross_version/cross_version.py exchange=$ROOT/work/exchange
-  rm -rf "$exchange"
-  mkdir -p "$exchange"
-  local d13_fixtures=$src/build/ci/fixtures d13_capture=$src/build/ci/capture_fixtures
-
-  # inspect-model's records of both archive sets by each build, to compare byte for byte
+# The cross-version checks run as two lanes, one per build, side by side (each is mostly one
+# Python process at a time); each lane's output is kept and shown when both are done.
+d13_lane() {  # LibTorch 2.6 (in the Debian 13 root) on both versions' archives
+  local cross=tests/cross_version/cross_version.py
+  # inspect-model's records of both archive sets, compared byte for byte with the other lane's
   in_root "$ROOT" /usr/bin/python3 "/work/src/$cross" records \
     --binary /work/src/build/ci/apps/vin-inspect --out /work/exchange/libtorch26 \
     --set torch113=/work/d12 --set torch26=/work/src/build/ci
-  /usr/bin/python3 "$cross" records --binary build/ci/apps/vin-inspect --out "$exchange/libtorch113" \
-    --set torch113=build/ci --set torch26="$src/build/ci"
-  /usr/bin/python3 "$cross" identical "$exchange/libtorch113" "$exchange/libtorch26"
-
-  # each build against its own torch's view of the other version's archives, and LibTorch loading
-  # them: identical records where it can, the missing operator named where it cannot
+  # against torch 2.6's view of torch 1.13's archives, and LibTorch 2.6 loading them: identical
+  # records where it can, the missing operator named where it cannot
   in_root "$ROOT" bash -euc '
     cd /work/src
     /usr/bin/python3 tests/reference/compare_inspect_model.py --binary build/ci/apps/vin-inspect \
@@ -80,11 +74,40 @@ cross_version_checks() {
     /usr/bin/python3 tests/cross_version/cross_version.py libtorch \
       --binary build/ci/apps/vin-inspect --set torch113=/work/d12
   '
+}
+d12_lane() {  # LibTorch 1.13 (build/ci, here) on both versions' archives
+  local cross=tests/cross_version/cross_version.py exchange=$1
+  local d13_fixtures=$src/build/ci/fixtures d13_capture=$src/build/ci/capture_fixtures
+  /usr/bin/python3 "$cross" records --binary build/ci/apps/vin-inspect --out "$exchange/libtorch113" \
+    --set torch113=build/ci --set torch26="$src/build/ci"
   /usr/bin/python3 tests/reference/compare_inspect_model.py --binary build/ci/apps/vin-inspect \
     --fixtures "$d13_fixtures" --capture-fixtures "$d13_capture" --skip-unloadable
   /usr/bin/python3 tests/reference/compare_capture.py --binary build/ci/apps/vin-inspect \
     --fixtures "$d13_capture" --jobs 2
   /usr/bin/python3 "$cross" libtorch --binary build/ci/apps/vin-inspect --set torch26="$src/build/ci"
+}
+cross_version_checks() {
+  local exchange=$ROOT/work/exchange
+  rm -rf "$exchange"
+  mkdir -p "$exchange"
+  # each lane in the background, so that set -e stops it at its first failure (a function run
+  # under `||` would go on past it)
+  d13_lane >"$exchange/d13.log" 2>&1 &
+  local d13_pid=$!
+  d12_lane "$exchange" >"$exchange/d12.log" 2>&1 &
+  local d12_pid=$! d13_status=0 d12_status=0
+  wait "$d13_pid" || d13_status=$?
+  wait "$d12_pid" || d12_status=$?
+  echo "-- LibTorch 2.6 (Debian 13) on both versions' archives:"
+  cat "$exchange/d13.log"
+  echo "-- LibTorch 1.13 (Debian 12) on both versions' archives:"
+  cat "$exchange/d12.log"
+  if ((d13_status != 0 || d12_status != 0)); then
+    echo "$0: cross-version checks failed (above)" >&2
+    return 1
+  fi
+  /usr/bin/python3 tests/cross_version/cross_version.py identical \
+    "$exchange/libtorch113" "$exchange/libtorch26"
 }
 echo "$0: cross-version checks" >&2
 step "Debian 12 and 13: cross-version checks" cross_version_checks

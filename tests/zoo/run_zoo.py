@@ -41,11 +41,12 @@ is kept in a cache (--cache, default /var/cache/vin-inspect/zoo, else ~/.cache/v
 where that cannot be written; VIN_ZOO_CACHE=DIR or `off` sets it too), one folder per torch
 version, torchvision version and hash of the Python sources that make the models and the
 references (ZooCache): per case the Python references (records expected of each tool run), the
-inputs, the eager model's calls for compare, and the archive where it is at most 128 MiB (and the
+inputs, the eager model's calls for compare, and the archive where it is at most 256 MiB (and the
 file system keeps 20 GiB free). A warm
 run exports the bigger archives again (scripting is deterministic: the interpreter runs with
 PYTHONHASHSEED=0, which fixes the order of a class's constants) and uses the references only when
-the new archive is byte-identical to the one they were computed on; otherwise, and on a clean
+the new archive is byte-identical to the one they were computed on, source maps aside
+(fingerprint); otherwise, and on a clean
 machine, everything is computed afresh and stored. The tool runs every time. Folders of older
 sources for the same torch are removed.
 """
@@ -73,9 +74,9 @@ sys.path.insert(0, os.path.join(REPO, "scripts"))
 # what the models, their inputs and the Python references are made by: the cache's key
 SOURCES = ["tests/zoo/zoo_models.py", "tests/zoo/run_zoo.py", "tests/reference/capture_reference.py",
            "tests/reference/jit_load_records.py", "scripts/eager_capture.py"]
-# archives kept in the cache: up to 128 MiB each (129 of the 218, 5 GB under torch 1.13; all of
-# them would be 45 GB), and only while the file system keeps 20 GiB free
-CACHED_ARCHIVE_BYTES = 128 << 20
+# archives kept in the cache: up to 256 MiB each (a warm run exports only the bigger ones again;
+# all of them would be 45 GB under torch 1.13), and only while the file system keeps 20 GiB free
+CACHED_ARCHIVE_BYTES = 256 << 20
 CACHE_FREE_BYTES = 20 << 30
 # the archives are written to a RAM file system where one has this much room (the biggest is
 # 2.6 GB, and big cases run beside small ones only)
@@ -119,10 +120,15 @@ def export(case, model, args):
 
 def fingerprint(archive):
     """The archive's zip directory (each member's name, size and CRC-32) as one hash: equal for
-    byte-identical exports, and read without reading GBs of tensors."""
+    exports identical in what the tool and the references read, and read without reading GBs of
+    tensors. The source maps (code/**.debug_pkl) are left out: a traced archive's maps name
+    the Python files the trace ran in by their absolute paths, so that a clone of the repository in
+    another folder exports other bytes there, and only there; no record depends on them (the
+    tool reads them only to check that they are pickles)."""
     import zipfile
     with zipfile.ZipFile(archive) as z:
-        members = [(i.filename, i.file_size, i.CRC) for i in z.infolist()]
+        members = [(i.filename, i.file_size, i.CRC) for i in z.infolist()
+                   if not i.filename.endswith(".debug_pkl")]
     return hashlib.sha256(json.dumps(members).encode()).hexdigest()
 
 
