@@ -1146,6 +1146,18 @@ def a_forward_failure_gives_libtorchs_reason_and_where():
     p = run("--log-level", "debug", "capture", fixture("resnet18.pt"), "--inputs",
             fixture("inputs/image32_float64.npz"))
     assert "Traceback of TorchScript" in p.stderr and "frame #" not in p.stderr, p.stderr
+    # a traced archive's report adds the Python frames the trace ran in after the TorchScript
+    # ones (issue 27: the reason was lost behind them); one channel into a Conv2d(3, ...)
+    p = run("capture", fixture("traced.pt"), "--shape", "images=1x1x8x8")
+    assert p.returncode == 1, p.stderr
+    lines = p.stderr.rstrip("\n").split("\n")
+    assert len(lines) == 2, p.stderr
+    assert re.fullmatch(r"vin-inspect: error: .*traced\.pt: the model's forward raised on --shape: "
+                        r"Given groups=1, weight of size \[16, 3, 3, 3\], expected "
+                        r"input\[1, 1, 8, 8\] to have 3 channels, but got 1 channels instead",
+                        lines[0]), lines[0]
+    assert re.fullmatch(r"  at code/__torch__/torch/nn/modules/conv.*\.py:\d+, in forward",
+                        lines[1]), lines[1]
 
 
 @torch_test

@@ -26,6 +26,8 @@ from jit_load_records import records  # noqa: E402
 MODEL_FIXTURES = ["everything", "deep", "wide", "dict_model", "convnet", "transformer",
                   "resnet18", "mobilenet_v3_small", "squeezenet1_1", "efficientnet_b0",
                   "traced", "frozen", "quantized", "static_quantized",
+                  # convnet as PyTorch 1.3 and 1.4 wrote archives (make_fixtures.py)
+                  "format_v1",
                   # make_diff_fixtures.py: half and double copies, a retrained one, an edited one
                   "diff/net_half", "diff/net_double", "diff/net_retrained", "diff/net_new_arg"]
 

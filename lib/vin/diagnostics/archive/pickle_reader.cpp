@@ -271,11 +271,15 @@ class Machine {
       v |= ~std::uint64_t{0} << (8 * n);  // sign-extend
     return static_cast<std::int64_t>(v);
   }
-  // TorchScript's persistent ids: ('storage', <type global>, key, location, numel)
+  // TorchScript's persistent ids: ('storage', <type global>, key, location, numel); PyTorch
+  // 1.3 and 1.4 (archive format version 1) add a sixth, None (torch.save's view metadata, never
+  // used there), which LibTorch's reader ignores
   PickleRef storage(PickleRef id) {
     const auto& f = id->items;
-    if (id->kind != Kind::tuple || f.size() != 5 || f[0]->kind != Kind::string ||
-        f[0]->text != "storage" || f[4]->kind != Kind::integer || f[4]->integer < 0)
+    const bool legacy_sixth = f.size() == 6 && f[5]->kind == Kind::none;
+    if (id->kind != Kind::tuple || (f.size() != 5 && !legacy_sixth) ||
+        f[0]->kind != Kind::string || f[0]->text != "storage" || f[4]->kind != Kind::integer ||
+        f[4]->integer < 0)
       return make(Kind::opaque);
     auto v = make(Kind::storage);
     v->numel = f[4]->integer;

@@ -64,6 +64,19 @@ std::string frame_position(std::string_view line) {
   return where;
 }
 
+// `/usr/lib/python3/dist-packages/torch/nn/modules/conv.py(459): _conv_forward` or
+// `<string>(4): <module>`: a frame of the Python stack a traced archive records; an exception line
+// (`RuntimeError: ... (3): ...`) has its `: ` before the first parenthesis
+bool is_python_frame(std::string_view line) {
+  const std::size_t open = line.find('(');
+  const std::size_t close = line.find("): ");
+  if (open == std::string_view::npos || close == std::string_view::npos || close <= open + 1 ||
+      line.substr(0, open).find(": ") != std::string_view::npos)
+    return false;
+  const std::string_view number = line.substr(open + 1, close - open - 1);
+  return std::all_of(number.begin(), number.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
 }  // namespace
 
 ForwardFailure describe_forward_failure(const std::exception& error) {
@@ -83,9 +96,13 @@ ForwardFailure describe_forward_failure(const std::exception& error) {
   std::size_t last_frame = lines.size();
   for (std::size_t i = 0; i < lines.size(); ++i)
     if (lines[i].substr(0, 8) == "  File \"") last_frame = i;
+  // a traced archive's report has a second section after the frames: `Traceback of TorchScript,
+  // original code (most recent call last):` and the Python frames the trace ran in, one a line
+  // (`/path/conv.py(459): _conv_forward`), before the exception line
   std::size_t message = lines.size();
   for (std::size_t i = last_frame == lines.size() ? 1 : last_frame + 1; i < lines.size(); ++i)
-    if (!lines[i].empty() && lines[i][0] != ' ') {
+    if (!lines[i].empty() && lines[i][0] != ' ' &&
+        lines[i].substr(0, 24) != "Traceback of TorchScript" && !is_python_frame(lines[i])) {
       message = i;
       break;
     }
