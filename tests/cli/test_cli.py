@@ -56,6 +56,15 @@ def run(*args, cwd=None):
                           timeout=120)
 
 
+def run_script(folder, name, source, *args):
+    """Writes the Python `source` to FOLDER/NAME and runs it with this Python and `args`
+    (TorchScript reads a scripted class's source from its file, so it cannot run from -c)."""
+    path = os.path.join(folder, name)
+    with open(path, "w") as f:
+        f.write(source)
+    subprocess.run([sys.executable, path, *args], check=True)
+
+
 def golden(name):
     with open(os.path.join(GOLDEN, name)) as f:
         return f.read()
@@ -388,9 +397,7 @@ def a_class_source_the_reader_cannot_read_is_an_error_naming_the_class():
     # out, and --signature printed no MethodSignature with exit 0
     with tempfile.TemporaryDirectory() as tmp:
         good, broken = os.path.join(tmp, "net.pt"), os.path.join(tmp, "broken.pt")
-        with open(os.path.join(tmp, "make.py"), "w") as f:
-            f.write(BROKEN_CLASS_SOURCE)
-        subprocess.run([sys.executable, os.path.join(tmp, "make.py"), good, broken], check=True)
+        run_script(tmp, "make.py", BROKEN_CLASS_SOURCE, good, broken)
         p = run("inspect-model", good, "--signature")
         assert p.returncode == 0 and '"record": "MethodSignature", "name": "forward"' in p.stdout, p
         for flags in ([], ["--signature"], ["--all"]):
@@ -753,9 +760,7 @@ def saved_member_names_stay_unique_and_read_back():
     # dict keys holding '/', NUL and '%' (issue 26): one member each, compare reads them back
     with tempfile.TemporaryDirectory() as tmp:
         archive, saved = os.path.join(tmp, "keys.pt"), os.path.join(tmp, "keys.npz")
-        with open(os.path.join(tmp, "keys_model.py"), "w") as f:
-            f.write(KEYS_MODEL)
-        subprocess.run([sys.executable, os.path.join(tmp, "keys_model.py"), archive], check=True)
+        run_script(tmp, "keys_model.py", KEYS_MODEL, archive)
         p = run("capture", archive, "--shape", "x=2", "--save", saved, "-o",
                 os.path.join(tmp, "records.jsonl"))
         assert p.returncode == 0, p.stderr
@@ -815,9 +820,7 @@ print(json.dumps(problems))
 def shape_inputs_are_the_tensors_python_makes_after_manual_seed():
     with tempfile.TemporaryDirectory() as tmp:
         archive = os.path.join(tmp, "shapes.pt")
-        with open(os.path.join(tmp, "shapes_model.py"), "w") as f:
-            f.write(SHAPES_MODEL)  # TorchScript reads the class's source from its file
-        subprocess.run([sys.executable, os.path.join(tmp, "shapes_model.py"), archive], check=True)
+        run_script(tmp, "shapes_model.py", SHAPES_MODEL, archive)
         shapes = ["--shape", "q=3:bfloat16", "--shape", "x=2x4", "--shape", "h=3:float16",
                   "--shape", "ids=2x5:int64", "--shape", "b=3:bool"]  # not in schema order
         # --seed as torch.manual_seed takes it: negative seeds as their two's complement
