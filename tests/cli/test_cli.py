@@ -331,6 +331,36 @@ def structure_of_an_archive_libtorch_cannot_load_is_still_described():
 
 
 @test
+def a_pytorch_1_2_archive_is_described_from_its_model_json():
+    # the format before data.pkl (issue 27, finding 3: was "a zip archive without data.pkl, not a
+    # PyTorch archive"); the records make_fixtures.py computed from the eager model
+    for flags, expected in (([], "model_json.jsonl"), (["--all"], "model_json.all.jsonl")):
+        p = run("inspect-model", fixture("model_json.pt"), *flags)
+        assert p.returncode == 0 and not p.stderr, p.stderr
+        with open(fixture(expected)) as f:
+            assert_equal(p.stdout, f.read(), f"inspect-model {flags}")
+    p = run("diff", fixture("model_json.pt"), fixture("model_json.pt"))
+    assert p.returncode == 0 and '"identical": true' in p.stdout, p.stdout + p.stderr
+    # what does not read it says what it is and how to write it again
+    p = run("inspect-config", fixture("model_json.pt"))
+    assert_clean_error(p, 1, r"model_json\.pt: a TorchScript archive in the format PyTorch 1\.0 "
+                             r"to 1\.2 wrote \(model\.json\).*only inspect-model and diff read "
+                             r"it here\. Load it with PyTorch 1\.x's torch\.jit\.load and save it "
+                             r"again with torch\.jit\.save")
+
+
+@torch_test
+def a_pytorch_1_2_archive_is_not_run():
+    p = run("capture", fixture("model_json.pt"), "--shape", "input=1x1x4x4")
+    assert_clean_error(p, 1, r"model_json\.pt: a TorchScript archive in the format PyTorch 1\.0 "
+                             r"to 1\.2 wrote \(model\.json\), which LibTorch 2 and builds of 1\.x "
+                             r"without legacy import cannot load")
+    p = run("compare", fixture("model_json.pt"), fixture("model_json.pt"), "--shape",
+            "input=1x1x4x4")
+    assert_clean_error(p, 2, r"model_json\.pt: a TorchScript archive in the format PyTorch 1\.0")
+
+
+@test
 def an_archive_saved_on_a_gpu_is_described_without_cuda_or_libtorch():
     # storages located on cuda:0: the same records as the CPU archive, and LibTorch never loaded
     p = run("--log-level", "debug", "inspect-model", fixture("cuda_tensors.pt"))

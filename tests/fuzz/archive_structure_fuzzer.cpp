@@ -1,14 +1,14 @@
-// Fuzz target: inspect-model's reader of an archive without LibTorch (read_archive_metadata: the
-// zip checks, data.pkl through read_pickle, class headers from code/), plain and with every
-// detail (tensors, attributes and constants from printed literals, signatures), then the jsonl
-// writer.
-// Mutated and truncated zips must end in vin::diagnostics::Error or a fallback, never a crash.
+// Fuzz target: inspect-model's readers of an archive without LibTorch (describe_archive without a
+// fallback: the zip checks, data.pkl through read_pickle and class headers from code/, or a
+// PyTorch 1.0-1.2 archive's model.json and attributes.pkl), plain and with every detail
+// (tensors, attributes and constants from printed literals, signatures), then the jsonl writer.
+// Mutated and truncated zips must end in vin::diagnostics::Error, never a crash.
 #include <cstddef>
 #include <cstdint>
 #include <sstream>
 
 #include "fuzz_input.h"
-#include "vin/diagnostics/archive/archive_structure.h"
+#include "vin/diagnostics/archive/model_source.h"
 #include "vin/diagnostics/output/output_format.h"
 #include "vin/diagnostics/records/error.h"
 
@@ -16,13 +16,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   namespace vd = vin::diagnostics;
   const std::string& path = vin::fuzz::write_scratch_file(data, size, ".pt");
   try {
-    const vd::ArchiveLayout archive = vd::probe_torchscript_archive(path);
+    // describe_archive: the data.pkl reader, or the model.json reader of PyTorch 1.0 to 1.2
+    const vd::ClassifiedFile file = vd::classify_file(path, "a TorchScript archive");
     for (const vd::InspectDetails details :
-         {vd::InspectDetails{}, vd::InspectDetails{true, true, true}})
-      if (const auto model = vd::read_archive_metadata(archive, details)) {
-        std::ostringstream out;
-        vd::write_model_metadata(out, *model, vd::OutputFormat::jsonl);
-      }
+         {vd::InspectDetails{}, vd::InspectDetails{true, true, true}}) {
+      const vd::ModelMetadata model = vd::describe_archive(file, details, nullptr);
+      std::ostringstream out;
+      vd::write_model_metadata(out, model, vd::OutputFormat::jsonl);
+    }
   } catch (const vd::Error&) {
   }
   return 0;

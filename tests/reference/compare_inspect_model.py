@@ -52,9 +52,13 @@ def difference(binary, archive, flags, expected):
     """What is wrong with the tool's output for `inspect-model ARCHIVE FLAGS`, or None."""
     run = subprocess.run([binary, "inspect-model", archive, *flags], capture_output=True,
                          text=True)
-    got = run.stdout.splitlines()
     if run.returncode != 0:
         return f"exit {run.returncode}: {run.stderr.strip()}"
+    return lines_difference(expected, run.stdout.splitlines())
+
+
+def lines_difference(expected, got):
+    """The first difference between the expected jsonl lines and the tool's, or None."""
     if len(got) != len(expected):
         return f"{len(got)} records, Python has {len(expected)}"
     for i, (e, g) in enumerate(zip(expected, got)):

@@ -66,6 +66,7 @@ TEST_CASE("classify_file tells every kind of file the tool reads apart, from its
   CHECK(classify_file(fixture("state_dict.pt")).kind == FileKind::torch_save_zip);
   CHECK(classify_file(fixture("inputs/everything_tuple.pt")).kind == FileKind::torch_save_zip);
   CHECK(classify_file(fixture("plain.zip")).kind == FileKind::other_zip);
+  CHECK(classify_file(fixture("model_json.pt")).kind == FileKind::legacy_torchscript);
   CHECK(classify_file(fixture("inputs/dtypes.npz")).kind == FileKind::other_zip);
   CHECK(classify_file(fixture("inputs/single.npy")).kind == FileKind::npy);
   CHECK(classify_file(fixture("empty.pt")).kind == FileKind::empty);
@@ -76,6 +77,9 @@ TEST_CASE("classify_file tells every kind of file the tool reads apart, from its
   CHECK(classify_file(records).kind == FileKind::records);
   const std::string legacy = scratch("vin_file_kind_legacy.pt", "\x80\x02\x8a\x0a");
   CHECK(classify_file(legacy).kind == FileKind::legacy_pickle);
+  const std::string preview = scratch("vin_file_kind_preview.pt", "PYTORCH1\x02\x00\x00\x00");
+  CHECK(classify_file(preview).kind == FileKind::pytorch1_container);
+  std::filesystem::remove(preview);
   std::filesystem::remove(yaml);
   std::filesystem::remove(records);
   std::filesystem::remove(legacy);

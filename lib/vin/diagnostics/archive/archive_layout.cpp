@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "vin/diagnostics/archive/class_source.h"
+#include "vin/diagnostics/archive/legacy_archive.h"
 #include "vin/diagnostics/archive/pickle_safety.h"
 #include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/text/printable.h"
@@ -66,6 +67,13 @@ ArchiveLayout probe_torchscript_archive(const ClassifiedFile& file) {
       if (file.zip->entries().empty())
         throw Error(path + ": an empty zip archive, not a TorchScript archive");
       throw Error(path + ": a zip archive without data.pkl, not a PyTorch archive");
+    case FileKind::legacy_torchscript:
+      throw Error(legacy_archive_message(path));
+    case FileKind::pytorch1_container:
+      throw Error(path +
+                  ": a TorchScript file in the container format of PyTorch 1.0's previews "
+                  "(PYTORCH1, 2018, before the zip archives of PyTorch 1.0), which no released "
+                  "PyTorch reads; export the model again with a released PyTorch's torch.jit.save");
     case FileKind::torch_save_zip:
       throw Error(path +
                   ": a torch.save file (tensors or a state dict), not a TorchScript archive; "

@@ -23,7 +23,9 @@ bool starts_as_json_object(const InputFile& file) {
 FileKind zip_kind(const ZipArchive& zip) {
   // PyTorch's writers put every record under one top folder, the first member's
   const std::string top = zip.first_folder();
-  if (top.empty() || !zip.find(top + "data.pkl")) return FileKind::other_zip;
+  if (top.empty()) return FileKind::other_zip;
+  if (!zip.find(top + "data.pkl"))
+    return zip.find(top + "model.json") ? FileKind::legacy_torchscript : FileKind::other_zip;
   const bool scripted = zip.find(top + "constants.pkl") || zip.has_entry_under(top + "code/");
   return scripted ? FileKind::torchscript_archive : FileKind::torch_save_zip;
 }
@@ -33,7 +35,9 @@ FileKind zip_kind(const ZipArchive& zip) {
 std::string_view describe(FileKind kind) {
   // in the order of the enum
   static constexpr std::string_view kNames[] = {
-      "a TorchScript archive", "a torch.save file", "a zip file",  "an .npy array",
+      "a TorchScript archive", "a torch.save file", "a zip file",
+      "a TorchScript archive of PyTorch 1.0 to 1.2 (model.json)",
+      "a TorchScript file of PyTorch 1.0's previews (PYTORCH1)", "an .npy array",
       "a pickle (a torch.save file before PyTorch 1.6)", "JSON records", "a text file",
       "an empty file"};
   static_assert(std::size(kNames) == static_cast<std::size_t>(FileKind::empty) + 1);
@@ -50,6 +54,8 @@ ClassifiedFile classify_file(const std::string& path, std::string_view what) {
   } else if (file.starts_with("PK")) {
     out.zip = std::make_shared<const ZipArchive>(out.file);
     out.kind = zip_kind(*out.zip);
+  } else if (file.starts_with("PYTORCH1")) {
+    out.kind = FileKind::pytorch1_container;
   } else if (file.starts_with("\x93NUMPY")) {
     out.kind = FileKind::npy;
   } else if (file.starts_with("\x80")) {

@@ -1,16 +1,27 @@
 #include "vin/diagnostics/archive/model_source.h"
 
 #include "vin/diagnostics/archive/archive_structure.h"
+#include "vin/diagnostics/archive/legacy_archive.h"
 #include "vin/diagnostics/records/error.h"
 
 namespace vin::diagnostics {
 
 ModelMetadata describe_archive(const std::string& path, const InspectDetails& details,
                                const LibTorchInspector& fallback) {
-  // the probe reads the zip directory: its allocations are the structure reader's too
-  const ArchiveLayout archive = naming_out_of_memory(
-      path, "reading the archive's structure", [&] { return probe_torchscript_archive(path); });
-  return describe_archive(archive, details, fallback);
+  // the zip directory read here: its allocations are the structure reader's too
+  const ClassifiedFile file = naming_out_of_memory(path, "reading the archive's structure", [&] {
+    return classify_file(path, "a TorchScript archive");
+  });
+  return describe_archive(file, details, fallback);
+}
+
+ModelMetadata describe_archive(const ClassifiedFile& file, const InspectDetails& details,
+                               const LibTorchInspector& fallback) {
+  if (file.kind == FileKind::legacy_torchscript)
+    return naming_out_of_memory(file.path(), "reading the archive's structure", [&] {
+      return read_legacy_archive_metadata(*file.zip, file.zip->first_folder(), details);
+    });
+  return describe_archive(probe_torchscript_archive(file), details, fallback);
 }
 
 ModelMetadata describe_archive(const ArchiveLayout& archive, const InspectDetails& details,

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "vin/diagnostics/archive/archive_layout.h"
+#include "vin/diagnostics/archive/file_kind.h"
 #include "vin/diagnostics/records/model_metadata.h"
 
 namespace vin::diagnostics {
@@ -23,6 +24,11 @@ using LibTorchInspector = std::function<ModelMetadata(
 /// flag that would load it with LibTorch. Throws Error for files that are not archives.
 /// `details` as read_archive_metadata takes them.
 ModelMetadata describe_archive(const std::string& path, const InspectDetails& details,
+                               const LibTorchInspector& fallback);
+/// The same for a file classified already (the file opened once): a TorchScript archive, or one
+/// of PyTorch 1.0 to 1.2 (read_legacy_archive_metadata, never with the fallback: LibTorch cannot
+/// load it).
+ModelMetadata describe_archive(const ClassifiedFile& file, const InspectDetails& details,
                                const LibTorchInspector& fallback);
 /// The same for an archive probed already (the file opened once).
 ModelMetadata describe_archive(const ArchiveLayout& archive, const InspectDetails& details,

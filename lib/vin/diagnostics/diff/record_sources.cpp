@@ -25,8 +25,7 @@ RecordSet load_record_set(const std::string& path, const LibTorchInspector& fall
   if (file.zip)
     return kind == SideKind::configuration
                ? configuration_side(file)
-               : record_set(describe_archive(probe_torchscript_archive(file),
-                                             InspectDetails{true, true, true}, fallback),
+               : record_set(describe_archive(file, InspectDetails{true, true, true}, fallback),
                             path);
   if (file.kind == FileKind::records)
     return naming_out_of_memory(path, "reading the records",

@@ -481,6 +481,8 @@ ForwardInputs read_forward_inputs(const std::string& path, const torch::jit::Mod
     case FileKind::records:
     case FileKind::text:
     case FileKind::empty:
+    case FileKind::legacy_torchscript:
+    case FileKind::pytorch1_container:
       throw Error(path + ": not an inputs file: expected .npz, .npy or torch.save (zip) data");
   }
   ForwardInputs bound = first_that_fits(
