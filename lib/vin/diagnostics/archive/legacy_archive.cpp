@@ -175,8 +175,8 @@ class LegacyReader {
     if (!tensor.is_object()) throw Malformed{"a tensor entry that is not a TensorDef object"};
     LegacyTensor entry;
     TensorMetadata& t = entry.metadata;
-    const Dtype& dtype =
-        data_type(tensor.value("dataType", Json("FLOAT")), flag(tensor, "isQuantized"));
+    const Json type = tensor.value("dataType", Json("FLOAT"));  // a default protobuf leaves out
+    const Dtype& dtype = data_type(type, flag(tensor, "isQuantized"));
     t.dtype = dtype.python_name();
     std::int64_t numel = 1;
     for (const Json& dim : member(tensor, "dims", Json::value_t::array)) {
