@@ -1,5 +1,6 @@
-// profile's FLOP rules against FlopCounterMode's formulas (torch/utils/flop_counter.py of
-// PyTorch 2.6) worked by hand for each operator, and the latency statistics.
+// profile's rules without LibTorch: the FLOP rules against FlopCounterMode's formulas
+// (torch/utils/flop_counter.py of PyTorch 2.6) worked by hand for each operator, the latency
+// statistics, the attribution of event sequences to modules and operators, the records' JSON.
 #include <doctest/doctest.h>
 
 #include <limits>
@@ -7,6 +8,8 @@
 
 #include "vin/diagnostics/profile/flop_rules.h"
 #include "vin/diagnostics/profile/latency.h"
+#include "vin/diagnostics/profile/profile_builder.h"
+#include "vin/diagnostics/records/json_encoding.h"
 
 using namespace vin::diagnostics;
 
@@ -97,4 +100,108 @@ TEST_CASE("latency: median of an even count is the mean of the middle two; p90 i
   CHECK(three.median == 2);
   CHECK(three.p90 == 3);  // ceil(2.7) = 3rd
   CHECK_THROWS_AS(latency_stats({}), std::invalid_argument);
+}
+
+TEST_CASE("the builder: FLOPs once per dispatch stack, inclusive and self values per module, "
+          "operators by time") {
+  ProfileBuilder b;
+  b.enter_module("<root>", "Net", 30, {{2, 8}}, 0);
+  b.start_operator("aten::linear", 1);  // not counted itself; its addmm is
+  b.start_operator("aten::addmm", 1.5);
+  b.end_operator(100, 2.5);
+  b.end_operator(0, 3);
+  b.enter_module("a", "torch.nn.modules.conv.Conv2d", 20, {{1, 3, 8, 8}}, 4);
+  b.start_operator("aten::convolution", 5);  // counted; the _convolution inside it is not
+  b.start_operator("aten::_convolution", 5.5);
+  b.end_operator(60, 6);
+  b.end_operator(60, 7);
+  b.exit_module({{1, 4, 6, 6}}, 8);
+  b.start_operator("aten::relu", 8.5);
+  b.end_operator(0, 9);
+  b.exit_module({{2, 4}}, 10);
+
+  const std::vector<ModuleProfile> modules = b.modules();
+  REQUIRE(modules.size() == 2);
+  const ModuleProfile& root = modules[0];
+  CHECK(root.module_path == "<root>");
+  CHECK(root.calls == 1);
+  CHECK(root.parameters == 30);
+  CHECK(root.input_shapes == Shapes{{2, 8}});
+  CHECK(root.output_shapes == Shapes{{2, 4}});
+  CHECK(root.flops == 160);
+  CHECK(root.self_flops == 100);
+  CHECK(root.time_ms == 10);
+  CHECK(root.self_time_ms == 6);
+  const ModuleProfile& a = modules[1];
+  CHECK(a.flops == 60);
+  CHECK(a.self_flops == 60);
+  CHECK(a.time_ms == 4);
+  CHECK(a.self_time_ms == 4);
+  CHECK(a.output_shapes == Shapes{{1, 4, 6, 6}});
+  CHECK(b.flops() == 160);
+
+  const std::vector<OperatorProfile> ops = b.operators();
+  REQUIRE(ops.size() == 3);  // the dispatched addmm and _convolution are not operators of the code
+  CHECK(ops[0].name == "aten::convolution");
+  CHECK(ops[0].flops == 60);
+  CHECK(ops[0].time_ms == 2);
+  CHECK(ops[1].name == "aten::linear");
+  CHECK(ops[1].flops == 100);
+  CHECK(ops[2].name == "aten::relu");
+  CHECK(ops[2].calls == 1);
+  CHECK(ops[2].flops == 0);
+}
+
+TEST_CASE("the builder: memory allocated during a module's calls and its peak from each call's "
+          "start; shapes of the first call, the largest peak of all calls") {
+  ProfileBuilder b;
+  b.enter_module("<root>", "Net", 0, {}, 0);
+  b.memory(100);
+  for (int call = 0; call < 2; ++call) {
+    b.enter_module("block", "Block", 0, {{call + 1}}, 1);
+    b.memory(50);
+    b.memory(-30);
+    b.memory(call == 0 ? 40 : 10);
+    b.exit_module({{call + 1}}, 2);
+    b.memory(call == 0 ? -60 : -30);
+  }
+  b.exit_module({}, 3);
+  const std::vector<ModuleProfile> modules = b.modules();
+  REQUIRE(modules.size() == 2);
+  const ModuleProfile& block = modules[1];
+  CHECK(block.calls == 2);
+  CHECK(block.input_shapes == Shapes{{1}});
+  CHECK(block.allocated_bytes == 90 + 60);
+  CHECK(block.peak_bytes == 60);  // first call: 100 -> 150 -> 120 -> 160, from 100
+  const ModuleProfile& root = modules[0];
+  CHECK(root.allocated_bytes == 100 + 150);
+  CHECK(root.peak_bytes == 160);
+  CHECK(b.peak_bytes() == 160);
+  CHECK_THROWS_AS(b.exit_module({}, 4), std::logic_error);
+  CHECK_THROWS_AS(b.end_operator(0, 4), std::logic_error);
+}
+
+TEST_CASE("profile records as JSON: the contract's fields in its order") {
+  ModuleProfile m;
+  m.module_path = "conv1";
+  m.module_type = "torch.nn.modules.conv.Conv2d";
+  m.calls = 1;
+  m.parameters = 9408;
+  m.input_shapes = {{1, 3, 32, 32}};
+  m.output_shapes = {{1, 64, 16, 16}};
+  m.flops = 4816896;
+  m.self_flops = 4816896;
+  m.time_ms = 0.5;
+  m.self_time_ms = 0.25;
+  m.allocated_bytes = 65536;
+  m.peak_bytes = 65536;
+  CHECK(dump_record_line("ModuleProfile", to_json(m)) ==
+        R"({"record": "ModuleProfile", "module_path": "conv1", "module_type": )"
+        R"("torch.nn.modules.conv.Conv2d", "calls": 1, "parameters": 9408, "input_shapes": )"
+        R"([[1, 3, 32, 32]], "output_shapes": [[1, 64, 16, 16]], "flops": 4816896, )"
+        R"("self_flops": 4816896, "time_ms": 0.5, "self_time_ms": 0.25, "allocated_bytes": )"
+        R"(65536, "peak_bytes": 65536})");
+  CHECK(dump_record_line("OperatorProfile", to_json(OperatorProfile{"aten::linear", 2, 384, 1.0})) ==
+        R"({"record": "OperatorProfile", "operator": "aten::linear", "calls": 2, "flops": 384, )"
+        R"("time_ms": 1.0})");
 }

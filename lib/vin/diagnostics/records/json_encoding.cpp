@@ -226,6 +226,32 @@ Json to_json(const TensorSnapshot& s) {
   return j;
 }
 
+Json to_json(const ModuleProfile& module) {
+  Json j;
+  j["module_path"] = module.module_path;
+  j["module_type"] = module.module_type;
+  j["calls"] = module.calls;
+  j["parameters"] = module.parameters;
+  j["input_shapes"] = module.input_shapes;
+  j["output_shapes"] = module.output_shapes;
+  j["flops"] = module.flops;
+  j["self_flops"] = module.self_flops;
+  j["time_ms"] = module.time_ms;
+  j["self_time_ms"] = module.self_time_ms;
+  j["allocated_bytes"] = module.allocated_bytes;
+  j["peak_bytes"] = module.peak_bytes;
+  return j;
+}
+
+Json to_json(const OperatorProfile& op) {
+  Json j;
+  j["operator"] = op.name;
+  j["calls"] = op.calls;
+  j["flops"] = op.flops;
+  j["time_ms"] = op.time_ms;
+  return j;
+}
+
 Json to_json(const CaptureSummary& summary) {
   Json j;
   j["snapshots"] = summary.snapshots;

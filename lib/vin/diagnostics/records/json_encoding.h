@@ -9,6 +9,7 @@
 #include "vin/diagnostics/records/compare_records.h"
 #include "vin/diagnostics/records/config_records.h"
 #include "vin/diagnostics/records/model_metadata.h"
+#include "vin/diagnostics/records/profile_records.h"
 #include "vin/diagnostics/records/record_value.h"
 
 namespace vin::diagnostics {
@@ -47,6 +48,12 @@ Json to_json(const TensorComparison& comparison);
 
 /// The ComparisonSummary fields.
 Json to_json(const ComparisonSummary& summary);
+
+/// One ModuleProfile as a JSON object, without the "record" key, in the contract's field order.
+Json to_json(const ModuleProfile& module);
+
+/// One OperatorProfile as a JSON object, without the "record" key.
+Json to_json(const OperatorProfile& op);
 
 /// A field value: a JSON scalar, or {"type_marker": "qualified.Type"}.
 Json to_json(const ConfigValue& value);

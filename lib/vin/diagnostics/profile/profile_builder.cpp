@@ -1,0 +1,108 @@
+#include "vin/diagnostics/profile/profile_builder.h"
+
+#include <algorithm>
+#include <limits>
+#include <stdexcept>
+
+#include "vin/diagnostics/profile/flop_rules.h"
+
+namespace vin::diagnostics {
+namespace {
+
+std::int64_t saturating_add(std::int64_t a, std::int64_t b) {
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  return a > kMax - b ? kMax : a + b;
+}
+
+}  // namespace
+
+void ProfileBuilder::enter_module(const std::string& path, const std::string& type,
+                                  std::int64_t parameters, Shapes input_shapes, double ms) {
+  auto [it, first] = module_index_.try_emplace(path, modules_.size());
+  if (first) {
+    ModuleProfile m;
+    m.module_path = path;
+    m.module_type = type;
+    m.parameters = parameters;
+    m.input_shapes = std::move(input_shapes);
+    modules_.push_back(std::move(m));
+  }
+  ModuleFrame frame;
+  frame.index = it->second;
+  frame.start_ms = ms;
+  frame.live_at_start = live_;
+  module_stack_.push_back(frame);
+}
+
+void ProfileBuilder::exit_module(Shapes output_shapes, double ms) {
+  if (module_stack_.empty()) throw std::logic_error("exit_module without a module call");
+  const ModuleFrame frame = module_stack_.back();
+  module_stack_.pop_back();
+  ModuleProfile& m = modules_[frame.index];
+  if (m.calls++ == 0) m.output_shapes = std::move(output_shapes);
+  const double elapsed = ms - frame.start_ms;
+  m.time_ms += elapsed;
+  m.self_time_ms += std::max(0.0, elapsed - frame.child_ms);
+  m.flops = saturating_add(m.flops, frame.flops);
+  m.self_flops = saturating_add(m.self_flops, frame.self_flops);
+  m.allocated_bytes += frame.allocated;
+  m.peak_bytes = std::max(m.peak_bytes, frame.peak);
+  if (!module_stack_.empty()) {
+    ModuleFrame& parent = module_stack_.back();
+    parent.child_ms += elapsed;
+    parent.flops = saturating_add(parent.flops, frame.flops);
+  }
+}
+
+void ProfileBuilder::start_operator(const std::string& name, double ms) {
+  const bool counts = counts_flops(name);
+  operator_stack_.push_back({name, ms, counts});
+  if (counts) ++open_counting_;
+}
+
+void ProfileBuilder::end_operator(std::int64_t flops, double ms) {
+  if (operator_stack_.empty()) throw std::logic_error("end_operator without an operator call");
+  OperatorFrame frame = std::move(operator_stack_.back());
+  operator_stack_.pop_back();
+  if (frame.counts) {
+    --open_counting_;
+    if (open_counting_ == 0 && flops > 0) {  // the outermost counted operator of its stack
+      flops_ = saturating_add(flops_, flops);
+      OperatorFrame& outermost = operator_stack_.empty() ? frame : operator_stack_.front();
+      outermost.flops = saturating_add(outermost.flops, flops);
+      if (!module_stack_.empty()) {
+        ModuleFrame& module = module_stack_.back();
+        module.flops = saturating_add(module.flops, flops);
+        module.self_flops = saturating_add(module.self_flops, flops);
+      }
+    }
+  }
+  if (!operator_stack_.empty()) return;  // dispatched from an open operator: not its own record
+  auto [it, first] = operator_index_.try_emplace(frame.name, operators_.size());
+  if (first) operators_.push_back(OperatorProfile{frame.name});
+  OperatorProfile& op = operators_[it->second];
+  ++op.calls;
+  op.flops = saturating_add(op.flops, frame.flops);
+  op.time_ms += ms - frame.start_ms;
+}
+
+void ProfileBuilder::memory(std::int64_t bytes) {
+  live_ += bytes;
+  peak_ = std::max(peak_, live_);
+  for (ModuleFrame& frame : module_stack_) {
+    if (bytes > 0) frame.allocated += bytes;
+    frame.peak = std::max(frame.peak, live_ - frame.live_at_start);
+  }
+}
+
+std::vector<ModuleProfile> ProfileBuilder::modules() const { return modules_; }
+
+std::vector<OperatorProfile> ProfileBuilder::operators() const {
+  std::vector<OperatorProfile> sorted = operators_;
+  std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
+    return a.time_ms != b.time_ms ? a.time_ms > b.time_ms : a.name < b.name;
+  });
+  return sorted;
+}
+
+}  // namespace vin::diagnostics

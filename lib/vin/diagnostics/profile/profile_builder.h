@@ -1,0 +1,81 @@
+// How the instrumented forward's events become ModuleProfile and OperatorProfile records
+// (contract 8): module calls entered and left, operators started and ended, memory allocated and
+// freed, each with its time, in the order the forward made them on its thread. The LibTorch side
+// (graph observers, RecordFunction callbacks, the allocator's reports) feeds it; the attribution
+// rules live here, without LibTorch, so that they are tested on event sequences.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "vin/diagnostics/records/profile_records.h"
+
+namespace vin::diagnostics {
+
+using Shapes = std::vector<std::vector<std::int64_t>>;
+
+class ProfileBuilder {
+ public:
+  /// A call of the module at `path` begins at `ms` (any clock, milliseconds) with inputs of
+  /// `input_shapes`. `type` and `parameters` are kept from its first call.
+  void enter_module(const std::string& path, const std::string& type, std::int64_t parameters,
+                    Shapes input_shapes, double ms);
+  /// The innermost module call returns `output_shapes` at `ms`. Throws std::logic_error when no
+  /// call is open.
+  void exit_module(Shapes output_shapes, double ms);
+
+  /// An operator call begins at `ms` (`name` as its schema names it, "aten::linear"). Operators
+  /// begun while another is open are dispatched from it: only the outermost is an
+  /// OperatorProfile.
+  void start_operator(const std::string& name, double ms);
+  /// The innermost open operator call ends at `ms`; `flops` is what operator_flops gives for it
+  /// (0 for an operator counts_flops refuses). Its FLOPs count only when no operator open around
+  /// it counts FLOPs (once per dispatch stack, at the outermost counted operator). Throws
+  /// std::logic_error when no operator call is open.
+  void end_operator(std::int64_t flops, double ms);
+
+  /// `bytes` allocated (positive) or freed (negative) on the profiled device.
+  void memory(std::int64_t bytes);
+
+  /// The modules in the order of their first calls; every call must have returned.
+  std::vector<ModuleProfile> modules() const;
+  /// The operators by time, largest first (by name where times are equal).
+  std::vector<OperatorProfile> operators() const;
+  /// FLOPs of everything counted, inside modules or not.
+  std::int64_t flops() const { return flops_; }
+  /// The most live bytes reached, counted from the first event.
+  std::int64_t peak_bytes() const { return peak_; }
+
+ private:
+  struct ModuleFrame {
+    std::size_t index = 0;  // into modules_
+    double start_ms = 0;
+    std::int64_t flops = 0;  // inclusive, its finished children's added as they return
+    std::int64_t self_flops = 0;
+    double child_ms = 0;
+    std::int64_t live_at_start = 0;
+    std::int64_t peak = 0;
+    std::int64_t allocated = 0;
+  };
+  struct OperatorFrame {
+    std::string name;
+    double start_ms = 0;
+    bool counts = false;
+    std::int64_t flops = 0;  // counted inside the outermost one
+  };
+
+  std::vector<ModuleProfile> modules_;
+  std::unordered_map<std::string, std::size_t> module_index_;
+  std::vector<ModuleFrame> module_stack_;
+  std::vector<OperatorProfile> operators_;
+  std::unordered_map<std::string, std::size_t> operator_index_;
+  std::vector<OperatorFrame> operator_stack_;
+  std::size_t open_counting_ = 0;  // open operators that count FLOPs
+  std::int64_t flops_ = 0;
+  std::int64_t live_ = 0;
+  std::int64_t peak_ = 0;
+};
+
+}  // namespace vin::diagnostics
