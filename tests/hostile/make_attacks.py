@@ -12,7 +12,8 @@ overflowed the stack (a 30,000-digit YAML scalar, a jsonl value and pickles nest
 thousands deep, a type string nesting List[ 10,000 deep, code/ with 10,000 nested parentheses);
 inputs that cost unbounded time or memory (a torch.save tuple shared and doubled 30 times, code/
 of 2 million statements, bzip2 members of 1000 MB, a data.pkl of 50 million Nones, an .npz of
-bzip2 arrays, an 8 MB YAML scalar aliased 5,000 times); and element counts that overflow.
+bzip2 arrays, an 8 MB YAML scalar aliased 5,000 times, module trees whose paths grow
+quadratically with their depth); and element counts that overflow.
 
 Expectations in the manifest: "error" (that exit status, nothing on stdout, a one-line message
 naming the file) or "safe" (exit 0 with records on stdout, or a clean error): for files that are
@@ -382,6 +383,47 @@ def overflow_attacks():
          (["inspect-model", "{file}", "--load-with-libtorch"], "error", 1)])
 
 
+
+def long_path_attacks():
+    """Module trees 2,000 deep (the readers' limit) whose every attribute name is 30,000
+    characters: a few megabytes of archive whose module paths, each its parent's and one more
+    name, would add up to 60 GB (quadratic in the depth). Both readers must refuse them with a
+    bound on the paths' bytes, not run out of memory."""
+    depth, name = 2000, "n" * 30000
+    # model.json (PyTorch 1.0-1.2): ModuleDefs nested `depth` deep
+    nested = ('{"name": "root", "submodules": [' + f'{{"name": "{name}", "submodules": [' *
+              (depth - 2) + f'{{"name": "{name}"}}' + "]}" * (depth - 1))
+    model = '{"protoVersion": "3", "producerName": "pytorch", "mainModule": ' + nested + "}"
+    add("model_json_long_paths.pt",
+        zip_of([("m/version", b"1\n"), ("m/model.json", model.encode())]), archive_runs())
+    # data.pkl: objects of one module class, each holding the next under the long name (the
+    # pickler writes the name once and refers to it after)
+    node = type("Node", (), {"__module__": "__torch__"})
+    chain = None
+    for _ in range(depth):
+        parent = node.__new__(node)
+        parent.__dict__.update({"training": True, name: chain})
+        chain = parent
+    fake = type(sys)("__torch__")
+    fake.Node = node
+    saved, sys.modules["__torch__"] = sys.modules.get("__torch__"), fake
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(10 * depth)  # the pickler recurses once a level
+    try:
+        data_pkl = pickle.dumps(chain, protocol=2)
+    finally:
+        sys.setrecursionlimit(limit)
+        if saved is None:
+            del sys.modules["__torch__"]
+        else:
+            sys.modules["__torch__"] = saved
+    code = (f"class Node(Module):\n  __parameters__ = []\n  __buffers__ = []\n"
+            f"  training : bool\n  {name} : Optional[__torch__.Node]\n").encode()
+    add("data_pkl_long_paths.pt",
+        zip_of([("m/version", b"3\n"), ("m/data.pkl", data_pkl), ("m/code/__torch__.py", code),
+                ("m/constants.pkl", pickle.dumps((), protocol=2))]),
+        archive_runs())
+
 def scale_attacks():
     """Inputs whose size is in one dimension that a reader once walked quadratically (issue 26):
     each took 50 to 90 s, and must now finish within the suite's 15 s (about a second here);
@@ -465,6 +507,7 @@ def main():
     size_attacks()
     overflow_attacks()
     scale_attacks()
+    long_path_attacks()
     with open(os.path.join(OUT, "manifest.json"), "w") as f:
         json.dump({"never_created": [PWNED, PWNED_SETSTATE], "files": MANIFEST}, f, indent=1)
     print(f"wrote {len(MANIFEST)} attack files to {OUT}")

@@ -22,6 +22,7 @@ constexpr std::size_t kMaxDepth = 2000;  // deeper module trees go to LibTorch
 using Kind = PickleValue::Kind;
 
 struct CountOverflow {};
+struct PathsTooLong {};
 
 // Walks the module objects in named_modules order, as inspect_model walks a loaded module.
 class StructureWalker {
@@ -139,10 +140,13 @@ class StructureWalker {
     }
     modules_.emplace_back(path.empty() ? kRootPath : path, python_type_name(module->text), direct,
                           direct_trainable, buffers, training, std::move(module_details));
-    for (auto it = children.rbegin(); it != children.rend(); ++it)
+    for (auto it = children.rbegin(); it != children.rend(); ++it) {
+      path_bytes_ += path.size() + 1 + it->first.size();
+      if (path_bytes_ > kMaxModulePathBytes) throw PathsTooLong();
       pending.push_back(
           {it->second, path.empty() ? std::string(it->first) : path + "." + std::string(it->first),
            depth + 1});
+    }
   }
 
   // an attribute that --attributes lists: not a tensor, not TorchScript's bookkeeping (modules,
@@ -195,6 +199,7 @@ class StructureWalker {
   std::int64_t buffer_bytes_ = 0;
   std::int64_t total_ = 0;
   std::int64_t trainable_ = 0;
+  std::size_t path_bytes_ = 0;
 };
 
 // The items of constants.pkl as record values, read the first time a literal refers to one.
@@ -260,6 +265,8 @@ std::optional<ModelMetadata> read_archive_metadata(const ArchiveLayout& layout,
     return std::nullopt;
   } catch (const CountOverflow&) {
     throw Error(path + ": " + kCountOverflowMessage);
+  } catch (const PathsTooLong&) {
+    throw Error(path + ": " + kModulePathsTooLongMessage);
   }
 }
 

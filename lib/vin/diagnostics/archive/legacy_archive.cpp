@@ -132,6 +132,10 @@ class LegacyReader {
       for (auto it = subs.rbegin(); it != subs.rend(); ++it) {
         if (!it->is_object()) throw Malformed{"a submodule that is not a ModuleDef object"};
         const std::string name = member(*it, "name", Json::value_t::string);
+        // each path and type name holds its parent's: bounded, or a deep tree of long names
+        // costs memory quadratic in its depth
+        name_bytes_ += next.path.size() + next.qualified.size() + 2 * name.size() + 3;
+        if (name_bytes_ > kMaxModulePathBytes) throw Malformed{kModulePathsTooLongMessage};
         pending.push_back({&*it, next.path.empty() ? name : next.path + "." + name,
                            next.qualified + atoms(name), next.depth + 1});
       }
@@ -359,6 +363,7 @@ class LegacyReader {
   std::string attribute_bytes_;
   std::optional<PickleDocument> attributes_;
   std::string source_;
+  std::size_t name_bytes_ = 0;
   std::vector<ModuleMetadata> modules_;
   std::unordered_set<std::int64_t> seen_parameters_;
   std::unordered_set<std::int64_t> seen_buffers_;

@@ -181,6 +181,14 @@ class ModelMetadata {
 inline constexpr const char* kCountOverflowMessage =
     "the model's element counts overflow 64 bits, which no real model's can";
 
+/// The most bytes the module paths of one model may take together (each path holds its parent's:
+/// a deep tree of long names is quadratic in its depth; real models stay under a megabyte, the
+/// 5,054-module fixture at 250 KB), and what the readers say past it.
+inline constexpr std::size_t kMaxModulePathBytes = std::size_t{64} << 20;
+inline constexpr const char* kModulePathsTooLongMessage =
+    "its module paths add up to more than 64 MiB (a deep tree of long names), which no real "
+    "model's do";
+
 /// The path of the model root in the records.
 inline constexpr const char* kRootPath = "<root>";
 
