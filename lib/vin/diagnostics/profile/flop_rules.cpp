@@ -19,8 +19,6 @@ std::int64_t product(std::initializer_list<std::int64_t> factors) {
   return p;
 }
 
-std::int64_t saturating_add(std::int64_t a, std::int64_t b) { return a > kMax - b ? kMax : a + b; }
-
 std::int64_t product_of(const TensorShape& shape, std::size_t from) {
   std::int64_t p = 1;
   for (std::size_t i = from; i < shape.size(); ++i) p = product({p, shape[i]});
@@ -105,6 +103,8 @@ const Counted* counted(std::string_view name) {
 }  // namespace
 
 bool counts_flops(std::string_view name) { return counted(name) != nullptr; }
+
+std::int64_t saturating_add(std::int64_t a, std::int64_t b) { return a > kMax - b ? kMax : a + b; }
 
 std::int64_t operator_flops(const OperatorCall& call) {
   const Counted* c = counted(call.name);

@@ -36,4 +36,7 @@ bool counts_flops(std::string_view name);
 /// a call raised in LibTorch before it could run). Saturates at INT64_MAX rather than overflow.
 std::int64_t operator_flops(const OperatorCall& call);
 
+/// a + b for non-negative counts of FLOPs, stopping at INT64_MAX.
+std::int64_t saturating_add(std::int64_t a, std::int64_t b);
+
 }  // namespace vin::diagnostics

@@ -1,20 +1,11 @@
 #include "vin/diagnostics/profile/profile_builder.h"
 
 #include <algorithm>
-#include <limits>
 #include <stdexcept>
 
 #include "vin/diagnostics/profile/flop_rules.h"
 
 namespace vin::diagnostics {
-namespace {
-
-std::int64_t saturating_add(std::int64_t a, std::int64_t b) {
-  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
-  return a > kMax - b ? kMax : a + b;
-}
-
-}  // namespace
 
 void ProfileBuilder::enter_module(const std::string& path, const std::string& type,
                                   std::int64_t parameters, Shapes input_shapes, double ms) {
