@@ -55,22 +55,25 @@ const Dtype& data_type(const Json& value, bool quantized) {
 }
 
 // protobuf's JSON writes int64 fields as strings ("3"), older writers as numbers
-std::int64_t integer(const Json& object, const char* key, std::int64_t absent = 0) {
-  const auto it = object.find(key);
-  if (it == object.end()) return absent;
-  if (it->is_number_integer()) return it->get<std::int64_t>();
-  if (it->is_string()) {
-    const std::string& text = it->get_ref<const std::string&>();
+std::int64_t integer_value(const Json& value, const char* key) {
+  if (value.is_number_integer()) return value.get<std::int64_t>();
+  if (value.is_string()) {
+    const std::string& text = value.get_ref<const std::string&>();
     std::size_t used = 0;
-    long long value = 0;
+    long long parsed = 0;
     try {
-      value = std::stoll(text, &used);
+      parsed = std::stoll(text, &used);
     } catch (const std::exception&) {
       used = 0;
     }
-    if (used == text.size() && used > 0) return value;
+    if (used == text.size() && used > 0) return parsed;
   }
   throw Malformed{std::string("the field ") + key + " is not an integer"};
+}
+
+std::int64_t integer(const Json& object, const char* key, std::int64_t absent = 0) {
+  const auto it = object.find(key);
+  return it == object.end() ? absent : integer_value(*it, key);
 }
 
 const Json& member(const Json& object, const char* key, Json::value_t type) {
@@ -184,8 +187,7 @@ class LegacyReader {
     t.dtype = dtype.python_name();
     std::int64_t numel = 1;
     for (const Json& dim : member(tensor, "dims", Json::value_t::array)) {
-      const Json wrapped = {{"d", dim}};
-      const std::int64_t d = integer(wrapped, "d");
+      const std::int64_t d = integer_value(dim, "dims");
       if (d < 0 || (d > 0 && numel > std::numeric_limits<std::int64_t>::max() / 16 / d))
         throw Malformed{"a tensor with a dimension out of range"};
       t.shape.push_back(d);
