@@ -14,6 +14,7 @@
 #include <functional>
 #include <iostream>
 #include <sstream>
+#include <unistd.h>
 #include <unordered_map>
 
 #include "vin/diagnostics/archive/archive_layout.h"
@@ -25,6 +26,8 @@
 #include "vin/diagnostics/plugin/operator_libraries.h"
 #include "vin/diagnostics/plugin/torch_plugin.h"
 #include "vin/diagnostics/capture/capture_request.h"
+#include "vin/diagnostics/capture/profile_request.h"
+#include "vin/diagnostics/output/chrome_trace.h"
 #include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/text/printable.h"
 #include "vin/diagnostics/text/suggest.h"
@@ -239,6 +242,44 @@ CLI::Validator positive_integer(const std::string& what) {
       },
       "N > 0");
 }
+
+// An integer option within [low, high], checked as text: else "must be WHAT, got 'TEXT'".
+CLI::Validator integer_within(long long low, long long high, const std::string& what) {
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        try {
+          std::size_t used = 0;
+          const long long value = std::stoll(text, &used);
+          if (used == text.size() && value >= low && value <= high) return "";
+        } catch (const std::exception&) {
+        }
+        return "must be " + what + ", got '" + vd::printable(text, 100) + "'";
+      },
+      "N");
+}
+
+// profile's progress on a terminal's stderr: one line rewritten in place, cleared at the end;
+// nothing when stderr is not a terminal (a CI log, a file).
+class ProgressLine {
+ public:
+  ProgressLine() : on_(isatty(STDERR_FILENO) == 1) {}
+  ~ProgressLine() {
+    if (on_ && shown_) std::cerr << "\r\033[K" << std::flush;
+  }
+  ProgressLine(const ProgressLine&) = delete;
+  ProgressLine& operator=(const ProgressLine&) = delete;
+  void show(vd::ProfilePhase phase, std::int64_t done, std::int64_t total) {
+    if (!on_) return;
+    std::cerr << "\r\033[K" << kProgram << ": "
+              << (phase == vd::ProfilePhase::warmup ? "warm-up forward " : "timed forward ")
+              << done << "/" << total << std::flush;
+    shown_ = true;
+  }
+
+ private:
+  bool on_;
+  bool shown_ = false;
+};
 
 // The options of every command that runs an archive's forward (capture, compare; the forward
 // runner's ForwardRun), added in one place so that the commands cannot drift apart: --inputs,
@@ -476,6 +517,77 @@ std::vector<Command> commands(CommonOptions& common) {
              spdlog::debug("the TorchScript interpreter's report:\n{}", result.error_report);
            if (result.error) throw vd::Error(*result.error);
            return *fail_on_nonfinite && result.summary.first_nonfinite ? 3 : 0;
+         };
+       }},
+      {"profile", nullptr,
+       "Time a forward and attribute its time, FLOPs and memory to each module and operator",
+       "vin-inspect profile net.pt --shape x=1x3x224x224 --format table",
+       [&common](CLI::App& sub, std::function<int()>& action) {
+         auto request = std::make_shared<vd::ProfileRequest>();
+         auto run = std::make_shared<RunOptions>();
+         auto modules = std::make_shared<std::vector<std::string>>();
+         auto trace = std::make_shared<std::string>();
+         sub.add_option("ARCHIVE", request->run.archive,
+                        "TorchScript archive written by torch.jit.save")
+             ->required();
+         add_run_options(sub, *run, "Inputs for the forward: one .npz, .npy or torch.save file");
+         sub.add_option("--device", request->run.device,
+                        "Where the archive is loaded and inputs placed (default cpu; cuda, cuda:N)")
+             ->type_name("DEVICE");
+         sub.add_option("--module", *modules,
+                        "Registered path or pattern to report, e.g. layer1.* (repeatable; "
+                        "default: every module)")
+             ->type_name("PATH");
+         const std::string most = std::to_string(vd::kMaxProfileRuns);
+         sub.add_option("--warmup", request->warmup,
+                        "Forwards run first and not measured (default 3)")
+             ->type_name("N")
+             ->check(integer_within(0, vd::kMaxProfileRuns, "an integer in [0, " + most + "]"));
+         sub.add_option("--runs", request->runs, "Timed forwards (default 10)")
+             ->type_name("N")
+             ->check(integer_within(1, vd::kMaxProfileRuns, "an integer in [1, " + most + "]"));
+         sub.add_option("--trace", *trace,
+                        "Also write the instrumented forward as Chrome trace events (Perfetto, "
+                        "chrome://tracing open it)")
+             ->type_name("FILE.json");
+         add_common_options(sub, common);
+         action = [&common, request, run, modules, trace] {
+           if (!modules->empty()) request->module_paths = *modules;
+           run->apply_to(request->run);
+           if (request->run.inputs.size() > 1)
+             throw vd::UsageError("--inputs: profile runs one forward; give one file");
+           std::vector<std::string> inputs = request->run.inputs;
+           inputs.push_back(request->run.archive);
+           std::vector<std::pair<const char*, std::string>> outputs;
+           if (!trace->empty()) outputs.emplace_back("--trace", *trace);
+           refuse_outputs_onto_inputs(common, inputs, outputs);
+           request->trace = !trace->empty();
+           ProgressLine progress;
+           request->on_progress = [&progress](vd::ProfilePhase phase, std::int64_t done,
+                                              std::int64_t total) {
+             progress.show(phase, done, total);
+           };
+           // a forward past --timeout that cannot be stopped (from the plugin's watchdog thread,
+           // which then ends the process)
+           request->on_abandoned = [](const std::string& message) {
+             std::cerr << "\n" << kProgram << ": error: " << vd::printable(message, 2000) << "\n";
+           };
+           const vd::ProfileResult result = torch_plugin().profile_archive(*request);
+           request->on_progress = nullptr;
+           if (!result.error_report.empty())
+             spdlog::debug("the TorchScript interpreter's report:\n{}", result.error_report);
+           if (result.error) throw vd::Error(*result.error);
+           if (request->trace)
+             vd::write_output(*trace, vd::chrome_trace_json(result.spans, request->run.archive,
+                                                            result.records.summary));
+           emit(common,
+                format_records(request->run.archive,
+                               [&](std::ostream& out) {
+                                 vd::write_profile(out, result.records,
+                                                   vd::parse_output_format(common.format));
+                               }),
+                inputs);
+           return 0;
          };
        }},
       {"compare", nullptr,

@@ -165,10 +165,12 @@ LoadedRun::LoadedRun(const ForwardRun& run, const std::function<void(const char*
 }
 
 std::optional<RunFailure> run_forwards(LoadedRun& loaded, const ForwardStep& step,
-                                       ModelCapture* stoppable, const OnAbandoned& on_abandoned) {
+                                       ModelCapture* stoppable, const OnAbandoned& on_abandoned,
+                                       GraphOptimisation optimisation) {
   const ForwardRun& run = loaded.run();
   at::NoGradGuard no_grad;
-  torch::jit::GraphOptimizerEnabledGuard no_graph_optimisation(false);
+  torch::jit::GraphOptimizerEnabledGuard graph_optimisation(
+      optimisation == GraphOptimisation::as_configured && torch::jit::getGraphExecutorOptimize());
   std::optional<Watchdog> watchdog;
   if (run.timeout_seconds) watchdog.emplace(run, on_abandoned);
   for (std::size_t i = 0; i < loaded.inputs().size(); ++i) {

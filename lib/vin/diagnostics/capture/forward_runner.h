@@ -1,4 +1,4 @@
-// The one way an archive's forward is run here (capture, compare, the benchmarks; profile next):
+// The one way an archive's forward is run here (capture, compare, profile, the benchmarks):
 // a ForwardRun (records/capture_request.h) loaded and its inputs read before anything runs
 // (LoadedRun), then each forward run under the same guards and the same watchdog, with the
 // one failure message (run_forwards). What a forward records is the caller's business: the
@@ -65,14 +65,20 @@ using ForwardStep = std::function<void(std::size_t i)>;
 /// process then ends with status 1 unless the callback ended it first.
 using OnAbandoned = std::function<void(const std::string& message)>;
 
+/// Whether run_forwards turns the graph executor's optimisation off: it would spend the first
+/// call optimising for calls that never come (capture, compare, profile's instrumented forward),
+/// or leaves it as LibTorch has it for any user (profile's warm-up and timed forwards).
+enum class GraphOptimisation { off, as_configured };
+
 /// Runs `step` for each of the run's inputs in order, without autograd and with the graph
-/// executor's optimisation off (it would spend the first call optimising for calls that never
-/// come; restored on return), each under the run's --timeout. `stoppable`: the capture whose
+/// executor's optimisation as `optimisation` says (restored on return), each under the run's
+/// --timeout. `stoppable`: the capture whose
 /// observers stop a forward past its deadline at the next module call; without one (or when no
 /// module call comes) a forward past its deadline is abandoned (`on_abandoned`). Returns the
 /// failure of the first forward that did not finish; the later ones are not run.
-std::optional<RunFailure> run_forwards(LoadedRun& run, const ForwardStep& step,
-                                       ModelCapture* stoppable, const OnAbandoned& on_abandoned);
+std::optional<RunFailure> run_forwards(
+    LoadedRun& run, const ForwardStep& step, ModelCapture* stoppable,
+    const OnAbandoned& on_abandoned, GraphOptimisation optimisation = GraphOptimisation::off);
 
 /// Selects the quantized backend by name, as torch.backends.quantized.engine does; throws
 /// UsageError naming the ones this LibTorch build has when it lacks `name`.

@@ -39,6 +39,7 @@ struct ModelCapture::State : GraphObserver {
   // a consumer of every reached tensor from now on; called with `mutex` held
   void add(std::shared_ptr<TensorConsumer> consumer) {
     every_tensor = every_tensor || consumer->wants_every_tensor();
+    snapshots_off = snapshots_off || consumer->replaces_snapshots();
     consumers.push_back(std::move(consumer));
   }
 
@@ -72,7 +73,7 @@ struct ModelCapture::State : GraphObserver {
   // what else takes each reached tensor, in the order added (tensor_consumers.h)
   std::vector<std::shared_ptr<TensorConsumer>> consumers;
   bool every_tensor = false;    // a consumer wants the tensors past the snapshot quotas
-  bool snapshots_off = false;   // set_tensor_sink: the sink has every tensor, no snapshot is kept
+  bool snapshots_off = false;   // a consumer has every tensor instead: no snapshot is kept
   std::shared_ptr<NonfiniteCheck> stats_check;  // enable_stats
   std::shared_ptr<TensorSaver> saver;           // enable_saving
   void forget_pending_calls() {
@@ -171,8 +172,10 @@ void ModelCapture::State::observe(const c10::IValue& module, std::int64_t side,
       if (value.isTuple()) args = value.toTupleRef().elements().vec();
       begin_input(path, index, args, {});
     }
-  } else if (const auto index = close_call(calls); index && walking()) {
-    begin_output(path, *index, value);
+    for (const auto& consumer : consumers) consumer->call_begun(path, index);
+  } else if (const auto index = close_call(calls)) {
+    if (walking()) begin_output(path, *index, value);
+    for (const auto& consumer : consumers) consumer->call_returned(path, *index);
   }
 }
 
@@ -184,13 +187,16 @@ void ModelCapture::State::observe_root_input(
   if (!active || !modules.front().selected) return;
   const std::int64_t index = open_call(modules.front());
   if (walking()) begin_input(modules.front().path, index, args, kwargs);
+  for (const auto& consumer : consumers) consumer->call_begun(modules.front().path, index);
 }
 
 void ModelCapture::State::observe_root_output(const c10::IValue& output) {
   std::lock_guard<std::mutex> lock(mutex);
   if (!active || !modules.front().selected) return;
-  if (const auto index = close_call(modules.front()); index && walking())
-    begin_output(modules.front().path, *index, output);
+  if (const auto index = close_call(modules.front())) {
+    if (walking()) begin_output(modules.front().path, *index, output);
+    for (const auto& consumer : consumers) consumer->call_returned(modules.front().path, *index);
+  }
 }
 
 void ModelCapture::State::check_deadline() {
@@ -418,7 +424,6 @@ CaptureSummary ModelCapture::State::summarize() const {
 
 void ModelCapture::set_tensor_sink(TensorSink sink) {
   std::lock_guard<std::mutex> lock(state_->mutex);
-  state_->snapshots_off = true;
   state_->add(std::make_shared<TensorForwarder>(std::move(sink)));
 }
 

@@ -1,6 +1,6 @@
 // What a capture does with the tensors its walks reach, besides keeping snapshots within the
 // quotas: each consumer here takes every reached tensor in turn (ModelCapture::add_consumer),
-// so a command adds its own (profile's, next) without touching the others.
+// so a command adds its own (profile's ProfileRecorder) without touching the others.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -33,8 +33,19 @@ class TensorConsumer {
   virtual ~TensorConsumer() = default;
   /// Whether the walks must go on past the snapshot quotas for it (it wants every tensor).
   virtual bool wants_every_tensor() const { return false; }
+  /// Whether the capture keeps no snapshots once it is added (it has every tensor instead).
+  virtual bool replaces_snapshots() const { return false; }
   /// One tensor, in capture order.
   virtual void take(ReachedTensor& reached) = 0;
+  /// A call of a selected module has begun (its arguments were walked: their tensors came
+  /// first), or has returned (its output was walked). The calls nest as the forward made them,
+  /// per thread; `call_index` is the call's (as TensorKey's).
+  virtual void call_begun(const std::string& module_path, std::int64_t call_index) {
+    (void)module_path, (void)call_index;
+  }
+  virtual void call_returned(const std::string& module_path, std::int64_t call_index) {
+    (void)module_path, (void)call_index;
+  }
   /// Adds what it counted to the capture's summary record.
   virtual void summarize(CaptureSummary& summary) const { (void)summary; }
   /// The capture was closed: references to tensors are dropped.
@@ -89,6 +100,7 @@ class TensorForwarder final : public TensorConsumer {
   using Sink = std::function<void(const TensorKey&, const at::Tensor&)>;
   explicit TensorForwarder(Sink sink) : sink_(std::move(sink)) {}
   bool wants_every_tensor() const override { return true; }
+  bool replaces_snapshots() const override { return true; }
   void take(ReachedTensor& reached) override { sink_(reached.key, reached.tensor); }
 
  private:

@@ -107,6 +107,29 @@ void write_capture(std::ostream& out, const std::vector<TensorSnapshot>& snapsho
     write_list(out, {"TensorSnapshot", "snapshots", "CaptureSummary"}, snapshots, summary, format);
 }
 
+void write_profile(std::ostream& out, const ProfileRecords& profile, OutputFormat format) {
+  if (format == OutputFormat::table) {
+    out << format_profile_table(profile);
+    return;
+  }
+  if (format == OutputFormat::jsonl) {
+    for (const auto& m : profile.modules) out << dump_record_line("ModuleProfile", to_json(m)) << '\n';
+    for (const auto& o : profile.operators)
+      out << dump_record_line("OperatorProfile", to_json(o)) << '\n';
+    out << dump_record_line("ProfileSummary", to_json(profile.summary)) << '\n';
+    return;
+  }
+  Json doc;
+  doc["modules"] = Json::array();
+  for (const auto& m : profile.modules) doc["modules"].push_back(to_json(m));
+  doc["operators"] = Json::array();
+  for (const auto& o : profile.operators) doc["operators"].push_back(to_json(o));
+  const Json fields = to_json(profile.summary);
+  for (auto it = fields.begin(); it != fields.end(); ++it)
+    if (it.key() != "modules" && it.key() != "operators") doc[it.key()] = *it;
+  out << dump_pretty(doc) << '\n';
+}
+
 void write_comparison(std::ostream& out, const CompareResult& result, OutputFormat format) {
   if (format == OutputFormat::table)
     out << format_comparison_table(result);

@@ -12,6 +12,7 @@
 #include "vin/diagnostics/records/config_records.h"
 #include "vin/diagnostics/records/diff_records.h"
 #include "vin/diagnostics/records/model_metadata.h"
+#include "vin/diagnostics/records/profile_records.h"
 
 namespace vin::diagnostics {
 
@@ -36,6 +37,11 @@ void write_structure_spec(std::ostream& out, const ModelStructureSpec& spec, Out
 void write_capture(std::ostream& out, const std::vector<TensorSnapshot>& snapshots,
                    const CaptureSummary& summary, OutputFormat format,
                    const ForwardSources* sources = nullptr);
+
+/// Writes profile's records: one ModuleProfile line each, one OperatorProfile line each, then the
+/// ProfileSummary line (jsonl); {"modules": [...], "operators": [...], <summary fields>} (json);
+/// or the module tree, the operators that took the most time and the latency line (table).
+void write_profile(std::ostream& out, const ProfileRecords& profile, OutputFormat format);
 
 /// Writes compare's records: one "TensorComparison" line each then a "ComparisonSummary" line
 /// (jsonl), one document with "comparisons" (json), or the first divergence and the worst pairs

@@ -532,4 +532,104 @@ std::string format_diff_table(const RecordSet& old_set, const RecordSet& new_set
   return out;
 }
 
+std::string si_count(std::int64_t value) {
+  if (value < 1000 && value > -1000) return std::to_string(value);
+  const char* units[] = {"K", "M", "G", "T", "P", "E"};
+  double scaled = static_cast<double>(value) / 1000;
+  std::size_t unit = 0;
+  while ((scaled >= 1000 || scaled <= -1000) && unit + 1 < std::size(units)) {
+    scaled /= 1000;
+    ++unit;
+  }
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f %s", scaled, units[unit]);
+  return text;
+}
+
+namespace {
+
+std::string milliseconds(double ms) {
+  char text[32];
+  std::snprintf(text, sizeof text, ms < 10 ? "%.3f" : ms < 1000 ? "%.2f" : "%.1f", ms);
+  return text;
+}
+
+std::string share_of(double part, double whole) {
+  if (whole <= 0) return "";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f%%", 100 * part / whole);
+  return text;
+}
+
+// "[2, 10]" for one tensor, "[2, 10], [2]" for several, "-" for none; long lists cut short.
+std::string shapes_text(const std::vector<std::vector<std::int64_t>>& shapes) {
+  constexpr std::size_t kMaxWidth = 40;
+  if (shapes.empty()) return "-";
+  std::string out;
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    std::string one = "[";
+    for (std::size_t d = 0; d < shapes[i].size(); ++d)
+      one += (d ? ", " : "") + std::to_string(shapes[i][d]);
+    one += "]";
+    if (i > 0 && out.size() + one.size() + 2 > kMaxWidth)
+      return out + ", ... (" + std::to_string(shapes.size()) + " tensors)";
+    out += (i ? ", " : "") + one;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string format_profile_table(const ProfileRecords& profile) {
+  const ProfileSummary& s = profile.summary;
+  TextTable modules;
+  modules.add_column("Module (type)", TextTable::Align::left);
+  modules.add_column("Output shape", TextTable::Align::left);
+  modules.add_column("Parameters", TextTable::Align::right);
+  modules.add_column("FLOPs", TextTable::Align::right);
+  modules.add_column("Time ms", TextTable::Align::right);
+  modules.add_column("Share", TextTable::Align::right);
+  modules.add_column("Peak memory", TextTable::Align::right);
+  for (const auto& m : profile.modules)
+    modules.add_row({shown(tree_label(m.module_path) + " (" + m.module_type + ")"),
+                     shapes_text(m.output_shapes), with_thousands_separators(m.parameters),
+                     si_count(m.flops), milliseconds(m.time_ms),
+                     share_of(m.time_ms, s.instrumented_ms), byte_size(m.peak_bytes)});
+  const std::string rule(modules.width(), '=');
+  std::string out = rule + '\n' + modules.render() + '\n' + rule + '\n';
+
+  TextTable operators;
+  operators.add_column("Operator", TextTable::Align::left);
+  operators.add_column("Calls", TextTable::Align::right);
+  operators.add_column("FLOPs", TextTable::Align::right);
+  operators.add_column("Time ms", TextTable::Align::right);
+  operators.add_column("Share", TextTable::Align::right);
+  const std::size_t shown_operators = std::min(profile.operators.size(), kProfileTableOperators);
+  for (std::size_t i = 0; i < shown_operators; ++i) {
+    const OperatorProfile& o = profile.operators[i];
+    operators.add_row({shown(o.name), with_thousands_separators(o.calls), si_count(o.flops),
+                       milliseconds(o.time_ms), share_of(o.time_ms, s.instrumented_ms)});
+  }
+  out += operators.render() + '\n';
+  if (profile.operators.size() > shown_operators)
+    out += "... " + std::to_string(profile.operators.size() - shown_operators) +
+           " more operators (--format jsonl lists them all)\n";
+  out += std::string(operators.width(), '-') + '\n';
+
+  const LatencyStats& l = s.latency_ms;
+  char throughput[32];
+  std::snprintf(throughput, sizeof throughput, "%.1f", s.throughput);
+  out += "Latency on " + shown(s.device) + ": median " + milliseconds(l.median) + " ms (min " +
+         milliseconds(l.min) + ", mean " + milliseconds(l.mean) + ", p90 " + milliseconds(l.p90) +
+         ", max " + milliseconds(l.max) + ") over " + std::to_string(s.runs) + " runs after " +
+         std::to_string(s.warmup) + " warm-up; " + throughput + " forwards/s\n";
+  out += "FLOPs per forward: " + si_count(s.flops) + " (" + with_thousands_separators(s.flops) +
+         ")\n";
+  out += "Instrumented forward: " + milliseconds(s.instrumented_ms) + " ms, peak memory " +
+         byte_size(s.peak_bytes) + "\n";
+  out += "Parameters: " + byte_size(s.parameter_bytes) + ", buffers: " + byte_size(s.buffer_bytes) +
+         "\n";
+  return out;
+}
+
 }  // namespace vin::diagnostics

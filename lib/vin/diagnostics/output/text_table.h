@@ -9,6 +9,7 @@
 #include "vin/diagnostics/records/config_records.h"
 #include "vin/diagnostics/records/diff_records.h"
 #include "vin/diagnostics/records/model_metadata.h"
+#include "vin/diagnostics/records/profile_records.h"
 
 namespace vin::diagnostics {
 
@@ -50,6 +51,15 @@ std::string format_config_table(const ModelStructureSpec& spec);
 std::string format_capture_table(const std::vector<TensorSnapshot>& snapshots,
                                  const CaptureSummary& summary,
                                  const ForwardSources* sources = nullptr);
+
+/// profile for people, as torchinfo draws a model: the module tree with output shape, parameters,
+/// FLOPs, time and share of the instrumented forward and peak memory; then the operators that
+/// took the most time (kProfileTableOperators at most); then the latency line and the totals.
+std::string format_profile_table(const ProfileRecords& profile);
+inline constexpr std::size_t kProfileTableOperators = 15;
+
+/// 1234 -> "1.23 K", 5600000000 -> "5.60 G": a count with an SI suffix (below 1000 as it is).
+std::string si_count(std::int64_t value);
 
 /// compare for people: the first divergence, then the pairs beyond tolerance (worst first, by
 /// mismatching share then error), one-sided tensors, and the counts.

@@ -1,7 +1,7 @@
 // The LibTorch half of vin-inspect as a plugin: the binary links no LibTorch, so
 // --help, --version, inspect-model, inspect-config and diff start in milliseconds, and loads
 // libvin_torch_plugin.so (built from vin_torch, installed beside it) only for what needs LibTorch:
-// capture, and inspect-model on an archive the structure reader does not understand. C++ users
+// capture, compare, profile, and inspect-model on an archive the structure reader does not understand. C++ users
 // of the library link vin_torch directly and never see this.
 #pragma once
 
@@ -10,6 +10,7 @@
 
 #include "vin/diagnostics/archive/archive_layout.h"
 #include "vin/diagnostics/capture/capture_request.h"
+#include "vin/diagnostics/capture/profile_request.h"
 #include "vin/diagnostics/compare/compare_request.h"
 #include "vin/diagnostics/records/log_sink.h"
 #include "vin/diagnostics/records/model_metadata.h"
@@ -25,11 +26,12 @@ struct TorchPlugin {
                                           const InspectDetails& details);
   CaptureResult (*capture_archive)(const CaptureRequest& request);
   CompareResult (*compare_sides)(const CompareRequest& request);
+  ProfileResult (*profile_archive)(const ProfileRequest& request);
   /// Sends the plugin's log lines, LibTorch's warnings among them, to `sink`.
   void (*set_log_sink)(LogSink sink);
 };
 
-inline constexpr int kTorchPluginAbi = 6;
+inline constexpr int kTorchPluginAbi = 7;
 /// The plugin's one exported symbol: `extern "C" const TorchPlugin* vin_torch_plugin_v1()`.
 inline constexpr const char* kTorchPluginEntry = "vin_torch_plugin_v1";
 inline constexpr const char* kTorchPluginFile = "libvin_torch_plugin.so";

@@ -10,6 +10,8 @@ namespace vin::diagnostics {
 void ProfileBuilder::enter_module(const std::string& path, const std::string& type,
                                   std::int64_t parameters, Shapes input_shapes, double ms) {
   auto [it, first] = module_index_.try_emplace(path, modules_.size());
+  ModuleFrame frame;
+  if (keep_spans_) frame.input_shapes = input_shapes;
   if (first) {
     ModuleProfile m;
     m.module_path = path;
@@ -18,7 +20,6 @@ void ProfileBuilder::enter_module(const std::string& path, const std::string& ty
     m.input_shapes = std::move(input_shapes);
     modules_.push_back(std::move(m));
   }
-  ModuleFrame frame;
   frame.index = it->second;
   frame.start_ms = ms;
   frame.live_at_start = live_;
@@ -27,11 +28,14 @@ void ProfileBuilder::enter_module(const std::string& path, const std::string& ty
 
 void ProfileBuilder::exit_module(Shapes output_shapes, double ms) {
   if (module_stack_.empty()) throw std::logic_error("exit_module without a module call");
-  const ModuleFrame frame = module_stack_.back();
+  ModuleFrame frame = std::move(module_stack_.back());
   module_stack_.pop_back();
   ModuleProfile& m = modules_[frame.index];
-  if (m.calls++ == 0) m.output_shapes = std::move(output_shapes);
   const double elapsed = ms - frame.start_ms;
+  if (keep_spans_)
+    spans_.push_back({ProfileSpan::Kind::module, m.module_path, m.module_type, frame.start_ms,
+                      elapsed, std::move(frame.input_shapes), output_shapes, frame.flops});
+  if (m.calls++ == 0) m.output_shapes = std::move(output_shapes);
   m.time_ms += elapsed;
   m.self_time_ms += std::max(0.0, elapsed - frame.child_ms);
   m.flops = saturating_add(m.flops, frame.flops);
@@ -45,9 +49,10 @@ void ProfileBuilder::exit_module(Shapes output_shapes, double ms) {
   }
 }
 
-void ProfileBuilder::start_operator(const std::string& name, double ms) {
+void ProfileBuilder::start_operator(const std::string& name, double ms, Shapes input_shapes) {
   const bool counts = counts_flops(name);
-  operator_stack_.push_back({name, ms, counts});
+  operator_stack_.push_back(
+      {name, ms, counts, 0, keep_spans_ ? std::move(input_shapes) : Shapes{}});
   if (counts) ++open_counting_;
 }
 
@@ -75,6 +80,9 @@ void ProfileBuilder::end_operator(std::int64_t flops, double ms) {
   ++op.calls;
   op.flops = saturating_add(op.flops, frame.flops);
   op.time_ms += ms - frame.start_ms;
+  if (keep_spans_)
+    spans_.push_back({ProfileSpan::Kind::op, frame.name, "", frame.start_ms, ms - frame.start_ms,
+                      std::move(frame.input_shapes), {}, frame.flops});
 }
 
 void ProfileBuilder::memory(std::int64_t bytes) {

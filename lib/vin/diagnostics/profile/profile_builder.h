@@ -26,10 +26,10 @@ class ProfileBuilder {
   /// call is open.
   void exit_module(Shapes output_shapes, double ms);
 
-  /// An operator call begins at `ms` (`name` as its schema names it, "aten::linear"). Operators
-  /// begun while another is open are dispatched from it: only the outermost is an
-  /// OperatorProfile.
-  void start_operator(const std::string& name, double ms);
+  /// An operator call begins at `ms` (`name` as its schema names it, "aten::linear") with
+  /// arguments of `input_shapes` (kept for its span only). Operators begun while another is open
+  /// are dispatched from it: only the outermost is an OperatorProfile.
+  void start_operator(const std::string& name, double ms, Shapes input_shapes = {});
   /// The innermost open operator call ends at `ms`; `flops` is what operator_flops gives for it
   /// (0 for an operator counts_flops refuses). Its FLOPs count only when no operator open around
   /// it counts FLOPs (once per dispatch stack, at the outermost counted operator). Throws
@@ -38,6 +38,12 @@ class ProfileBuilder {
 
   /// `bytes` allocated (positive) or freed (negative) on the profiled device.
   void memory(std::int64_t bytes);
+
+  /// From now on keeps a ProfileSpan of every module call and of every outermost operator call
+  /// (profile --trace).
+  void keep_spans(bool on = true) { keep_spans_ = on; }
+  /// The spans kept, in the order the calls ended.
+  const std::vector<ProfileSpan>& spans() const { return spans_; }
 
   /// The modules in the order of their first calls; every call must have returned.
   std::vector<ModuleProfile> modules() const;
@@ -58,12 +64,14 @@ class ProfileBuilder {
     std::int64_t live_at_start = 0;
     std::int64_t peak = 0;
     std::int64_t allocated = 0;
+    Shapes input_shapes;  // this call's, for its span
   };
   struct OperatorFrame {
     std::string name;
     double start_ms = 0;
     bool counts = false;
     std::int64_t flops = 0;  // counted inside the outermost one
+    Shapes input_shapes;     // for its span
   };
 
   std::vector<ModuleProfile> modules_;
@@ -76,6 +84,8 @@ class ProfileBuilder {
   std::int64_t flops_ = 0;
   std::int64_t live_ = 0;
   std::int64_t peak_ = 0;
+  bool keep_spans_ = false;
+  std::vector<ProfileSpan> spans_;
 };
 
 }  // namespace vin::diagnostics

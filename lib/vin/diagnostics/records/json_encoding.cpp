@@ -252,6 +252,29 @@ Json to_json(const OperatorProfile& op) {
   return j;
 }
 
+Json to_json(const ProfileSummary& summary) {
+  Json j;
+  j["device"] = summary.device;
+  j["warmup"] = summary.warmup;
+  j["runs"] = summary.runs;
+  Json latency;
+  latency["min"] = summary.latency_ms.min;
+  latency["median"] = summary.latency_ms.median;
+  latency["mean"] = summary.latency_ms.mean;
+  latency["p90"] = summary.latency_ms.p90;
+  latency["max"] = summary.latency_ms.max;
+  j["latency_ms"] = std::move(latency);
+  j["throughput"] = summary.throughput;
+  j["flops"] = summary.flops;
+  j["instrumented_ms"] = summary.instrumented_ms;
+  j["peak_bytes"] = summary.peak_bytes;
+  j["parameter_bytes"] = summary.parameter_bytes;
+  j["buffer_bytes"] = summary.buffer_bytes;
+  j["modules"] = summary.modules;
+  j["operators"] = summary.operators;
+  return j;
+}
+
 Json to_json(const CaptureSummary& summary) {
   Json j;
   j["snapshots"] = summary.snapshots;

@@ -55,6 +55,9 @@ Json to_json(const ModuleProfile& module);
 /// One OperatorProfile as a JSON object, without the "record" key.
 Json to_json(const OperatorProfile& op);
 
+/// The ProfileSummary as a JSON object, without the "record" key.
+Json to_json(const ProfileSummary& summary);
+
 /// A field value: a JSON scalar, or {"type_marker": "qualified.Type"}.
 Json to_json(const ConfigValue& value);
 

@@ -34,4 +34,50 @@ struct OperatorProfile {
   double time_ms = 0;      ///< inclusive of what it dispatches to
 };
 
+/// min, median, mean, p90 and max of the timed forwards' wall times, in milliseconds.
+struct LatencyStats {
+  double min = 0;
+  double median = 0;  ///< the middle value, or the mean of the two middle values
+  double mean = 0;
+  double p90 = 0;  ///< nearest rank: the ceil(0.9 · n)-th smallest
+  double max = 0;
+};
+
+/// One profile as a whole (the last record).
+struct ProfileSummary {
+  std::string device;       ///< where the archive ran: "cpu", "cuda:0"
+  std::int64_t warmup = 0;  ///< forwards run before the timed ones
+  std::int64_t runs = 0;    ///< timed forwards
+  LatencyStats latency_ms;  ///< over the timed forwards
+  double throughput = 0;    ///< forwards per second: 1000 / median
+  std::int64_t flops = 0;   ///< of one forward
+  double instrumented_ms = 0;    ///< the instrumented forward's wall time
+  std::int64_t peak_bytes = 0;   ///< its most live bytes, counted from before it
+  std::int64_t parameter_bytes = 0;
+  std::int64_t buffer_bytes = 0;
+  std::int64_t modules = 0;    ///< ModuleProfile records
+  std::int64_t operators = 0;  ///< OperatorProfile records
+};
+
+/// A profile's records, as `vin-inspect profile` prints them and diff reads them back.
+struct ProfileRecords {
+  std::vector<ModuleProfile> modules;      ///< in the order of their first calls
+  std::vector<OperatorProfile> operators;  ///< by time, largest first
+  ProfileSummary summary;
+};
+
+/// One span of the instrumented forward for --trace: a module call, or an operator call the
+/// code made (the outermost of its dispatch stack). Times from the forward's start.
+struct ProfileSpan {
+  enum class Kind { module, op };
+  Kind kind = Kind::module;
+  std::string name;  ///< the module path, or the operator
+  std::string type;  ///< the module's type (modules only)
+  double start_ms = 0;
+  double duration_ms = 0;
+  std::vector<std::vector<std::int64_t>> input_shapes;
+  std::vector<std::vector<std::int64_t>> output_shapes;  ///< modules only
+  std::int64_t flops = 0;
+};
+
 }  // namespace vin::diagnostics

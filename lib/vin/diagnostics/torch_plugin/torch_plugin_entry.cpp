@@ -3,6 +3,7 @@
 #include <torch/version.h>
 
 #include "vin/diagnostics/capture/capture_archive.h"
+#include "vin/diagnostics/capture/profile_archive.h"
 #include "vin/diagnostics/compare/compare_sides.h"
 #include "vin/diagnostics/plugin/torch_plugin.h"
 #include "vin/diagnostics/records/log_sink.h"
@@ -51,6 +52,7 @@ vin_torch_plugin_v1() {
         const vd::ArchiveLayout&, const vd::InspectDetails&)>(&vd::describe_with_libtorch);
     table.capture_archive = &vd::capture_archive;
     table.compare_sides = &vd::compare_sides;
+    table.profile_archive = &vd::profile_archive;
     table.set_log_sink = &install_log_sink;
     return table;
   }();

@@ -1,0 +1,144 @@
+#include "vin/diagnostics/capture/operator_events.h"
+
+#include <ATen/core/function_schema.h>
+#include <ATen/record_function.h>
+#include <c10/core/Allocator.h>
+#include <c10/util/ThreadLocalDebugInfo.h>
+
+#include <cstring>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "vin/diagnostics/profile/flop_rules.h"
+
+namespace vin::diagnostics {
+namespace {
+
+// The integer type of reportMemoryUsage's totals: int64_t in LibTorch 1.x, size_t in 2.x. An
+// override must match it exactly; it is read off the base class instead of the version number.
+template <class Method>
+struct TotalsOf;
+template <class Class, class Result, class Pointer, class Size, class Total, class Device>
+struct TotalsOf<Result (Class::*)(Pointer, Size, Total, Total, Device)> {
+  using type = Total;
+};
+using TotalBytes = TotalsOf<decltype(&c10::MemoryReportingInfoBase::reportMemoryUsage)>::type;
+
+// Allocations and frees on the profiled device, from LibTorch's allocators (which report to the
+// PROFILER_STATE debug info of the allocating thread; LibTorch hands that to its worker threads).
+class MemoryReporter final : public c10::MemoryReportingInfoBase {
+ public:
+  MemoryReporter(OperatorEventSink& sink, c10::Device device) : sink_(sink), device_(device) {}
+  bool memoryProfilingEnabled() const override { return true; }
+  void reportMemoryUsage(void* /*ptr*/, std::int64_t alloc_size, TotalBytes /*total_allocated*/,
+                         TotalBytes /*total_reserved*/, c10::Device device) override {
+    if (device.type() != device_.type()) return;
+    if (device_.has_index() && device.has_index() && device.index() != device_.index()) return;
+    sink_.memory_changed(alloc_size);
+  }
+
+ private:
+  OperatorEventSink& sink_;
+  c10::Device device_;
+};
+
+// What a started operator call keeps until it ends: its shapes, when its FLOPs count.
+struct OperatorContext final : at::ObserverContext {
+  std::string name;
+  bool counts = false;
+  std::vector<std::optional<TensorShape>> arguments;
+  bool transposed = false;
+};
+
+std::optional<TensorShape> shape_of(const c10::IValue& value) {
+  if (!value.isTensor()) return std::nullopt;
+  const at::Tensor& tensor = value.toTensor();
+  if (!tensor.defined() || tensor.is_nested()) return std::nullopt;
+  return tensor.sizes().vec();
+}
+
+}  // namespace
+
+struct OperatorEvents::State {
+  State(OperatorEventSink& s, bool shapes) : sink(s), input_shapes(shapes) {}
+  OperatorEventSink& sink;
+  bool input_shapes;
+  at::CallbackHandle handle = 0;
+  std::optional<c10::DebugInfoGuard> memory;
+};
+
+namespace {
+
+// The state of the thread that installed OperatorEvents; LibTorch runs thread-local callbacks on
+// the worker threads it hands an operator's work to as well, where this is null.
+thread_local OperatorEvents::State* t_events = nullptr;
+
+std::unique_ptr<at::ObserverContext> operator_started(const at::RecordFunction& fn) {
+  OperatorEvents::State* state = t_events;
+  if (!state) return nullptr;
+  const char* name = fn.name();
+  // capture's observer operator marks module calls; it is not the model's
+  if (std::strncmp(name, "vin::", 5) == 0) return nullptr;
+  auto context = std::make_unique<OperatorContext>();
+  context->name = name;
+  context->counts = counts_flops(name);
+  std::vector<std::vector<std::int64_t>> shapes;
+  if (context->counts || state->input_shapes) {
+    const auto inputs = fn.inputs();
+    // the schema's arguments are the last of the values handed over (the interpreter hands
+    // over its whole stack)
+    std::size_t first = 0;
+    if (const auto schema = fn.operator_schema())
+        if (inputs.size() > schema->arguments().size())
+          first = inputs.size() - schema->arguments().size();
+    for (std::size_t i = first; i < inputs.size(); ++i) {
+      auto shape = shape_of(inputs[i]);
+      if (state->input_shapes && shape) shapes.push_back(*shape);
+      if (context->counts) context->arguments.push_back(std::move(shape));
+    }
+    // convolution(input, weight, bias, stride, padding, dilation, transposed, ...)
+    if (context->counts && inputs.size() > first + 6 && inputs[first + 6].isBool())
+      context->transposed = inputs[first + 6].toBool();
+  }
+  state->sink.operator_started(name, std::move(shapes));
+  return context;
+}
+
+void operator_ended(const at::RecordFunction& fn, at::ObserverContext* base) {
+  OperatorEvents::State* state = t_events;
+  if (!state || !base) return;
+  auto* context = static_cast<OperatorContext*>(base);
+  std::int64_t flops = 0;
+  if (context->counts) {
+    OperatorCall call{context->name, std::move(context->arguments), {}, context->transposed};
+    const auto& outputs = fn.outputs();
+    if (!outputs.empty())
+      if (auto shape = shape_of(outputs.front())) call.output = std::move(*shape);
+    flops = operator_flops(call);
+  }
+  state->sink.operator_ended(flops);
+}
+
+}  // namespace
+
+OperatorEvents::OperatorEvents(OperatorEventSink& sink, c10::Device device, bool input_shapes)
+    : state_(std::make_unique<State>(sink, input_shapes)) {
+  if (t_events) throw std::logic_error("OperatorEvents installed twice on one thread");
+  t_events = state_.get();
+  state_->handle = at::addThreadLocalCallback(
+      at::RecordFunctionCallback(&operator_started, &operator_ended)
+          .needsInputs(true)
+          .needsOutputs(true)
+          .scopes({at::RecordScope::FUNCTION}));
+  state_->memory.emplace(c10::DebugInfoKind::PROFILER_STATE,
+                         std::make_shared<MemoryReporter>(sink, device));
+}
+
+OperatorEvents::~OperatorEvents() {
+  state_->memory.reset();
+  at::removeCallback(state_->handle);
+  t_events = nullptr;
+}
+
+}  // namespace vin::diagnostics

@@ -1,0 +1,47 @@
+// profile's view of what LibTorch does inside one forward, besides the module calls: every
+// operator call the dispatcher makes (RecordFunction callbacks, the mechanism torch.profiler
+// uses) with its shapes and FLOPs, and every allocation and free on the profiled device
+// (LibTorch's memory reporting, which torch.profiler's profile_memory uses; CPU and CUDA
+// allocators both report). Only the thread that installs it is observed.
+#pragma once
+
+#include <c10/core/Device.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace vin::diagnostics {
+
+/// Hears the events of the thread that installed OperatorEvents, in the order they happen.
+class OperatorEventSink {
+ public:
+  virtual ~OperatorEventSink() = default;
+  /// An operator call begins (`name`: "aten::conv2d"), with the shapes of its tensor arguments
+  /// when asked for.
+  virtual void operator_started(const char* name,
+                                std::vector<std::vector<std::int64_t>> input_shapes) = 0;
+  /// The innermost operator call begun ends; `flops` by flop_rules (0 where it counts none).
+  virtual void operator_ended(std::int64_t flops) = 0;
+  /// Bytes allocated (positive) or freed (negative) on the device. May come from LibTorch's
+  /// intra-op worker threads while an operator of the observed thread runs.
+  virtual void memory_changed(std::int64_t bytes) = 0;
+};
+
+/// While alive, reports the calling thread's operator calls and the device's allocations to
+/// `sink`. One at a time per thread. `input_shapes`: pass every operator's argument shapes (the
+/// trace's); counted operators get theirs read in any case.
+class OperatorEvents {
+ public:
+  OperatorEvents(OperatorEventSink& sink, c10::Device device, bool input_shapes);
+  ~OperatorEvents();
+  OperatorEvents(const OperatorEvents&) = delete;
+  OperatorEvents& operator=(const OperatorEvents&) = delete;
+
+  struct State;
+
+ private:
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace vin::diagnostics

@@ -1,0 +1,240 @@
+#include "vin/diagnostics/capture/profile_archive.h"
+
+#include <torch/cuda.h>
+
+#include <chrono>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+
+#include "vin/diagnostics/capture/forward_runner.h"
+#include "vin/diagnostics/capture/model_capture.h"
+#include "vin/diagnostics/capture/operator_events.h"
+#include "vin/diagnostics/profile/latency.h"
+#include "vin/diagnostics/profile/profile_builder.h"
+#include "vin/diagnostics/records/error.h"
+#include "vin/diagnostics/records/model_metadata.h"
+#include "vin/diagnostics/text/module_selection.h"
+#include "vin/diagnostics/text/type_names.h"
+
+namespace vin::diagnostics {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// What a ModuleProfile says of a module before it runs: its type and its parameters' elements
+// (registered in it and below it, each tensor once), by its path (named_modules' first one, as
+// the capture names it).
+struct ModuleFacts {
+  std::string type;
+  std::int64_t parameters = 0;
+};
+
+std::unordered_map<std::string, ModuleFacts> module_facts(const torch::jit::Module& model,
+                                                          std::vector<std::string>& paths) {
+  std::unordered_map<std::string, ModuleFacts> facts;
+  for (const auto& item : model.named_modules()) {
+    const std::string path = item.name.empty() ? kRootPath : item.name;
+    if (facts.count(path)) continue;
+    paths.push_back(path);
+    ModuleFacts& f = facts[path];
+    const auto& name = item.value.type()->name();
+    f.type = name ? python_type_name(name->qualifiedName()) : "<unnamed>";
+    std::unordered_set<const c10::TensorImpl*> seen;
+    for (const at::Tensor& p : item.value.parameters(/*recurse=*/true))
+      if (p.defined() && seen.insert(p.unsafeGetTensorImpl()).second) f.parameters += p.numel();
+  }
+  return facts;
+}
+
+// Bytes of the distinct tensors of `tensors` (a tied weight once).
+template <class Tensors>
+std::int64_t distinct_bytes(const Tensors& tensors) {
+  std::unordered_set<const c10::TensorImpl*> seen;
+  std::int64_t bytes = 0;
+  for (const at::Tensor& t : tensors)
+    if (t.defined() && seen.insert(t.unsafeGetTensorImpl()).second)
+      bytes += static_cast<std::int64_t>(t.nbytes());
+  return bytes;
+}
+
+// The instrumented forward's events, in the order they happen, into one ProfileBuilder: module
+// calls from the capture's observers (the tensors their walks reach give the shapes), operator
+// calls and allocations from OperatorEvents. Only the forward's own thread is attributed: module
+// calls inside torch.jit.fork tasks on other threads count in the time of the call that waits
+// for them. Allocations come from every thread working for the forward.
+class ProfileRecorder final : public TensorConsumer, public OperatorEventSink {
+ public:
+  ProfileRecorder(std::unordered_map<std::string, ModuleFacts> facts, c10::Device device,
+                  bool spans)
+      : facts_(std::move(facts)), device_(device) {
+    builder_.keep_spans(spans);
+  }
+
+  // starts the clock: every time is from here
+  void start() {
+    forward_thread_ = std::this_thread::get_id();
+    start_ = Clock::now();
+  }
+  double elapsed_ms() const {
+    return std::chrono::duration<double, std::milli>(Clock::now() - start_).count();
+  }
+  ProfileBuilder& builder() { return builder_; }
+
+  bool wants_every_tensor() const override { return true; }
+  bool replaces_snapshots() const override { return true; }
+  void take(ReachedTensor& reached) override {
+    if (std::this_thread::get_id() != forward_thread_) return;
+    if (reached.tensor.is_nested()) return;
+    walked_.push_back(reached.tensor.sizes().vec());
+  }
+  void call_begun(const std::string& path, std::int64_t) override {
+    if (std::this_thread::get_id() != forward_thread_) return;
+    wait_for_device();
+    const ModuleFacts& f = facts_[path];
+    std::lock_guard<std::mutex> lock(mutex_);
+    builder_.enter_module(path, f.type, f.parameters, std::exchange(walked_, {}), elapsed_ms());
+  }
+  void call_returned(const std::string&, std::int64_t) override {
+    if (std::this_thread::get_id() != forward_thread_) return;
+    wait_for_device();
+    std::lock_guard<std::mutex> lock(mutex_);
+    builder_.exit_module(std::exchange(walked_, {}), elapsed_ms());
+  }
+
+  void operator_started(const char* name, Shapes input_shapes) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    builder_.start_operator(name, elapsed_ms(), std::move(input_shapes));
+  }
+  void operator_ended(std::int64_t flops) override {
+    wait_for_device();
+    std::lock_guard<std::mutex> lock(mutex_);
+    builder_.end_operator(flops, elapsed_ms());
+  }
+  void memory_changed(std::int64_t bytes) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    builder_.memory(bytes);
+  }
+
+ private:
+  // On CUDA an operator returns once its kernels are queued: the device is synchronised at each
+  // operator's end and each module call's start and end, so that their times are the device's
+  // (the instrumented forward runs its kernels one after the other; phase 2's times do not).
+  void wait_for_device() const {
+    if (device_.is_cuda()) torch::cuda::synchronize(device_.has_index() ? device_.index() : -1);
+  }
+
+  std::unordered_map<std::string, ModuleFacts> facts_;
+  c10::Device device_;
+  std::thread::id forward_thread_;
+  Clock::time_point start_ = Clock::now();
+  Shapes walked_;  // the shapes of the walk that ended last, for the call it began or ended
+  std::mutex mutex_;  // allocations may be reported from LibTorch's worker threads
+  ProfileBuilder builder_;
+};
+
+}  // namespace
+
+ProfileResult profile_archive(const ProfileRequest& request) {
+  if (request.run.inputs.size() + (request.run.shaped ? 1 : 0) != 1)
+    throw UsageError("profile runs one forward: give one --inputs file or one set of --shape "
+                     "tensors");
+  if (request.runs < 1) throw UsageError("--runs: at least 1");
+  if (request.warmup < 0) throw UsageError("--warmup: at least 0");
+  LoadedRun loaded(request.run);
+  // --module is checked before anything runs
+  std::vector<std::string> paths;
+  auto facts = module_facts(loaded.model(), paths);
+  if (request.module_paths) select_module_paths(*request.module_paths, paths);
+  const c10::Device device = loaded.device();
+  ProfileResult result;
+  ProfileSummary& summary = result.records.summary;
+  summary.device = device.str();
+  summary.warmup = request.warmup;
+  summary.runs = request.runs;
+  summary.parameter_bytes = distinct_bytes(loaded.model().parameters());
+  summary.buffer_bytes = distinct_bytes(loaded.model().buffers());
+  const OnAbandoned abandoned = [&request](const std::string& message) {
+    if (request.on_abandoned) request.on_abandoned(message);
+  };
+  const auto fail = [&result](RunFailure failure) {
+    result.error = std::move(failure.message);
+    result.error_report = std::move(failure.report);
+    return result;
+  };
+
+  // phases 1 and 2: the archive as any user runs it, the device synchronised around each timed
+  // forward on CUDA (its kernels run asynchronously)
+  const auto wait_for_device = [&device] {
+    if (device.is_cuda()) torch::cuda::synchronize(device.has_index() ? device.index() : -1);
+  };
+  const ForwardInputs& inputs = loaded.inputs().front();
+  const torch::jit::Kwargs kwargs(inputs.kwargs.begin(), inputs.kwargs.end());
+  std::vector<double> times_ms;
+  const auto plain_forward = [&](bool timed) {
+    return [&, timed](std::size_t) {
+      wait_for_device();
+      const auto start = Clock::now();
+      loaded.model().get_method(inputs.method)(inputs.args, kwargs);
+      wait_for_device();
+      if (timed)
+        times_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+    };
+  };
+  for (std::int64_t i = 0; i < request.warmup; ++i) {
+    if (auto failure = run_forwards(loaded, plain_forward(false), nullptr, abandoned,
+                                    GraphOptimisation::as_configured))
+      return fail(std::move(*failure));
+    if (request.on_progress) request.on_progress(ProfilePhase::warmup, i + 1, request.warmup);
+  }
+  for (std::int64_t i = 0; i < request.runs; ++i) {
+    if (auto failure = run_forwards(loaded, plain_forward(true), nullptr, abandoned,
+                                    GraphOptimisation::as_configured))
+      return fail(std::move(*failure));
+    if (request.on_progress) request.on_progress(ProfilePhase::timed, i + 1, request.runs);
+  }
+  summary.latency_ms = latency_stats(times_ms);
+  summary.throughput = summary.latency_ms.median > 0 ? 1000.0 / summary.latency_ms.median : 0;
+
+  // phase 3: the instrumented forward, on a clone: the graph executor of the model's own
+  // methods has optimised them by now (inlining the submodules' calls into the root's graph),
+  // and keeps running that plan whatever instrumentation puts into the graphs; the clone's
+  // methods are new, from the graphs as compiled
+  auto recorder = std::make_shared<ProfileRecorder>(std::move(facts), device, request.trace);
+  ModelCapture capture = capture_model(loaded.model(), request.module_paths, CaptureLimits());
+  capture.add_consumer(recorder);
+  // each method compiles its plan at its first call: one forward of the clone unrecorded first,
+  // so that the recorded one's times are the model's
+  const auto unrecorded = [&](std::size_t) {
+    capture.forward(inputs);
+    wait_for_device();
+  };
+  if (auto failure = run_forwards(loaded, unrecorded, &capture, abandoned))
+    return fail(std::move(*failure));
+  {
+    auto scope = capture.enter();
+    const auto instrumented = [&](std::size_t) {
+      wait_for_device();
+      OperatorEvents events(*recorder, device, request.trace);
+      recorder->start();
+      capture.forward(inputs);
+      wait_for_device();
+      summary.instrumented_ms = recorder->elapsed_ms();
+    };
+    if (auto failure = run_forwards(loaded, instrumented, &capture, abandoned))
+      return fail(std::move(*failure));
+  }
+  const ProfileBuilder& builder = recorder->builder();
+  result.records.modules = builder.modules();
+  result.records.operators = builder.operators();
+  result.spans = builder.spans();
+  summary.flops = builder.flops();
+  summary.peak_bytes = builder.peak_bytes();
+  summary.modules = static_cast<std::int64_t>(result.records.modules.size());
+  summary.operators = static_cast<std::int64_t>(result.records.operators.size());
+  return result;
+}
+
+}  // namespace vin::diagnostics

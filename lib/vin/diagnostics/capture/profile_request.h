@@ -1,0 +1,47 @@
+// What `vin-inspect profile` asks for and gets back (contract 8): plain values that cross from the
+// binary to the LibTorch plugin (profile_archive runs them). Nothing here depends on LibTorch.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "vin/diagnostics/capture/capture_request.h"
+#include "vin/diagnostics/records/profile_records.h"
+
+namespace vin::diagnostics {
+
+/// The most --warmup and --runs may be (each forward's time is kept).
+inline constexpr std::int64_t kMaxProfileRuns = 1000000;
+
+/// The phases of a profile, as its progress reports them.
+enum class ProfilePhase { warmup, timed };
+
+/// What to profile.
+struct ProfileRequest {
+  /// The archive and its inputs: one inputs file, or one set of --shape tensors.
+  ForwardRun run;
+  std::optional<std::vector<std::string>> module_paths;  ///< --module; nothing: every module
+  std::int64_t warmup = 3;  ///< forwards run first, not measured
+  std::int64_t runs = 10;   ///< timed forwards (at least 1)
+  bool trace = false;       ///< keep the instrumented forward's spans (--trace)
+  /// Hears each warm-up and timed forward as it finishes: the phase, how many of it are done,
+  /// of how many (the binary's progress line). Called on the thread that runs the forwards.
+  std::function<void(ProfilePhase phase, std::int64_t done, std::int64_t total)> on_progress;
+  /// Called, from another thread, with the message of a forward that overruns --timeout and
+  /// cannot be stopped; the process then ends with status 1.
+  std::function<void(const std::string& message)> on_abandoned;
+};
+
+/// What a profile measured. `error` is set when a forward raised or overran its timeout: nothing
+/// else is then meaningful.
+struct ProfileResult {
+  ProfileRecords records;
+  std::vector<ProfileSpan> spans;    ///< the instrumented forward's, when asked (trace)
+  std::optional<std::string> error;  ///< one or two lines
+  std::string error_report;          ///< a failed forward's whole TorchScript report (debug log)
+};
+
+}  // namespace vin::diagnostics
