@@ -656,8 +656,8 @@ std::vector<Command> commands(CommonOptions& common) {
        },
        2},
       {"diff", nullptr,
-       "Compare two models or two configurations: archives, YAML renderings or saved jsonl "
-       "records",
+       "Compare two models, configurations or profiles: archives, YAML renderings or saved "
+       "jsonl records",
        "vin-inspect diff yesterday.jsonl net.pt --ignore training",
        [&common](CLI::App& sub, std::function<int()>& action) {
          auto old_path = std::make_shared<std::string>();
@@ -666,8 +666,8 @@ std::vector<Command> commands(CommonOptions& common) {
          auto with_libtorch = std::make_shared<bool>(false);
          auto config = std::make_shared<bool>(false);
          sub.add_option("OLD", *old_path,
-                        "Archive, YAML rendering, or the jsonl/json inspect-model or "
-                        "inspect-config wrote")
+                        "Archive, YAML rendering, or the jsonl/json inspect-model, "
+                        "inspect-config or profile wrote")
              ->required();
          sub.add_option("NEW", *new_path, "The same kind of file to compare with")->required();
          sub.add_option("--ignore", *ignore,

@@ -1229,6 +1229,78 @@ def the_table_says_which_inputs_file_each_call_came_from():
     assert single.stdout.startswith("Module "), single.stdout[:100]
 
 
+def profile(*extra, inputs="inputs/everything_positional.npz"):
+    args = ["profile", fixture("everything.pt"), "--warmup", "1", "--runs", "2"]
+    if inputs:
+        args += ["--inputs", fixture(inputs)]
+    return run(*args, *extra)
+
+
+@torch_test
+def profile_jsonl_json_and_table_agree():
+    lines = [json.loads(l) for l in profile().stdout.splitlines()]
+    kinds = [l["record"] for l in lines]
+    assert kinds[-1] == "ProfileSummary" and kinds[0] == "ModuleProfile", kinds
+    assert kinds == sorted(kinds, key=["ModuleProfile", "OperatorProfile", "ProfileSummary"].index)
+    summary = lines[-1]
+    assert list(summary) == ["record", "device", "warmup", "runs", "latency_ms", "throughput",
+                             "flops", "instrumented_ms", "peak_bytes", "parameter_bytes",
+                             "buffer_bytes", "modules", "operators"], list(summary)
+    assert (summary["device"], summary["warmup"], summary["runs"]) == ("cpu", 1, 2), summary
+    assert summary["modules"] == kinds.count("ModuleProfile") > 1
+    assert summary["operators"] == kinds.count("OperatorProfile") > 1
+    assert list(lines[0]) == ["record", "module_path", "module_type", "calls", "parameters",
+                              "input_shapes", "output_shapes", "flops", "self_flops", "time_ms",
+                              "self_time_ms", "allocated_bytes", "peak_bytes"], list(lines[0])
+    assert lines[0]["module_path"] == "<root>" and lines[0]["input_shapes"] == [[2, 2, 5], [2, 3]]
+    doc = json.loads(profile("--format", "json").stdout)
+    assert list(doc)[:3] == ["modules", "operators", "device"], list(doc)
+    assert [m["module_path"] for m in doc["modules"]] == [
+        l["module_path"] for l in lines if l["record"] == "ModuleProfile"]
+    table = profile("--format", "table").stdout
+    assert "Module (type)" in table and "Operator" in table and "Latency on cpu: median" in table
+    assert re.search(r"^<root> \(", table.splitlines()[3]), table
+
+
+@torch_test
+def profile_trace_is_chrome_trace_json_complete_or_absent():
+    with tempfile.TemporaryDirectory() as tmp:
+        trace = os.path.join(tmp, "trace.json")
+        p = profile("--trace", trace)
+        assert p.returncode == 0, p.stderr
+        doc = json.load(open(trace))
+        events = doc["traceEvents"]
+        assert events and all(e["ph"] == "X" and e["cat"] in ("module", "operator")
+                              for e in events), events[:3]
+        assert events[0]["name"] == "<root>", events[0]
+        # a trace that cannot be written: exit 1, no file, and nothing on stdout
+        missing = os.path.join(tmp, "no", "trace.json")
+        assert_clean_error(profile("--trace", missing), 1, r"no/trace\.json")
+        assert not os.path.exists(os.path.dirname(missing))
+        assert [f for f in os.listdir(tmp) if f != "trace.json"] == [], os.listdir(tmp)
+        # the trace is an output: never one of the inputs
+        assert_clean_error(profile("--trace", fixture("everything.pt")), 2,
+                           "--trace .* is an input of this command")
+
+
+@torch_test
+def profile_bad_input_gets_one_line_and_the_right_status():
+    for extra, status, pattern in [
+        (("--runs", "0"), 2, r"--runs: must be an integer in \[1, 1000000\], got '0'"),
+        (("--warmup", "-1"), 2, r"--warmup: must be an integer in \[0, 1000000\], got '-1'"),
+        (("--module", "encoder.blok*"), 2, r"encoder\.blok\*"),
+        (("--inputs", fixture("inputs/everything_keyword.npz")), 2, r"one file"),
+    ]:
+        try:
+            assert_clean_error(profile(*extra), status, pattern)
+        except AssertionError as e:
+            raise AssertionError(f"{extra}: {e}") from None
+    assert_clean_error(profile(inputs="inputs/missing.npz"), 1, r"missing\.npz: no such file")
+    assert_clean_error(profile(inputs=None), 2, r"--inputs FILE or --shape NAME=DIMS is required")
+    assert_clean_error(profile(inputs="inputs/everything_bad_tokens.npz"), 1,
+                       r"everything\.pt: the model's forward raised on .*everything_bad_tokens\.npz: ")
+
+
 @torch_test
 def capture_usage_errors_exit_2():
     cases = [

@@ -32,6 +32,11 @@ const std::vector<const char*> kTensorKeys = {"name",  "kind",   "shape",
 const std::vector<const char*> kMethodKeys = {"name", "arguments", "returns"};
 const std::vector<const char*> kSpecKeys = {"config_type", "target_type"};
 const std::vector<const char*> kFieldKeys = {"path", "declared_type", "configured_type", "value"};
+// profile's records: the fields diff compares (contract 8: what does not depend on the machine)
+const std::vector<const char*> kModuleProfileKeys = {
+    "module_path", "calls", "parameters", "input_shapes", "output_shapes", "flops", "self_flops"};
+const std::vector<const char*> kOperatorProfileKeys = {"operator", "calls", "flops"};
+const std::vector<const char*> kProfileSummaryKeys = {"flops", "parameter_bytes", "buffer_bytes"};
 
 struct NestedTooDeep {};
 
@@ -232,6 +237,84 @@ RecordSet config_set(const Json& document, const std::string& source, const std:
   return set;
 }
 
+// `keys` of `j` (which has them all), in that order.
+Json only(const Json& j, const std::vector<const char*>& keys) {
+  Json out = Json::object();
+  for (const char* key : keys) out[key] = j.at(key);
+  return out;
+}
+
+// The profile side from its `--format json` document shape (write_profile): the fields that do
+// not depend on the machine.
+RecordSet profile_set(const Json& document, const std::string& source, const std::string& where) {
+  RecordSet set;
+  set.kind = RecordSet::Kind::profile;
+  set.source = source;
+  require_keys(document, kProfileSummaryKeys, "ProfileSummary", where);
+  set.header = only(document, kProfileSummaryKeys);
+  const Json& modules = list_at(document, "modules");
+  const Json& operators = list_at(document, "operators");
+  if (!modules.is_array() || !operators.is_array())
+    throw Error(where + ": \"modules\" or \"operators\" is not a list");
+  for (const Json& module : modules) {
+    require_keys(module, kModuleProfileKeys, "ModuleProfile", where);
+    set.items.push_back(only(module, kModuleProfileKeys));
+  }
+  for (const Json& op : operators) {
+    require_keys(op, kOperatorProfileKeys, "OperatorProfile", where);
+    set.operators.push_back(only(op, kOperatorProfileKeys));
+  }
+  return set;
+}
+
+// profile's jsonl: ModuleProfile lines, OperatorProfile lines, then one ProfileSummary line.
+RecordSet read_profile_jsonl(std::istream& in, const std::string& path) {
+  Json document;
+  document["modules"] = Json::array();
+  document["operators"] = Json::array();
+  bool summary = false;
+  std::string line;
+  std::size_t number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const std::string where = path + ":" + std::to_string(number);
+    Json j;
+    try {
+      j = parse_bounded(line);
+    } catch (const NestedTooDeep&) {
+      throw Error(where + ": a JSON value nested more than " + std::to_string(kMaxJsonDepth) +
+                  " levels deep, which no record has");
+    } catch (const std::exception&) {
+      throw Error(where + ": not a JSON line");
+    }
+    if (!j.is_object() || !j.contains("record") || !j["record"].is_string())
+      throw Error(where + ": a line without a \"record\" key");
+    const std::string record = j["record"];
+    if (summary)
+      throw Error(where + ": a " + printable(record, 80) + " record after the ProfileSummary");
+    if (record == "ModuleProfile") {
+      require_keys(j, kModuleProfileKeys, "ModuleProfile", where);
+      document["modules"].push_back(std::move(j));
+    } else if (record == "OperatorProfile") {
+      require_keys(j, kOperatorProfileKeys, "OperatorProfile", where);
+      document["operators"].push_back(std::move(j));
+    } else if (record == "ProfileSummary") {
+      require_keys(j, kProfileSummaryKeys, "ProfileSummary", where);
+      for (const char* key : kProfileSummaryKeys) document[key] = j[key];
+      summary = true;
+    } else {
+      throw Error(where + ": a " + printable(record, 80) + " record among profile records");
+    }
+  }
+  if (!summary) throw Error(path + ": profile records without their ProfileSummary (cut short?)");
+  return profile_set(document, path, path);
+}
+
+bool is_profile_record(const std::string& record) {
+  return record == "ModuleProfile" || record == "OperatorProfile" || record == "ProfileSummary";
+}
+
 // jsonl: the lines gathered into the `--format json` document shape, then read as one.
 RecordSet read_jsonl(std::istream& in, const std::string& path) {
   Json document;
@@ -256,6 +339,11 @@ RecordSet read_jsonl(std::istream& in, const std::string& path) {
     if (!j.is_object() || !j.contains("record") || !j["record"].is_string())
       throw Error(where + ": a line without a \"record\" key");
     const std::string record = j["record"];
+    if (document.is_null() && is_profile_record(record)) {
+      in.clear();
+      in.seekg(0);
+      return read_profile_jsonl(in, path);
+    }
     if (document.is_null()) {
       if (record == "ModelMetadata") {
         require_keys(j, kModelKeys, "ModelMetadata", where);
@@ -264,8 +352,8 @@ RecordSet read_jsonl(std::istream& in, const std::string& path) {
         require_keys(j, kSpecKeys, "ModelStructureSpec", where);
       } else {
         throw Error(where + ": starts with a " + printable(record, 80) +
-                    " record; expected ModelMetadata (inspect-model) or ModelStructureSpec "
-                    "(inspect-config)");
+                    " record; expected ModelMetadata (inspect-model), ModelStructureSpec "
+                    "(inspect-config) or profile's records");
       }
       document = without(j, {"record"});
       continue;
@@ -309,15 +397,18 @@ RecordSet read_json_document(const std::string& text, const std::string& path) {
                 " levels deep, which no record has");
   } catch (const std::exception&) {
     throw Error(path +
-                ": neither jsonl records nor a JSON document (diff reads what inspect-model or "
-                "inspect-config writes with --format jsonl or json)");
+                ": neither jsonl records nor a JSON document (diff reads what inspect-model, "
+                "inspect-config or profile writes with --format jsonl or json)");
   }
   if (document.is_object() && document.contains("model_type"))
     return model_set(document, path, path);
   if (document.is_object() && document.contains("config_type"))
     return config_set(document, path, path);
+  if (document.is_object() && document.contains("latency_ms") && document.contains("operators"))
+    return profile_set(document, path, path);
   throw Error(path +
-              ": a JSON document that is not inspect-model's or inspect-config's (--format json)");
+              ": a JSON document that is not inspect-model's, inspect-config's or profile's "
+              "(--format json)");
 }
 
 // Every field name the records of `set` have, as --ignore may name them.
@@ -325,7 +416,10 @@ void collect_field_names(const RecordSet& set, std::set<std::string>& names) {
   for (const auto& [key, value] : set.header.items()) names.insert(key);
   for (const Json& item : set.items)
     for (const auto& [key, value] : item.items())
-      if (key != "path") names.insert(key);
+      if (key != "path" && key != "module_path") names.insert(key);
+  for (const Json& op : set.operators)
+    for (const auto& [key, value] : op.items())
+      if (key != "operator") names.insert(key);
   if (set.tensors)
     for (const char* key : kTensorKeys)
       if (std::string(key) != "name") names.insert(key);
@@ -496,6 +590,25 @@ RecordDiff diff_records(const RecordSet& old_set, const RecordSet& new_set,
 
   RecordDiff diff;
   std::vector<Change>& changes = diff.changes;
+  if (old_set.kind == RecordSet::Kind::profile) {
+    diff.compared = {"profile", "modules", "operators"};
+    for (const auto& [field, old_value] : old_set.header.items()) {
+      if (ignored.count(field)) continue;
+      const Json& new_value = new_set.header.at(field);
+      if (!same(old_value, new_value))
+        changes.push_back({"changed", "profile", Json(), field, old_value, new_value});
+    }
+    Matcher matcher(changes, ignored);
+    const auto module_key = [](const Json& m) { return dump_line(m.at("module_path")); };
+    const auto module_path = [](const Json& m) { return m.at("module_path"); };
+    matcher.match(old_set.items, new_set.items, "module", module_key, module_path,
+                  {"module_path"});
+    const auto op_key = [](const Json& o) { return dump_line(o.at("operator")); };
+    const auto op_name = [](const Json& o) { return o.at("operator"); };
+    matcher.match(old_set.operators, new_set.operators, "operator", op_key, op_name,
+                  {"operator"});
+    return diff;
+  }
   const bool model = old_set.kind == RecordSet::Kind::model;
   diff.compared = model ? std::vector<std::string>{"model", "modules"}
                         : std::vector<std::string>{"config", "fields"};

@@ -3,7 +3,15 @@
 namespace vin::diagnostics {
 
 const char* to_string(RecordSet::Kind kind) {
-  return kind == RecordSet::Kind::model ? "model" : "config";
+  switch (kind) {
+    case RecordSet::Kind::model:
+      return "model";
+    case RecordSet::Kind::config:
+      return "config";
+    case RecordSet::Kind::profile:
+      return "profile";
+  }
+  return "model";
 }
 
 }  // namespace vin::diagnostics

@@ -14,12 +14,19 @@ namespace vin::diagnostics {
 
 /// One side of a diff: the container record's fields, its items, and the details the side holds.
 struct RecordSet {
-  enum class Kind { model, config };
+  enum class Kind { model, config, profile };
   Kind kind = Kind::model;
-  std::string source;       ///< the file it came from, for messages
-  Json header;              ///< ModelMetadata / ModelStructureSpec fields, without "record"
-  std::vector<Json> items;  ///< ModuleMetadata (with `attributes` where held, without
-                            ///< `tensors`) / ConfigFieldSpec objects, without "record"
+  std::string source;  ///< the file it came from, for messages
+  /// ModelMetadata / ModelStructureSpec fields, without "record"; a profile's ProfileSummary
+  /// fields that do not depend on the machine (flops, parameter_bytes, buffer_bytes)
+  Json header;
+  /// ModuleMetadata (with `attributes` where held, without `tensors`) / ConfigFieldSpec
+  /// objects, without "record"; a profile's ModuleProfile objects with the fields that do not
+  /// depend on the machine (module_path, calls, parameters, input_shapes, output_shapes, flops,
+  /// self_flops)
+  std::vector<Json> items;
+  /// profile: the OperatorProfile objects with operator, calls and flops
+  std::vector<Json> operators;
   /// model: TensorMetadata objects with their `module_path`, when the side holds them (--tensors)
   std::optional<std::vector<Json>> tensors;
   /// model: MethodSignature objects, when the side holds them (--signature)
@@ -35,8 +42,8 @@ struct RecordSet {
 /// One difference.
 struct Change {
   std::string kind;  ///< "added", "removed", "changed"
-  /// "model", "config" (the container's fields), "module", "field", "tensor", "attribute",
-  /// "signature"
+  /// "model", "config", "profile" (the container's fields), "module", "field", "tensor",
+  /// "attribute", "signature", "operator"
   std::string subject;
   Json path;       ///< module path, field path (array), tensor name, `module.attribute`, method
                    ///< name; null for the container
@@ -45,7 +52,7 @@ struct Change {
   Json new_value;  ///< null for removed items; the whole item for added ones
 };
 
-/// "model" or "config".
+/// "model", "config" or "profile".
 const char* to_string(RecordSet::Kind kind);
 
 }  // namespace vin::diagnostics
