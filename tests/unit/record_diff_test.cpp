@@ -108,14 +108,15 @@ TEST_CASE("saved records read back into the same set") {
 
 TEST_CASE("files that are not inspect-model or inspect-config records") {
   CHECK(read_error("{\"record\": \"ModelMetadata\"\n") ==
-        ": neither jsonl records nor a JSON document (diff reads what inspect-model or "
-        "inspect-config writes with --format jsonl or json)");
+        ": neither jsonl records nor a JSON document (diff reads what inspect-model, "
+        "inspect-config or profile writes with --format jsonl or json)");
   CHECK(read_error("[1, 2]\n") ==
-        ": a JSON document that is not inspect-model's or inspect-config's (--format json)");
+        ": a JSON document that is not inspect-model's, inspect-config's or profile's (--format "
+        "json)");
   CHECK(read_error("{\"record\": \"ModelMetadata\", \"model_type\": \"x\", \"total_parameters\": "
                    "1, \"trainable_parameters\": 1}\n{\"oops\n") ==
-        ":2: not a JSON line (diff reads the jsonl or json that inspect-model or inspect-config "
-        "writes)");
+        ":2: not a JSON line (diff reads the jsonl or json that inspect-model, inspect-config or "
+        "profile writes)");
   CHECK(read_error("{\"record\": \"TensorSnapshot\"}\n")
             .find(":1: starts with a TensorSnapshot record") == 0);
   CHECK(read_error("{\"record\": \"ModelMetadata\", \"model_type\": \"x\"}\n") ==
@@ -124,6 +125,91 @@ TEST_CASE("files that are not inspect-model or inspect-config records") {
                    "null}\n\n{\"record\": \"ModuleMetadata\"}\n") ==
         ":3: a ModuleMetadata record among ConfigFieldSpec records");
   CHECK(read_error("\n\n") == ": holds no records");
+}
+
+namespace {
+
+ProfileRecords profile_of(std::int64_t hidden, double ms) {
+  ProfileRecords p;
+  ModuleProfile root{"<root>", "pkg.Net", 1, 10 * hidden, {{2, 8}}, {{2, 4}}, 96 * hidden, 0,
+                     ms, ms / 4, 512, 256};
+  ModuleProfile lin{"lin", "torch.nn.modules.linear.Linear", 1, 10 * hidden, {{2, 8}},
+                    {{2, hidden}}, 96 * hidden, 96 * hidden, ms / 2, ms / 2, 256, 128};
+  p.modules = {root, lin};
+  p.operators = {OperatorProfile{"aten::linear", 1, 96 * hidden, ms / 3},
+                 OperatorProfile{"aten::relu", 2, 0, ms / 5}};
+  p.summary.device = ms > 1 ? "cuda:0" : "cpu";
+  p.summary.runs = 10;
+  p.summary.latency_ms = {ms, ms, ms, ms, ms};
+  p.summary.flops = 96 * hidden;
+  p.summary.instrumented_ms = ms * 2;
+  p.summary.peak_bytes = static_cast<std::int64_t>(ms * 1000);
+  p.summary.parameter_bytes = 40 * hidden;
+  p.summary.modules = 2;
+  p.summary.operators = 2;
+  return p;
+}
+
+RecordSet profile_set_of(const ProfileRecords& p, OutputFormat format) {
+  std::ostringstream text;
+  write_profile(text, p, format);
+  const std::string path = temp_file(text.str());
+  RecordSet set = read_record_file(path);
+  std::remove(path.c_str());
+  return set;
+}
+
+}  // namespace
+
+TEST_CASE("profile records: only what does not depend on the machine is compared") {
+  // the same model on another machine: other times, memory, device; jsonl against json
+  const RecordSet here = profile_set_of(profile_of(4, 0.5), OutputFormat::jsonl);
+  const RecordSet there = profile_set_of(profile_of(4, 7.25), OutputFormat::json);
+  CHECK(here.kind == RecordSet::Kind::profile);
+  CHECK(here.items.size() == 2);
+  CHECK(here.operators.size() == 2);
+  const RecordDiff same = diff_records(here, there, {});
+  CHECK(same.changes.empty());
+  CHECK(same.compared == std::vector<std::string>{"profile", "modules", "operators"});
+  // a wider Linear: its FLOPs, parameters and shapes
+  const RecordSet wider = profile_set_of(profile_of(6, 0.5), OutputFormat::jsonl);
+  CHECK(lines(diff_records(here, wider, {}).changes) ==
+        std::vector<std::string>{
+            "changed profile null \"flops\" 384 576",
+            "changed profile null \"parameter_bytes\" 160 240",
+            "changed module \"<root>\" \"parameters\" 40 60",
+            "changed module \"<root>\" \"flops\" 384 576",
+            "changed module \"lin\" \"parameters\" 40 60",
+            "changed module \"lin\" \"output_shapes\" [[2, 4]] [[2, 6]]",
+            "changed module \"lin\" \"flops\" 384 576",
+            "changed module \"lin\" \"self_flops\" 384 576",
+            "changed operator \"aten::linear\" \"flops\" 384 576",
+        });
+  CHECK(diff_records(here, wider, {"flops", "self_flops", "parameters", "parameter_bytes",
+                                   "output_shapes"})
+            .changes.empty());
+  // a profile against a model is a usage error
+  CHECK_THROWS_AS(diff_records(here, record_set(old_model(), "mem"), {}), UsageError);
+}
+
+TEST_CASE("profile record files cut short or out of order are refused, naming the line") {
+  std::ostringstream text;
+  write_profile(text, profile_of(4, 0.5), OutputFormat::jsonl);
+  std::string jsonl = text.str();
+  const std::string without_summary = jsonl.substr(0, jsonl.rfind("{\"record\": \"ProfileSummary"));
+  CHECK(read_error(without_summary) ==
+        ": profile records without their ProfileSummary (cut short?)");
+  CHECK(read_error(jsonl + "{\"record\": \"ModuleProfile\"}\n") ==
+        ":6: a ModuleProfile record after the ProfileSummary");
+  CHECK(read_error("{\"record\": \"ModuleProfile\", \"module_path\": \"a\"}\n") ==
+        ":1: a ModuleProfile without 'calls'");
+  CHECK(read_error(without_summary + "{\"record\": \"ModelMetadata\"}\n") ==
+        ":5: a ModelMetadata record among profile records");
+  // a module path that is not a string still compares (by its JSON text)
+  CHECK(read_error("{\"record\": \"ModuleProfile\", \"module_path\": [1], \"calls\": 1, "
+                   "\"parameters\": 0, \"input_shapes\": [], \"output_shapes\": [], \"flops\": 0, "
+                   "\"self_flops\": 0}\n{\"record\": \"ProfileSummary\", \"flops\": 0, "
+                   "\"parameter_bytes\": 0, \"buffer_bytes\": 0}\n") == "");
 }
 
 TEST_CASE("details: attributes by module.name, tensors by their full name, signatures by method") {

@@ -267,6 +267,24 @@ RecordSet profile_set(const Json& document, const std::string& source, const std
   return set;
 }
 
+// One line of a jsonl record file: a JSON object with a string "record" (`where`: FILE:LINE).
+Json parse_record_line(const std::string& line, const std::string& where) {
+  Json j;
+  try {
+    j = parse_bounded(line);
+  } catch (const NestedTooDeep&) {
+    throw Error(where + ": a JSON value nested more than " + std::to_string(kMaxJsonDepth) +
+                " levels deep, which no record has");
+  } catch (const std::exception&) {
+    throw Error(where +
+                ": not a JSON line (diff reads the jsonl or json that inspect-model, "
+                "inspect-config or profile writes)");
+  }
+  if (!j.is_object() || !j.contains("record") || !j["record"].is_string())
+    throw Error(where + ": a line without a \"record\" key");
+  return j;
+}
+
 // profile's jsonl: ModuleProfile lines, OperatorProfile lines, then one ProfileSummary line.
 RecordSet read_profile_jsonl(std::istream& in, const std::string& path) {
   Json document;
@@ -279,17 +297,7 @@ RecordSet read_profile_jsonl(std::istream& in, const std::string& path) {
     ++number;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     const std::string where = path + ":" + std::to_string(number);
-    Json j;
-    try {
-      j = parse_bounded(line);
-    } catch (const NestedTooDeep&) {
-      throw Error(where + ": a JSON value nested more than " + std::to_string(kMaxJsonDepth) +
-                  " levels deep, which no record has");
-    } catch (const std::exception&) {
-      throw Error(where + ": not a JSON line");
-    }
-    if (!j.is_object() || !j.contains("record") || !j["record"].is_string())
-      throw Error(where + ": a line without a \"record\" key");
+    Json j = parse_record_line(line, where);
     const std::string record = j["record"];
     if (summary)
       throw Error(where + ": a " + printable(record, 80) + " record after the ProfileSummary");
@@ -325,19 +333,7 @@ RecordSet read_jsonl(std::istream& in, const std::string& path) {
     ++number;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     const std::string where = path + ":" + std::to_string(number);
-    Json j;
-    try {
-      j = parse_bounded(line);
-    } catch (const NestedTooDeep&) {
-      throw Error(where + ": a JSON value nested more than " + std::to_string(kMaxJsonDepth) +
-                  " levels deep, which no record has");
-    } catch (const std::exception&) {
-      throw Error(where +
-                  ": not a JSON line (diff reads the jsonl or json that inspect-model or "
-                  "inspect-config writes)");
-    }
-    if (!j.is_object() || !j.contains("record") || !j["record"].is_string())
-      throw Error(where + ": a line without a \"record\" key");
+    Json j = parse_record_line(line, where);
     const std::string record = j["record"];
     if (document.is_null() && is_profile_record(record)) {
       in.clear();
