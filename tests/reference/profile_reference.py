@@ -20,9 +20,23 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 ROOT = "<root>"
 
+COUNTED = {"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::convolution",
+           "aten::_convolution", "aten::_scaled_dot_product_efficient_attention",
+           "aten::_scaled_dot_product_flash_attention",
+           "aten::_scaled_dot_product_cudnn_attention",
+           "aten::_scaled_dot_product_flash_attention_for_cpu"}
+
+# Fused CPU kernels that a Python dispatch mode sees as one uncounted operator while the
+# counted operators they call inside are dispatched below its reach: LibTorch's RecordFunction
+# sees those, and profile counts them (contract 8's rule; docs/profile.md). A module whose calls
+# run one is "opaque": the eager count of it, and of what holds it, is not profile's.
+OPAQUE = {"aten::_native_multi_head_attention", "aten::_transformer_encoder_layer_fwd"}
+
 
 def _shape(value):
-    return list(value.shape) if isinstance(value, torch.Tensor) else None
+    if not isinstance(value, torch.Tensor) or value.is_nested:
+        return None
+    return list(value.shape)
 
 
 def _mm(a, b):
@@ -56,6 +70,8 @@ def operator_flops(name, args, kwargs, out):
             return args[i]
         return kwargs.get(key)
 
+    if name not in COUNTED:
+        return 0
     shapes = [_shape(a) for a in args]
     first_out = out[0] if isinstance(out, (tuple, list)) else out
     if name == "aten::mm":
@@ -77,17 +93,21 @@ def operator_flops(name, args, kwargs, out):
 
 
 class _Counter(TorchDispatchMode):
-    def __init__(self, open_calls, flops, self_flops, totals):
+    def __init__(self, open_calls, flops, self_flops, totals, opaque):
         super().__init__()
         self.open_calls = open_calls
         self.flops = flops
         self.self_flops = self_flops
         self.totals = totals
+        self.opaque = opaque
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         out = func(*args, **kwargs)
-        n = operator_flops(func._schema.name, args, kwargs, out)
+        name = func._schema.name
+        if name in OPAQUE:
+            self.opaque.update(self.open_calls)
+        n = operator_flops(name, args, kwargs, out)
         if n:
             self.totals["flops"] += n
             for path in set(self.open_calls):
@@ -98,12 +118,14 @@ class _Counter(TorchDispatchMode):
 
 
 def flops_per_module(model, args, kwargs=None):
-    """{path: {"calls", "flops", "self_flops"}} of every module called, and the total FLOPs."""
+    """{path: {"calls", "flops", "self_flops", "opaque"}} of every module called, and the total
+    FLOPs (None when a module ran an OPAQUE kernel: profile counts more there)."""
     open_calls = []
     calls = defaultdict(int)
     flops = defaultdict(int)
     self_flops = defaultdict(int)
     totals = {"flops": 0}
+    opaque = set()
     handles = []
     for name, module in model.named_modules():
         path = name or ROOT
@@ -118,14 +140,15 @@ def flops_per_module(model, args, kwargs=None):
         handles.append(module.register_forward_pre_hook(enter))
         handles.append(module.register_forward_hook(leave))
     try:
-        with torch.no_grad(), _Counter(open_calls, flops, self_flops, totals):
+        with torch.no_grad(), _Counter(open_calls, flops, self_flops, totals, opaque):
             model(*args, **(kwargs or {}))
     finally:
         for h in handles:
             h.remove()
     per_module = {path: {"calls": calls[path], "flops": flops[path],
-                         "self_flops": self_flops[path]} for path in calls}
-    return per_module, totals["flops"]
+                         "self_flops": self_flops[path], "opaque": path in opaque}
+                  for path in calls}
+    return per_module, None if opaque else totals["flops"]
 
 
 def flop_counter_mode_per_module(model, args, kwargs=None):
@@ -150,3 +173,34 @@ def flop_counter_mode_per_module(model, args, kwargs=None):
         if key in names:
             out[names[key]] = sum(per_op.values())
     return out, counter.get_total_flops()
+
+
+def rule_flops_from_profiler(module, args):
+    """Contract 8's rule applied to what LibTorch's RecordFunction sees, read with
+    torch.autograd.profiler on `module` (a loaded archive): the FLOPs of every counted operator
+    no counted operator encloses, from the shapes the profiler records. For the fused kernels an
+    eager dispatch mode cannot see into (OPAQUE). Matrix products only: a convolution's
+    output shape is not among the profiler's records."""
+    with torch.no_grad(), torch.autograd.profiler.profile(record_shapes=True) as prof:
+        module(*args)
+    total = 0
+    for event in prof.function_events:
+        if event.name not in COUNTED:
+            continue
+        parent = event.cpu_parent
+        while parent is not None and parent.name not in COUNTED:
+            parent = parent.cpu_parent
+        if parent is not None:
+            continue
+        shapes = event.input_shapes
+        if event.name == "aten::mm":
+            total += _mm(shapes[0], shapes[1])
+        elif event.name == "aten::addmm":
+            total += _mm(shapes[1], shapes[2])
+        elif event.name == "aten::bmm":
+            total += _bmm(shapes[0], shapes[1])
+        elif event.name == "aten::baddbmm":
+            total += _bmm(shapes[1], shapes[2])
+        else:
+            raise NotImplementedError(event.name)
+    return total

@@ -6,6 +6,9 @@
   (jit_load_records.py);
 - for the classification models (scripted, not quantized): `compare` of the archive against the
   eager model's calls saved by scripts/eager_capture.py, every pair within tolerance;
+- profile (`--warmup 0 --runs 1`, one thread) of the scripted cases without quantized or custom
+  operators: every module's calls, FLOPs and self FLOPs, and the total, against the eager model
+  under profile_reference.py's counter (FlopCounterMode's formulas, forward hooks);
 - capture, with the default limits and with limits high enough to reach every call, against the
   Python reference with real forward hooks on the eager model (capture_reference.py), record
   for record; a forward that raises must raise in both, after the same records. Both run on one
@@ -73,7 +76,8 @@ sys.path.insert(0, os.path.join(REPO, "scripts"))
 
 # what the models, their inputs and the Python references are made by: the cache's key
 SOURCES = ["tests/zoo/zoo_models.py", "tests/zoo/run_zoo.py", "tests/reference/capture_reference.py",
-           "tests/reference/jit_load_records.py", "scripts/eager_capture.py"]
+           "tests/reference/jit_load_records.py", "scripts/eager_capture.py",
+           "tests/reference/profile_reference.py"]
 # archives kept in the cache: up to 256 MiB each (a warm run exports only the bigger ones again;
 # all of them would be 45 GB under torch 1.13), and only while the file system keeps 20 GiB free
 CACHED_ARCHIVE_BYTES = 256 << 20
@@ -282,6 +286,69 @@ def check_capture(binary, archive, inputs_file, expected, run, traced, quantized
     return None
 
 
+def profiled(case):
+    """Whether the case is profiled: scripted, not quantized, without custom operators."""
+    return case.export == "script" and not case.name.startswith("quantized_") and \
+        case.capture == "compare"
+
+
+def profile_expectation(model, args, kwargs):
+    """What profile must count: the eager model's FLOPs and calls per module
+    (profile_reference.flops_per_module, on one thread). Under torch 2.x an eval-mode
+    TransformerEncoderLayer leaves its fast path when hooks are attached, while the scripted one
+    keeps it: such layers, what is below them and what holds them are not compared then; nor are
+    the FLOPs of modules that ran a fused kernel whose inner operators the eager dispatch mode
+    cannot see (profile_reference.OPAQUE: profile counts them; docs/profile.md)."""
+    import profile_reference as ref
+    state = copy.deepcopy(model.state_dict()) if model.training else None
+    try:
+        per_module, total = ref.flops_per_module(model, args, kwargs)
+    except Exception:  # the tool must then fail too
+        return {"raises": True}
+    finally:
+        if state is not None:
+            model.load_state_dict(state)
+    layers = fast_path_layers(model) if hooks_disable_fast_path() else []
+    return {"raises": False, "modules": per_module, "flops": total, "skipped": layers}
+
+
+def check_profile(binary, archive, inputs_file, expected):
+    p = run_tool("profile", [binary, "profile", archive, "--inputs", inputs_file, "--warmup", "0",
+                             "--runs", "1"],
+                 env=dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1"))
+    if p.returncode != (1 if expected["raises"] else 0):
+        return f"profile: exit {p.returncode}, Python's forward " \
+               f"{'raised' if expected['raises'] else 'ran'}: {p.stderr.strip()[:400]}"
+    if expected["raises"]:
+        return None
+    records = [json.loads(line) for line in p.stdout.splitlines()]
+    layers = expected["skipped"]
+    # a fast-path layer, what is inside it and what holds it
+    related = lambda path: any(path == l or path.startswith(l + ".") or l.startswith(  # noqa: E731
+        ("" if path == "<root>" else path + ".")) for l in layers)
+    opaque = {path for path, m in expected["modules"].items() if m["opaque"]}
+    got = {r["module_path"]: r for r in records if r["record"] == "ModuleProfile"
+           and not related(r["module_path"])}
+    want = {path: m for path, m in expected["modules"].items() if not related(path)}
+    if set(got) == set(want):  # calls are compared for all; FLOPs where eager sees them
+        for path in got:
+            if got[path]["calls"] != want[path]["calls"]:
+                return f"profile: {path} calls {got[path]['calls']}, eager {want[path]['calls']}"
+        got = {p: r for p, r in got.items() if p not in opaque}
+        want = {p: m for p, m in want.items() if p not in opaque}
+    if set(got) != set(want):
+        return f"profile: modules called: tool only {sorted(set(got) - set(want))[:5]}, " \
+               f"eager only {sorted(set(want) - set(got))[:5]}"
+    for path in got:
+        for field in ("calls", "flops", "self_flops"):
+            if got[path][field] != want[path][field]:
+                return f"profile: {path} {field} {got[path][field]}, eager {want[path][field]}"
+    summary = records[-1]
+    if expected["flops"] is not None and not layers and summary["flops"] != expected["flops"]:
+        return f"profile: flops {summary['flops']}, eager {expected['flops']}"
+    return None
+
+
 def check_eager(binary, archive, inputs_file, eager):
     """compare ARCHIVE EAGER.npz: the eager model's calls (scripts/eager_capture.py) against the
     archive's on the same inputs, whole tensors, torch.testing's default tolerances."""
@@ -417,6 +484,9 @@ def expectations(case, model, args, kwargs, exported, archive, workdir):
             capture_to_npz(model, tuple(args), dict(kwargs), files["eager.npz"])
     with phase("python: capture reference"):
         expected["capture"] = capture_expectation(model, args, kwargs, traced)
+    if profiled(case):
+        with phase("python: profile reference"):
+            expected["profile"] = profile_expectation(model, args, kwargs)
     return expected, files
 
 
@@ -464,6 +534,8 @@ def run_case(case, binary, workdir, cache, built=None, cached=None):
         if case.capture == "torchvision_library":
             problems.append(refused_without_library(binary, archive, inputs_file))
             library = torchvision_library()
+        if "profile" in expected:
+            problems.append(check_profile(binary, archive, inputs_file, expected["profile"]))
         for run in CAPTURE_RUNS:
             problems.append(check_capture(binary, archive, inputs_file, expected["capture"], run,
                                           expected["traced"], case.name.startswith("quantized_"),
