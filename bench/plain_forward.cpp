@@ -1,27 +1,56 @@
-// The peer of `vin-inspect capture` in the whole-process benchmark: loads the archive, reads the
-// inputs the same way, runs the forward once without autograd, and exits.
+// The peer of vin-inspect in the benchmarks: loads the archive and reads the inputs as capture
+// and profile do, then runs the forward without autograd, plainly (no observers, no callbacks,
+// the graph executor as LibTorch configures it).
 //
-// usage: vin-plain-forward ARCHIVE INPUTS
+// usage: vin-plain-forward ARCHIVE INPUTS                 one forward, then exit (capture's peer)
+//        vin-plain-forward ARCHIVE INPUTS WARMUP RUNS     profile's peer: WARMUP forwards, then
+//            RUNS timed ones (the device synchronised around each on CUDA, as profile does);
+//            prints each time in milliseconds, one a line
 #include <torch/csrc/autograd/grad_mode.h>
+#include <torch/cuda.h>
 
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 
 #include "vin/diagnostics/capture/forward_runner.h"
 
 namespace vd = vin::diagnostics;
 
 int main(int argc, char** argv) {
-  if (argc != 3) {
-    std::fprintf(stderr, "usage: vin-plain-forward ARCHIVE INPUTS\n");
+  if (argc != 3 && argc != 5) {
+    std::fprintf(stderr, "usage: vin-plain-forward ARCHIVE INPUTS [WARMUP RUNS]\n");
     return 2;
   }
   vd::ForwardRun run;
   run.archive = argv[1];
   run.inputs = {argv[2]};
-  vd::LoadedRun loaded(run);  // loaded and read as capture does
+  if (const char* device = std::getenv("VIN_BENCH_DEVICE")) run.device = device;
+  vd::LoadedRun loaded(run);  // loaded and read as capture and profile do
   const vd::ForwardInputs& inputs = loaded.inputs().front();
   at::NoGradGuard no_grad;
   torch::jit::Kwargs kwargs(inputs.kwargs.begin(), inputs.kwargs.end());
-  loaded.model().get_method(inputs.method)(inputs.args, kwargs);
+  const c10::Device device = loaded.device();
+  const auto wait_for_device = [&device] {
+    if (device.is_cuda()) torch::cuda::synchronize(device.has_index() ? device.index() : -1);
+  };
+  if (argc == 3) {
+    loaded.model().get_method(inputs.method)(inputs.args, kwargs);
+    return 0;
+  }
+  const long warmup = std::atol(argv[3]), runs = std::atol(argv[4]);
+  for (long i = 0; i < warmup; ++i) {
+    loaded.model().get_method(inputs.method)(inputs.args, kwargs);
+    wait_for_device();
+  }
+  for (long i = 0; i < runs; ++i) {
+    wait_for_device();
+    const auto start = std::chrono::steady_clock::now();
+    loaded.model().get_method(inputs.method)(inputs.args, kwargs);
+    wait_for_device();
+    std::printf("%.6f\n", std::chrono::duration<double, std::milli>(
+                              std::chrono::steady_clock::now() - start)
+                              .count());
+  }
   return 0;
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # vin-inspect on a GPU machine: builds it against the LibTorch of a pip-installed CUDA PyTorch and
-# checks capture, --stats, --save and compare on the GPU against PyTorch on the same GPU
+# checks capture, --stats, --save, compare and profile on the GPU against PyTorch and the CPU
 # (tests/gpu/gpu_checks.py: resnet18, a transformer encoder, an LSTM tagger), then measures the
 # instrumented forward's overhead there. The GPU machine needs no network and no apt: the other
 # dependencies travel as Debian 12 .deb files, unpacked with dpkg -x into a prefix.
@@ -64,4 +64,5 @@ cmake -S . -B build/gpu "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DVIN_BUILD
   -DPKG_CONFIG_EXECUTABLE="$pkg_config" -DVIN_PYTHON="$(command -v "$PYTHON")"
 cmake --build build/gpu --parallel "$(nproc)"
 "$PYTHON" tests/gpu/gpu_checks.py --binary build/gpu/apps/vin-inspect \
-  --bench build/gpu/bench/vin-capture-bench --device "$DEVICE" --work build/gpu/checks
+  --bench build/gpu/bench/vin-capture-bench --plain build/gpu/bench/vin-plain-forward \
+  --device "$DEVICE" --work build/gpu/checks

@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cfloat>
 #include <cmath>
@@ -263,8 +264,10 @@ CLI::Validator integer_within(long long low, long long high, const std::string& 
 class ProgressLine {
  public:
   ProgressLine() : on_(isatty(STDERR_FILENO) == 1) {}
-  ~ProgressLine() {
-    if (on_ && shown_) std::cerr << "\r\033[K" << std::flush;
+  ~ProgressLine() { clear(); }
+  // takes the line away (before a message, and at the end)
+  void clear() {
+    if (on_ && shown_.exchange(false)) std::cerr << "\r\033[K" << std::flush;
   }
   ProgressLine(const ProgressLine&) = delete;
   ProgressLine& operator=(const ProgressLine&) = delete;
@@ -278,12 +281,13 @@ class ProgressLine {
 
  private:
   bool on_;
-  bool shown_ = false;
+  std::atomic<bool> shown_{false};  // also cleared from the watchdog's thread (on_abandoned)
 };
 
-// The options of every command that runs an archive's forward (capture, compare; the forward
-// runner's ForwardRun), added in one place so that the commands cannot drift apart: --inputs,
-// or --shape with --seed and --int-high; --eval, --quantized-engine, --timeout, --load-library.
+// The options of every command that runs an archive's forward (capture, compare, profile; the
+// forward runner's ForwardRun), added in one place so that the commands cannot drift apart:
+// --inputs, or --shape with --seed and --int-high; --eval, --quantized-engine, --timeout,
+// --load-library.
 struct RunOptions {
   std::vector<std::string> inputs;
   std::vector<std::string> shapes;  // --shape texts, parsed by shaped_inputs()
@@ -569,11 +573,13 @@ std::vector<Command> commands(CommonOptions& common) {
            };
            // a forward past --timeout that cannot be stopped (from the plugin's watchdog thread,
            // which then ends the process)
-           request->on_abandoned = [](const std::string& message) {
-             std::cerr << "\n" << kProgram << ": error: " << vd::printable(message, 2000) << "\n";
+           request->on_abandoned = [&progress](const std::string& message) {
+             progress.clear();
+             std::cerr << kProgram << ": error: " << vd::printable(message, 2000) << "\n";
            };
            const vd::ProfileResult result = torch_plugin().profile_archive(*request);
            request->on_progress = nullptr;
+           progress.clear();
            if (!result.error_report.empty())
              spdlog::debug("the TorchScript interpreter's report:\n{}", result.error_report);
            if (result.error) throw vd::Error(*result.error);

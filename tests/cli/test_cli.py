@@ -1302,6 +1302,52 @@ def profile_bad_input_gets_one_line_and_the_right_status():
 
 
 @torch_test
+def profile_shows_progress_on_a_terminal_only():
+    import pty
+    # stderr a file: nothing on it
+    p = profile()
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    # stderr a terminal: the progress line, rewritten in place, then cleared
+    main, secondary = pty.openpty()
+    try:
+        args = [ARGS.binary, "profile", fixture("everything.pt"), "--inputs",
+                fixture("inputs/everything_positional.npz"), "--warmup", "2", "--runs", "3"]
+        done = subprocess.run(args, stdout=subprocess.PIPE, stderr=secondary, timeout=120)
+        os.close(secondary)
+        secondary = None
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(main, 65536)
+            except OSError:  # the terminal's other side is closed
+                break
+            if not chunk:
+                break
+            shown += chunk
+    finally:
+        os.close(main)
+        if secondary is not None:
+            os.close(secondary)
+    assert done.returncode == 0, shown
+    text = shown.decode()
+    for step in ("warm-up forward 1/2", "warm-up forward 2/2", "timed forward 1/3",
+                 "timed forward 3/3"):
+        assert step in text, text
+    assert text.endswith("\r\x1b[K"), repr(text[-40:])
+    assert json.loads(done.stdout.decode().splitlines()[-1])["record"] == "ProfileSummary"
+
+
+@torch_test
+def profile_timeout_ends_a_forward_that_cannot_be_stopped():
+    single = fixture("inputs/single.npy")
+    start = time.monotonic()
+    p = run("profile", fixture("spin.pt"), "--inputs", single, "--timeout", "0.5")
+    assert time.monotonic() - start < 30
+    assert_clean_error(p, 1, r"spin\.pt: the forward on .*single\.npy did not finish within "
+                             r"0\.5 s \(--timeout\) and could not be stopped at a module call$")
+
+
+@torch_test
 def capture_usage_errors_exit_2():
     cases = [
         (("--max-tensors", "0"), r"error: --max-tensors: must be a positive integer, got '0'\n"),

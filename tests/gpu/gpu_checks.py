@@ -13,8 +13,12 @@ tests/zoo/zoo_models.py), scripted and saved, with its inputs saved by torch.sav
   compare   `compare A A --device-a cpu --device-b D`: every pair within --rtol/--atol 5e-3
             (cuDNN's convolutions use TF32 by default, as PyTorch's do)
   overhead  bench/capture_bench.cpp's plain vs instrumented forward on D (reported, not judged)
+  profile   `profile --device D`: every module's calls, FLOPs and shapes equal the CPU run's;
+            the device is D's; memory on D reported (the root allocated bytes and peaked above
+            0); the timed median against bench/plain_forward.cpp's loop on D (MEASURE line,
+            with --plain)
 
-usage: gpu_checks.py --binary PATH [--bench PATH] [--device cuda] --work DIR
+usage: gpu_checks.py --binary PATH [--bench PATH] [--plain PATH] [--device cuda] --work DIR
 Prints `PASS name`/`FAIL name: why` per check, `MEASURE ...` lines, then `N passed, M failed`;
 exits 0 only when every check passed.
 """
@@ -147,10 +151,42 @@ def check_compare(binary, archive, inputs_file, device):
     return None
 
 
+def check_profile(binary, archive, inputs_file, device):
+    """profile on `device` against profile on the CPU: what does not depend on the machine is
+    equal; the device's memory is reported."""
+    runs = {}
+    for where in ("cpu", device):
+        p = run([binary, "profile", archive, "--inputs", inputs_file, "--device", where,
+                 "--warmup", "2", "--runs", "5"])
+        if p.returncode != 0:
+            return f"profile --device {where}: exit {p.returncode}: {p.stderr.strip()[:300]}"
+        runs[where] = [json.loads(line) for line in p.stdout.splitlines()]
+    fields = ("module_path", "calls", "parameters", "input_shapes", "output_shapes", "flops",
+              "self_flops")
+    modules = {w: [{f: r[f] for f in fields} for r in rs if r["record"] == "ModuleProfile"]
+               for w, rs in runs.items()}
+    if modules["cpu"] != modules[device]:
+        for a, b in zip(modules["cpu"], modules[device]):
+            if a != b:
+                return f"module records differ: cpu {a}, {device} {b}"
+        return f"module records differ in number: {len(modules['cpu'])}, {len(modules[device])}"
+    summary = runs[device][-1]
+    if not summary["device"].startswith(device.split(":")[0]):
+        return f"device {summary['device']}"
+    root = runs[device][0]
+    if root["allocated_bytes"] <= 0 or summary["peak_bytes"] <= 0:
+        return f"no memory reported on {device}: root {root['allocated_bytes']}, peak " \
+               f"{summary['peak_bytes']}"
+    if summary["flops"] != runs["cpu"][-1]["flops"]:
+        return f"flops {summary['flops']}, cpu {runs['cpu'][-1]['flops']}"
+    return None
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--binary", required=True)
     parser.add_argument("--bench", help="vin-capture-bench (bench/), for the overhead")
+    parser.add_argument("--plain", help="vin-plain-forward (bench/), for profile's latency")
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--work", required=True)
     args = parser.parse_args()
@@ -190,6 +226,20 @@ def main() -> int:
                check_stats(args.binary, archive, inputs_file, args.device, args.work))
         report(f"{name} compare --device-a cpu --device-b {args.device}",
                check_compare(args.binary, archive, inputs_file, args.device))
+        report(f"{name} profile --device {args.device}",
+               check_profile(args.binary, archive, inputs_file, args.device))
+        if args.plain:
+            p = run([args.binary, "profile", archive, "--inputs", inputs_file, "--device",
+                     args.device])
+            latency = json.loads(p.stdout.splitlines()[-1])["latency_ms"]["median"] \
+                if p.returncode == 0 else float("nan")
+            q = subprocess.run([args.plain, archive, inputs_file, "3", "10"], capture_output=True,
+                               text=True, timeout=300,
+                               env=dict(os.environ, VIN_BENCH_DEVICE=args.device))
+            times = sorted(float(t) for t in q.stdout.split()) or [float("nan")]
+            plain = (times[(len(times) - 1) // 2] + times[len(times) // 2]) / 2
+            print(f"MEASURE {name} profile latency median {latency:.3f} ms, plain loop "
+                  f"{plain:.3f} ms, ratio {latency / plain:.3f}", flush=True)
         if args.bench:
             p = run([args.bench, archive, inputs_file, "--device", args.device, "--runs", "20"])
             print(f"MEASURE {name} overhead: {p.stdout.strip() or p.stderr.strip()[:300]}",

@@ -9,6 +9,7 @@
 #include "vin/diagnostics/profile/flop_rules.h"
 #include "vin/diagnostics/profile/latency.h"
 #include "vin/diagnostics/profile/profile_builder.h"
+#include "vin/diagnostics/output/chrome_trace.h"
 #include "vin/diagnostics/records/json_encoding.h"
 
 using namespace vin::diagnostics;
@@ -204,4 +205,46 @@ TEST_CASE("profile records as JSON: the contract's fields in its order") {
   CHECK(dump_record_line("OperatorProfile", to_json(OperatorProfile{"aten::linear", 2, 384, 1.0})) ==
         R"({"record": "OperatorProfile", "operator": "aten::linear", "calls": 2, "flops": 384, )"
         R"("time_ms": 1.0})");
+}
+
+TEST_CASE("spans: a module call's and its operators', and Chrome trace events in start order") {
+  ProfileBuilder b;
+  b.keep_spans();
+  b.enter_module("<root>", "pkg.Net", 12, {{2, 3}}, 0.0);
+  b.start_operator("aten::linear", 0.0, {{2, 3}, {4, 3}, {4}});
+  b.start_operator("aten::addmm", 0.1, {{4}, {2, 3}, {3, 4}});
+  b.end_operator(48, 0.4);
+  b.end_operator(0, 0.5);
+  b.enter_module("act", "torch.nn.modules.activation.ReLU", 0, {{2, 4}}, 0.6);
+  b.start_operator("aten::relu", 0.7, {{2, 4}});
+  b.end_operator(0, 0.8);
+  b.exit_module({{2, 4}}, 0.9);
+  b.exit_module({{2, 4}}, 1.0);
+  const auto& spans = b.spans();
+  REQUIRE(spans.size() == 4);  // the dispatched aten::addmm is no span of its own
+  CHECK(spans[0].name == "aten::linear");
+  CHECK(spans[0].flops == 48);
+  CHECK(spans[0].input_shapes == Shapes{{2, 3}, {4, 3}, {4}});
+  CHECK(spans[2].name == "act");
+  CHECK(spans[2].duration_ms == doctest::Approx(0.3));
+  CHECK(spans[3].name == "<root>");
+  CHECK(spans[3].flops == 48);
+  CHECK(spans[3].output_shapes == Shapes{{2, 4}});
+  ProfileSummary summary;
+  summary.device = "cpu";
+  const std::string trace = chrome_trace_json(spans, "net.pt", summary);
+  const Json doc = Json::parse(trace);
+  const Json& events = doc.at("traceEvents");
+  REQUIRE(events.size() == 4);
+  // by start; the module before the operator that starts with it
+  CHECK(events[0].at("name") == "<root>");
+  CHECK(events[1].at("name") == "aten::linear");
+  CHECK(events[2].at("name") == "act");
+  CHECK(events[3].at("name") == "aten::relu");
+  CHECK(events[0].at("ph") == "X");
+  CHECK(events[0].at("cat") == "module");
+  CHECK(events[0].at("dur").get<double>() == doctest::Approx(1000.0));  // microseconds
+  CHECK(events[3].at("ts").get<double>() == doctest::Approx(700.0));
+  CHECK(events[1].at("args").at("flops") == 48);
+  CHECK(doc.at("otherData").at("archive") == "net.pt");
 }

@@ -6,8 +6,9 @@
   (jit_load_records.py);
 - for the classification models (scripted, not quantized): `compare` of the archive against the
   eager model's calls saved by scripts/eager_capture.py, every pair within tolerance;
-- profile (`--warmup 0 --runs 1`, one thread) of the scripted cases without quantized or custom
-  operators: every module's calls, FLOPs and self FLOPs, and the total, against the eager model
+- profile (`--warmup 0 --runs 1`, one thread) of the scripted classification models (not
+  quantized) and of torch.nn's recurrent and transformer modules: every module's calls, FLOPs
+  and self FLOPs, and the total, against the eager model
   under profile_reference.py's counter (FlopCounterMode's formulas, forward hooks);
 - capture, with the default limits and with limits high enough to reach every call, against the
   Python reference with real forward hooks on the eager model (capture_reference.py), record
@@ -287,9 +288,13 @@ def check_capture(binary, archive, inputs_file, expected, run, traced, quantized
 
 
 def profiled(case):
-    """Whether the case is profiled: scripted, not quantized, without custom operators."""
-    return case.export == "script" and not case.name.startswith("quantized_") and \
-        case.capture == "compare"
+    """Whether the case is profiled: the scripted classification models (not quantized: those
+    compared with their eager model) and torch.nn's recurrent and transformer modules. (The
+    segmentation, video and optical-flow models run the same counted operators at several
+    times the cost.)"""
+    import zoo_models
+    nn_names = {c.name for c in zoo_models.nn_cases()}
+    return case.export == "script" and (case.eager_compare or case.name in nn_names)
 
 
 def profile_expectation(model, args, kwargs):
