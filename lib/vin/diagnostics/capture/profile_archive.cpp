@@ -3,6 +3,7 @@
 #include <torch/cuda.h>
 
 #include <chrono>
+#include <cstdio>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
@@ -15,6 +16,7 @@
 #include "vin/diagnostics/profile/latency.h"
 #include "vin/diagnostics/profile/profile_builder.h"
 #include "vin/diagnostics/records/error.h"
+#include "vin/diagnostics/records/log_sink.h"
 #include "vin/diagnostics/records/model_metadata.h"
 #include "vin/diagnostics/text/module_selection.h"
 #include "vin/diagnostics/text/type_names.h"
@@ -23,6 +25,22 @@ namespace vin::diagnostics {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// Where a profile's time goes, for `--log-level debug`: one line per stage.
+class Stopwatch {
+ public:
+  void lap(const std::string& stage) {
+    const auto now = Clock::now();
+    char text[64];
+    std::snprintf(text, sizeof text, " in %.1f ms",
+                  std::chrono::duration<double, std::milli>(now - last_).count());
+    log_line(LogLevel::debug, "profile: " + stage + text);
+    last_ = now;
+  }
+
+ private:
+  Clock::time_point last_ = Clock::now();
+};
 
 // What a ModuleProfile says of a module before it runs: its type and its parameters' elements
 // (registered in it and below it, each tensor once), by its path (named_modules' first one, as
@@ -143,7 +161,8 @@ ProfileResult profile_archive(const ProfileRequest& request) {
                      "tensors");
   if (request.runs < 1) throw UsageError("--runs: at least 1");
   if (request.warmup < 0) throw UsageError("--warmup: at least 0");
-  LoadedRun loaded(request.run);
+  Stopwatch stopwatch;
+  LoadedRun loaded(request.run, [&](const char* stage) { stopwatch.lap(stage); });
   // --module is checked before anything runs
   std::vector<std::string> paths;
   auto facts = module_facts(loaded.model(), paths);
@@ -195,6 +214,7 @@ ProfileResult profile_archive(const ProfileRequest& request) {
       return fail(std::move(*failure));
     if (request.on_progress) request.on_progress(ProfilePhase::timed, i + 1, request.runs);
   }
+  stopwatch.lap("ran the warm-up and timed forwards");
   summary.latency_ms = latency_stats(times_ms);
   summary.throughput = summary.latency_ms.median > 0 ? 1000.0 / summary.latency_ms.median : 0;
 
@@ -205,6 +225,7 @@ ProfileResult profile_archive(const ProfileRequest& request) {
   auto recorder = std::make_shared<ProfileRecorder>(std::move(facts), device, request.trace);
   ModelCapture capture = capture_model(loaded.model(), request.module_paths, CaptureLimits());
   capture.add_consumer(recorder);
+  stopwatch.lap("instrumented a clone of the model");
   // each method compiles its plan at its first call: one forward of the clone unrecorded first,
   // so that the recorded one's times are the model's
   const auto unrecorded = [&](std::size_t) {
@@ -213,6 +234,7 @@ ProfileResult profile_archive(const ProfileRequest& request) {
   };
   if (auto failure = run_forwards(loaded, unrecorded, &capture, abandoned))
     return fail(std::move(*failure));
+  stopwatch.lap("ran the clone once unrecorded");
   {
     auto scope = capture.enter();
     const auto instrumented = [&](std::size_t) {
@@ -226,6 +248,7 @@ ProfileResult profile_archive(const ProfileRequest& request) {
     if (auto failure = run_forwards(loaded, instrumented, &capture, abandoned))
       return fail(std::move(*failure));
   }
+  stopwatch.lap("ran the instrumented forward");
   const ProfileBuilder& builder = recorder->builder();
   result.records.modules = builder.modules();
   result.records.operators = builder.operators();
