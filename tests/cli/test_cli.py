@@ -1347,6 +1347,34 @@ def profile_timeout_ends_a_forward_that_cannot_be_stopped():
                              r"0\.5 s \(--timeout\) and could not be stopped at a module call$")
 
 
+FORK_MODEL = """
+import sys, torch, torch.nn as nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(8, 8)
+        self.b = nn.Linear(8, 8)
+    def forward(self, x):
+        fut = torch.jit.fork(self.a, x)
+        return torch.jit.wait(fut) + self.b(x)
+torch.jit.script(Net()).save(sys.argv[1])
+"""
+
+
+@torch_test
+def profile_refuses_a_forward_it_cannot_attribute_call_by_call():
+    with tempfile.TemporaryDirectory() as tmp:
+        archive = os.path.join(tmp, "fork.pt")
+        run_script(tmp, "fork_model.py", FORK_MODEL, archive)
+        # capture records it (its observers take every thread) ...
+        assert run("capture", archive, "--shape", "x=64x8").returncode == 0
+        # ... profile would print wrong records: it says why instead
+        assert_clean_error(run("profile", archive, "--shape", "x=64x8", "--warmup", "0",
+                               "--runs", "1"), 1,
+                           r"fork\.pt: the forward ran (module calls|operators) on other threads "
+                           r"\(torch\.jit\.fork")
+
+
 @torch_test
 def capture_usage_errors_exit_2():
     cases = [

@@ -205,11 +205,26 @@ TEST_CASE("profile record files cut short or out of order are refused, naming th
         ":1: a ModuleProfile without 'calls'");
   CHECK(read_error(without_summary + "{\"record\": \"ModelMetadata\"}\n") ==
         ":5: a ModelMetadata record among profile records");
-  // a module path that is not a string still compares (by its JSON text)
+  // a module path that is not a string names the file
   CHECK(read_error("{\"record\": \"ModuleProfile\", \"module_path\": [1], \"calls\": 1, "
                    "\"parameters\": 0, \"input_shapes\": [], \"output_shapes\": [], \"flops\": 0, "
                    "\"self_flops\": 0}\n{\"record\": \"ProfileSummary\", \"flops\": 0, "
-                   "\"parameter_bytes\": 0, \"buffer_bytes\": 0}\n") == "");
+                   "\"parameter_bytes\": 0, \"buffer_bytes\": 0}\n") ==
+        ": a ModuleProfile whose module_path is not a string");
+}
+
+TEST_CASE("diff's table writes any saved value, whatever its JSON type") {
+  RecordSet a, b;
+  a.source = "a.jsonl";
+  b.source = "b.jsonl";
+  const std::vector<Change> changes = {
+      {"added", "field", Json::array({1, Json::object({{"k", 2}})}), Json(), Json(), Json(3)},
+      {"changed", "module", Json::array({Json::array()}), "flops",
+       Json::object({{"type_marker", 1}}), Json(2)},
+      {"removed", "operator", Json(7), Json(), Json(1), Json()}};
+  std::ostringstream out;
+  CHECK_NOTHROW(write_diff(out, a, b, changes, {"profile"}, OutputFormat::table));
+  CHECK(out.str().find("field 1.{\"k\": 2}") != std::string::npos);
 }
 
 TEST_CASE("details: attributes by module.name, tensors by their full name, signatures by method") {

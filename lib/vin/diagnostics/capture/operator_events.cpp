@@ -1,11 +1,14 @@
 #include "vin/diagnostics/capture/operator_events.h"
 
+#include <ATen/Parallel.h>
 #include <ATen/core/function_schema.h>
 #include <ATen/record_function.h>
 #include <c10/core/Allocator.h>
 #include <c10/util/ThreadLocalDebugInfo.h>
 
+#include <atomic>
 #include <cstring>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -25,23 +28,38 @@ struct TotalsOf<Result (Class::*)(Pointer, Size, Total, Total, Device)> {
 };
 using TotalBytes = TotalsOf<decltype(&c10::MemoryReportingInfoBase::reportMemoryUsage)>::type;
 
+// Where memory reports go, closed when OperatorEvents ends: LibTorch copies the reporter into
+// the tasks it launches (torch.jit.fork's, a wait's continuation), which may free tensors after
+// the forward and the sink are gone.
+struct ReportGate {
+  std::mutex mutex;
+  OperatorEventSink* sink = nullptr;
+};
+
 // Allocations and frees on the profiled device, from LibTorch's allocators (which report to the
-// PROFILER_STATE debug info of the allocating thread; LibTorch hands that to its worker threads).
+// PROFILER_STATE debug info of the allocating thread).
 class MemoryReporter final : public c10::MemoryReportingInfoBase {
  public:
-  MemoryReporter(OperatorEventSink& sink, c10::Device device) : sink_(sink), device_(device) {}
+  MemoryReporter(std::shared_ptr<ReportGate> gate, c10::Device device)
+      : gate_(std::move(gate)), device_(device) {}
   bool memoryProfilingEnabled() const override { return true; }
   void reportMemoryUsage(void* /*ptr*/, std::int64_t alloc_size, TotalBytes /*total_allocated*/,
                          TotalBytes /*total_reserved*/, c10::Device device) override {
     if (device.type() != device_.type()) return;
     if (device_.has_index() && device.has_index() && device.index() != device_.index()) return;
-    sink_.memory_changed(alloc_size);
+    std::lock_guard<std::mutex> lock(gate_->mutex);
+    if (gate_->sink) gate_->sink->memory_changed(alloc_size);
   }
 
  private:
-  OperatorEventSink& sink_;
+  std::shared_ptr<ReportGate> gate_;
   c10::Device device_;
 };
+
+// Operator calls seen by a thread that did not install OperatorEvents: the thread-local callbacks
+// travel into the tasks LibTorch launches for the forward (torch.jit.fork, a wait's
+// continuation), whose calls profile cannot attribute.
+std::atomic<std::int64_t> g_unattributed_calls{0};
 
 // What a started operator call keeps until it ends: its shapes, when its FLOPs count.
 struct OperatorContext final : at::ObserverContext {
@@ -65,7 +83,9 @@ struct OperatorEvents::State {
   OperatorEventSink& sink;
   bool input_shapes;
   at::CallbackHandle handle = 0;
+  std::shared_ptr<ReportGate> gate = std::make_shared<ReportGate>();
   std::optional<c10::DebugInfoGuard> memory;
+  std::int64_t unattributed_before = 0;
 };
 
 namespace {
@@ -76,7 +96,12 @@ thread_local OperatorEvents::State* t_events = nullptr;
 
 std::unique_ptr<at::ObserverContext> operator_started(const at::RecordFunction& fn) {
   OperatorEvents::State* state = t_events;
-  if (!state) return nullptr;
+  if (!state) {
+    // an intra-op worker inside an operator of the forward's thread (a build whose parallel_for
+    // hands the callbacks on) is part of that operator; a task of its own is not attributed
+    if (!at::in_parallel_region()) g_unattributed_calls.fetch_add(1, std::memory_order_relaxed);
+    return nullptr;
+  }
   const char* name = fn.name();
   // capture's observer operator marks module calls; it is not the model's
   if (std::strncmp(name, "vin::", 5) == 0) return nullptr;
@@ -125,20 +150,29 @@ void operator_ended(const at::RecordFunction& fn, at::ObserverContext* base) {
 OperatorEvents::OperatorEvents(OperatorEventSink& sink, c10::Device device, bool input_shapes)
     : state_(std::make_unique<State>(sink, input_shapes)) {
   if (t_events) throw std::logic_error("OperatorEvents installed twice on one thread");
-  t_events = state_.get();
+  state_->gate->sink = &sink;
+  state_->memory.emplace(c10::DebugInfoKind::PROFILER_STATE,
+                         std::make_shared<MemoryReporter>(state_->gate, device));
   state_->handle = at::addThreadLocalCallback(
       at::RecordFunctionCallback(&operator_started, &operator_ended)
           .needsInputs(true)
           .needsOutputs(true)
           .scopes({at::RecordScope::FUNCTION}));
-  state_->memory.emplace(c10::DebugInfoKind::PROFILER_STATE,
-                         std::make_shared<MemoryReporter>(sink, device));
+  // last: nothing above may throw with the thread pointing at this state
+  state_->unattributed_before = g_unattributed_calls.load();
+  t_events = state_.get();
 }
 
 OperatorEvents::~OperatorEvents() {
-  state_->memory.reset();
-  at::removeCallback(state_->handle);
   t_events = nullptr;
+  at::removeCallback(state_->handle);
+  state_->memory.reset();
+  std::lock_guard<std::mutex> lock(state_->gate->mutex);
+  state_->gate->sink = nullptr;
+}
+
+bool OperatorEvents::saw_other_threads() const {
+  return g_unattributed_calls.load() != state_->unattributed_before;
 }
 
 }  // namespace vin::diagnostics

@@ -23,8 +23,9 @@ class OperatorEventSink {
                                 std::vector<std::vector<std::int64_t>> input_shapes) = 0;
   /// The innermost operator call begun ends; `flops` by flop_rules (0 where it counts none).
   virtual void operator_ended(std::int64_t flops) = 0;
-  /// Bytes allocated (positive) or freed (negative) on the device. May come from LibTorch's
-  /// intra-op worker threads while an operator of the observed thread runs.
+  /// Bytes allocated (positive) or freed (negative) on the device. May come from the tasks
+  /// LibTorch launches for the forward (torch.jit.fork), on other threads; never after
+  /// OperatorEvents ends.
   virtual void memory_changed(std::int64_t bytes) = 0;
 };
 
@@ -37,6 +38,11 @@ class OperatorEvents {
   ~OperatorEvents();
   OperatorEvents(const OperatorEvents&) = delete;
   OperatorEvents& operator=(const OperatorEvents&) = delete;
+
+  /// Whether operators ran meanwhile on threads that did not install it but carry its callbacks:
+  /// the tasks LibTorch launched for the forward (torch.jit.fork, the continuation of a wait),
+  /// whose calls are not reported. (Any such thread of the process counts.)
+  bool saw_other_threads() const;
 
   struct State;
 

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
@@ -104,36 +105,49 @@ class ProfileRecorder final : public TensorConsumer, public OperatorEventSink {
   bool wants_every_tensor() const override { return true; }
   bool replaces_snapshots() const override { return true; }
   void take(ReachedTensor& reached) override {
-    if (std::this_thread::get_id() != forward_thread_) return;
+    if (!on_forward_thread()) return;
     if (reached.tensor.is_nested()) return;
     walked_.push_back(reached.tensor.sizes().vec());
   }
   void call_begun(const std::string& path, std::int64_t) override {
-    if (std::this_thread::get_id() != forward_thread_) return;
-    wait_for_device();
-    const ModuleFacts& f = facts_[path];
-    std::lock_guard<std::mutex> lock(mutex_);
-    builder_.enter_module(path, f.type, f.parameters, std::exchange(walked_, {}), elapsed_ms());
+    if (!on_forward_thread()) return;
+    guarded([&] {
+      wait_for_device();
+      const ModuleFacts& f = facts_[path];
+      builder_.enter_module(path, f.type, f.parameters, std::exchange(walked_, {}),
+                            elapsed_ms());
+    });
   }
   void call_returned(const std::string&, std::int64_t) override {
-    if (std::this_thread::get_id() != forward_thread_) return;
-    wait_for_device();
-    std::lock_guard<std::mutex> lock(mutex_);
-    builder_.exit_module(std::exchange(walked_, {}), elapsed_ms());
+    if (!on_forward_thread()) return;
+    guarded([&] {
+      wait_for_device();
+      builder_.exit_module(std::exchange(walked_, {}), elapsed_ms());
+    });
   }
 
   void operator_started(const char* name, Shapes input_shapes) override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    builder_.start_operator(name, elapsed_ms(), std::move(input_shapes));
+    guarded([&] { builder_.start_operator(name, elapsed_ms(), std::move(input_shapes)); });
   }
   void operator_ended(std::int64_t flops) override {
-    wait_for_device();
-    std::lock_guard<std::mutex> lock(mutex_);
-    builder_.end_operator(flops, elapsed_ms());
+    guarded([&] {
+      wait_for_device();
+      builder_.end_operator(flops, elapsed_ms());
+    });
   }
   void memory_changed(std::int64_t bytes) override {
+    guarded([&] { builder_.memory(bytes); });
+  }
+
+  /// Why the events cannot be attributed, if they cannot: module calls on other threads (the
+  /// rest of a forward that a wait suspended continues on LibTorch's inter-op threads), or a
+  /// failure inside a callback (LibTorch swallows what a RecordFunction callback throws).
+  std::optional<std::string> failure() const {
     std::lock_guard<std::mutex> lock(mutex_);
-    builder_.memory(bytes);
+    if (other_threads_)
+      return std::string("the forward ran module calls on other threads (torch.jit.fork, or a "
+                         "wait that continued elsewhere), which profile cannot attribute");
+    return failure_;
   }
 
  private:
@@ -144,12 +158,33 @@ class ProfileRecorder final : public TensorConsumer, public OperatorEventSink {
     if (device_.is_cuda()) torch::cuda::synchronize(device_.has_index() ? device_.index() : -1);
   }
 
+  bool on_forward_thread() {
+    if (std::this_thread::get_id() == forward_thread_) return true;
+    std::lock_guard<std::mutex> lock(mutex_);
+    other_threads_ = true;
+    return false;
+  }
+  // runs `event` under the lock; the first exception is kept for failure() instead of reaching
+  // LibTorch (which would log and drop it, leaving the builder's stacks unbalanced)
+  template <class Event>
+  void guarded(Event&& event) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (failure_) return;
+    try {
+      event();
+    } catch (const std::exception& e) {
+      failure_ = std::string("profile could not record an event: ") + e.what();
+    }
+  }
+
   std::unordered_map<std::string, ModuleFacts> facts_;
   c10::Device device_;
   std::thread::id forward_thread_;
   Clock::time_point start_ = Clock::now();
   Shapes walked_;  // the shapes of the walk that ended last, for the call it began or ended
-  std::mutex mutex_;  // allocations may be reported from LibTorch's worker threads
+  mutable std::mutex mutex_;  // allocations may be reported from tasks on other threads
+  bool other_threads_ = false;
+  std::optional<std::string> failure_;
   ProfileBuilder builder_;
 };
 
@@ -237,6 +272,7 @@ ProfileResult profile_archive(const ProfileRequest& request) {
   stopwatch.lap("ran the clone once unrecorded");
   {
     auto scope = capture.enter();
+    bool other_threads = false;
     const auto instrumented = [&](std::size_t) {
       wait_for_device();
       OperatorEvents events(*recorder, device, request.trace);
@@ -244,9 +280,15 @@ ProfileResult profile_archive(const ProfileRequest& request) {
       capture.forward(inputs);
       wait_for_device();
       summary.instrumented_ms = recorder->elapsed_ms();
+      other_threads = events.saw_other_threads();
     };
     if (auto failure = run_forwards(loaded, instrumented, &capture, abandoned))
       return fail(std::move(*failure));
+    auto why = recorder->failure();
+    if (!why && other_threads)
+      why = "the forward ran operators on other threads (torch.jit.fork), which profile cannot "
+            "attribute";
+    if (why) return fail({request.run.archive + ": " + *why, ""});
   }
   stopwatch.lap("ran the instrumented forward");
   const ProfileBuilder& builder = recorder->builder();

@@ -258,10 +258,14 @@ RecordSet profile_set(const Json& document, const std::string& source, const std
     throw Error(where + ": \"modules\" or \"operators\" is not a list");
   for (const Json& module : modules) {
     require_keys(module, kModuleProfileKeys, "ModuleProfile", where);
+    if (!module.at("module_path").is_string())
+      throw Error(where + ": a ModuleProfile whose module_path is not a string");
     set.items.push_back(only(module, kModuleProfileKeys));
   }
   for (const Json& op : operators) {
     require_keys(op, kOperatorProfileKeys, "OperatorProfile", where);
+    if (!op.at("operator").is_string())
+      throw Error(where + ": an OperatorProfile whose operator is not a string");
     set.operators.push_back(only(op, kOperatorProfileKeys));
   }
   return set;

@@ -24,19 +24,21 @@ std::string shown(std::string_view text) {
 
 std::string value_text(const Json& v) {
   if (v.is_number_integer()) return with_thousands_separators(v.get<std::int64_t>());
-  if (v.is_object() && v.contains("type_marker") && v.size() == 1)
+  if (v.is_object() && v.contains("type_marker") && v.size() == 1 && v["type_marker"].is_string())
     return "<" + v["type_marker"].get<std::string>() + ">";
   return dump_line(v);
 }
 
+// A path as diff's table writes it; a saved record may hold anything there (JSON text then).
 std::string path_text(const Json& path) {
   if (path.is_string()) return path.get<std::string>();
   if (path.is_array()) {
     std::string out;
-    for (const auto& p : path) out += (out.empty() ? "" : ".") + p.get<std::string>();
+    for (const auto& p : path)
+      out += (out.empty() ? "" : ".") + (p.is_string() ? p.get<std::string>() : dump_line(p));
     return out;
   }
-  return "";
+  return path.is_null() ? "" : dump_line(path);
 }
 
 constexpr std::size_t kColumnGap = 2;
