@@ -7,7 +7,6 @@
 // kernels' as well as the host's.
 #include <ATen/Parallel.h>
 #include <torch/csrc/autograd/grad_mode.h>
-#include <torch/cuda.h>
 
 #include <algorithm>
 #include <chrono>
@@ -57,9 +56,7 @@ int main(int argc, char** argv) {
   const c10::Device device = loaded.device();
   torch::jit::Module& model = loaded.model();
   const vd::ForwardInputs& inputs = loaded.inputs().front();
-  auto wait_for_device = [&] {
-    if (device.is_cuda()) torch::cuda::synchronize(device.has_index() ? device.index() : -1);
-  };
+  auto wait_for_device = [&] { vd::synchronize_device(device); };
   auto plain_forward = [&] {
     std::vector<c10::IValue> args = inputs.args;
     auto output = model.forward(args);

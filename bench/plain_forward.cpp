@@ -7,7 +7,6 @@
 //            RUNS timed ones (the device synchronised around each on CUDA, as profile does);
 //            prints each time in milliseconds, one a line
 #include <torch/csrc/autograd/grad_mode.h>
-#include <torch/cuda.h>
 
 #include <chrono>
 #include <cstdio>
@@ -31,9 +30,7 @@ int main(int argc, char** argv) {
   at::NoGradGuard no_grad;
   torch::jit::Kwargs kwargs(inputs.kwargs.begin(), inputs.kwargs.end());
   const c10::Device device = loaded.device();
-  const auto wait_for_device = [&device] {
-    if (device.is_cuda()) torch::cuda::synchronize(device.has_index() ? device.index() : -1);
-  };
+  const auto wait_for_device = [&device] { vd::synchronize_device(device); };
   if (argc == 3) {
     loaded.model().get_method(inputs.method)(inputs.args, kwargs);
     return 0;

@@ -1349,6 +1349,7 @@ def profile_timeout_ends_a_forward_that_cannot_be_stopped():
 
 FORK_MODEL = """
 import sys, torch, torch.nn as nn
+from typing import Tuple
 class Net(nn.Module):
     def __init__(self):
         super().__init__()
@@ -1357,25 +1358,47 @@ class Net(nn.Module):
     def forward(self, x):
         fut = torch.jit.fork(self.a, x)
         return torch.jit.wait(fut) + self.b(x)
-torch.jit.script(Net()).save(sys.argv[1])
+def hook(self, input: Tuple[torch.Tensor], output: torch.Tensor):
+    return torch.jit.wait(torch.jit.fork(self.b, output))
+net = Net()
+net.register_forward_hook(hook)
+torch.jit.script(net).save(sys.argv[1])
 """
 
 
 @torch_test
-def profile_refuses_a_forward_it_cannot_attribute_call_by_call():
+def profile_attributes_forked_calls_and_the_roots_hooks_calls():
+    # torch.jit.fork runs its task on an inter-op thread for any caller; profile's instrumented
+    # forward runs it inline at the fork, so the forked call is attributed where it was forked.
+    # The root's scripted hook calls `b` again (through a fork of its own).
     with tempfile.TemporaryDirectory() as tmp:
         archive = os.path.join(tmp, "fork.pt")
         run_script(tmp, "fork_model.py", FORK_MODEL, archive)
-        # capture records it (its observers take every thread) ...
-        assert run("capture", archive, "--shape", "x=64x8").returncode == 0
-        # ... profile would print wrong records: it says why instead. (Under LibTorch 2.x the
-        # forked call goes unseen by profile and unrefused: a known defect, issue 28's note.)
-        if not re.search(r"LibTorch 1\.", run("--version").stdout):
-            return
-        assert_clean_error(run("profile", archive, "--shape", "x=64x8", "--warmup", "0",
-                               "--runs", "1"), 1,
-                           r"fork\.pt: the forward ran (module calls|operators) on other threads "
-                           r"\(torch\.jit\.fork")
+        p = run("capture", archive, "--shape", "x=64x8")
+        assert p.returncode == 0, p.stderr
+        captured = {}
+        for line in p.stdout.splitlines():
+            r = json.loads(line)
+            if r["record"] == "TensorSnapshot" and r["direction"] == "output":
+                captured[r["module_path"]] = captured.get(r["module_path"], 0) + 1
+        assert captured == {"<root>": 1, "a": 1, "b": 2}, captured
+        trace = os.path.join(tmp, "trace.json")
+        for extra in ((), ("--trace", trace)):
+            p = run("profile", archive, "--shape", "x=64x8", "--warmup", "1", "--runs", "2", *extra)
+            assert p.returncode == 0, p.stderr
+            records = [json.loads(line) for line in p.stdout.splitlines()]
+            modules = {r["module_path"]: r for r in records if r["record"] == "ModuleProfile"}
+            assert {path: m["calls"] for path, m in modules.items()} == captured, modules
+            linear = 2 * 64 * 8 * 8  # one Linear(8, 8) on 64 rows
+            assert modules["a"]["flops"] == linear
+            assert modules["b"]["flops"] == modules["b"]["self_flops"] == 2 * linear
+            assert modules["<root>"]["flops"] == 3 * linear
+            assert modules["<root>"]["self_flops"] == 0
+            assert records[-1]["flops"] == 3 * linear
+        spans = json.load(open(trace))["traceEvents"]
+        root = next(e for e in spans if e["name"] == "<root>")
+        forked = next(e for e in spans if e["name"] == "a")
+        assert root["ts"] <= forked["ts"] and forked["ts"] + forked["dur"] <= root["ts"] + root["dur"]
 
 
 @torch_test

@@ -3,6 +3,7 @@
 #include <ATen/Context.h>
 #include <torch/csrc/autograd/grad_mode.h>
 #include <torch/csrc/jit/runtime/graph_executor.h>
+#include <torch/cuda.h>
 
 #include <algorithm>
 #include <chrono>
@@ -117,6 +118,10 @@ RunFailure describe_failure(const ForwardRun& run, const std::string& inputs,
 }
 
 }  // namespace
+
+void synchronize_device(const c10::Device& device) {
+  if (device.is_cuda()) torch::cuda::synchronize(device.has_index() ? device.index() : -1);
+}
 
 void select_quantized_engine(const std::string& name) {
   static const std::pair<const char*, at::QEngine> engines[] = {{"fbgemm", at::QEngine::FBGEMM},

@@ -80,6 +80,10 @@ std::optional<RunFailure> run_forwards(
     LoadedRun& run, const ForwardStep& step, ModelCapture* stoppable,
     const OnAbandoned& on_abandoned, GraphOptimisation optimisation = GraphOptimisation::off);
 
+/// Waits until the kernels queued on `device` have run, when it is a CUDA device (their calls
+/// return once queued); does nothing for others. A device without an index: the current one.
+void synchronize_device(const c10::Device& device);
+
 /// Selects the quantized backend by name, as torch.backends.quantized.engine does; throws
 /// UsageError naming the ones this LibTorch build has when it lacks `name`.
 void select_quantized_engine(const std::string& name);

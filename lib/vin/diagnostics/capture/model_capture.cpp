@@ -1,5 +1,7 @@
 #include "vin/diagnostics/capture/model_capture.h"
 
+#include <torch/csrc/jit/api/function_impl.h>
+
 #include <algorithm>
 #include <array>
 #include <mutex>
@@ -46,6 +48,9 @@ struct ModelCapture::State : GraphObserver {
   std::int64_t id = 0;
   torch::jit::Module original;
   torch::jit::Module instrumented;
+  // the root's scripted forward pre-hooks and hooks, run around the instrumented forward
+  std::vector<torch::jit::Function*> pre_hooks;
+  std::vector<torch::jit::Function*> hooks;
   std::optional<std::vector<std::string>> requested_paths;
   CaptureLimits limits;
 
@@ -116,6 +121,36 @@ struct ModelCapture::State : GraphObserver {
 
 namespace {
 
+// Each class type of a module's tree and the class type that its clone has in its place.
+using TypeRemap = std::unordered_map<c10::TypePtr, c10::TypePtr>;
+
+TypeRemap clone_types(const torch::jit::Module& model, const torch::jit::Module& clone) {
+  TypeRemap remap;
+  const auto originals = model.named_modules();
+  const auto clones = clone.named_modules();
+  // a clone keeps its module's slots in order
+  for (auto o = originals.begin(), c = clones.begin(); o != originals.end() && c != clones.end();
+       ++o, ++c)
+    remap.emplace((*o).value.type(), (*c).value.type());
+  return remap;
+}
+
+// A copy of a root's scripted hook whose graph names the clone's class types: Module::clone
+// leaves hooks behind, and the original, typed for the caller's classes, would call the
+// caller's uninstrumented methods for the submodules it calls.
+torch::jit::Function* retyped(const torch::jit::Function& hook, const TypeRemap& remap,
+                              const torch::jit::Module& clone) {
+  auto graph = torch::jit::toGraphFunction(hook).graph()->copy();
+  graph->remapTypes([&remap](c10::TypePtr type) {
+    const auto it = remap.find(type);
+    return it == remap.end() ? type : it->second;
+  });
+  const auto& clone_type = clone.type();
+  return clone_type->compilation_unit()->create_function(
+      c10::QualifiedName(*clone_type->name(), hook.name()), std::move(graph),
+      /*shouldMangle=*/true);
+}
+
 std::string dict_key_text(const c10::IValue& key) {
   if (key.isString()) return key.toStringRef();
   if (key.isInt()) return std::to_string(key.toInt());
@@ -135,6 +170,13 @@ ModelCapture::State::State(const torch::jit::Module& model,
   // copies); its class types and graphs are new, so instrumenting them leaves the caller's
   // untouched. In place, the module's own graphs are instrumented (no clone to make).
   instrumented = in_place ? model : model.clone(/*inplace=*/true);
+  pre_hooks = model.type()->getForwardPreHooks();
+  hooks = model.type()->getForwardHooks();
+  if (!in_place) {
+    const TypeRemap remap = clone_types(model, instrumented);
+    for (auto& hook : pre_hooks) hook = retyped(*hook, remap, instrumented);
+    for (auto& hook : hooks) hook = retyped(*hook, remap, instrumented);
+  }
   id = register_observer(this);
   observing_themselves = instrument_module(instrumented, id);
   for (const auto& item : instrumented.named_modules()) {
@@ -347,22 +389,37 @@ void ModelCapture::close() {
   state_->forget_pending_calls();
 }
 
-c10::IValue ModelCapture::forward(const ForwardInputs& inputs) {
+namespace {
+
+// A task launcher for the interpreter that runs each torch.jit.fork task then and there, on the
+// forking thread.
+void run_now(std::function<void()> task) { task(); }
+
+// The value of a forward run asynchronously with run_now: complete on return unless the model
+// waited on something it did not fork (then this waits); an error, as the interpreter's text,
+// is rethrown.
+c10::IValue finished(const c10::intrusive_ptr<c10::ivalue::Future>& future) {
+  future->wait();
+  return future->value();
+}
+
+}  // namespace
+
+c10::IValue ModelCapture::forward(const ForwardInputs& inputs, ForkTasks forks) {
   State& s = *state_;
   std::vector<c10::IValue> args = inputs.args;
   // Module::operator() order: pre-hooks (which see positional arguments only), forward, hooks.
-  // The clone's class type has no hooks of its own; they are the caller's module's, typed for
-  // its class, so they run through Function::run, which does not check argument types (the
-  // clone has the same slots), with the clone as `self` so that the caller's module is not
-  // touched.
+  // Run as functions with the instrumented module as `self` (a clone's class type has no hooks
+  // of its own: State keeps copies typed for the clone).
   const c10::IValue self(s.instrumented._ivalue());
-  auto run_hook = [&self](torch::jit::Function* hook, std::vector<c10::IValue> extra) {
+  auto run_hook = [&self, forks](torch::jit::Function* hook, std::vector<c10::IValue> extra) {
     torch::jit::Stack stack{self};
     for (auto& v : extra) stack.push_back(std::move(v));
+    if (forks == ForkTasks::inline_at_fork) return finished(hook->runAsync(stack, run_now));
     hook->run(stack);
     return stack.empty() ? c10::IValue() : stack.back();
   };
-  for (torch::jit::Function* hook : s.original.type()->getForwardPreHooks()) {
+  for (torch::jit::Function* hook : s.pre_hooks) {
     c10::IValue result = run_hook(hook, {c10::ivalue::Tuple::create(args)});
     if (result.isNone()) continue;
     args = result.isTuple() ? result.toTupleRef().elements().vec() : std::vector{result};
@@ -371,8 +428,11 @@ c10::IValue ModelCapture::forward(const ForwardInputs& inputs) {
   torch::jit::Kwargs kwargs(inputs.kwargs.begin(), inputs.kwargs.end());
   c10::IValue output;
   try {
-    output = s.instrumented.get_method(inputs.method)(args, kwargs);
-    for (torch::jit::Function* hook : s.original.type()->getForwardHooks()) {
+    torch::jit::Method method = s.instrumented.get_method(inputs.method);
+    output = forks == ForkTasks::inline_at_fork
+                 ? finished(method.run_async(args, kwargs, run_now))
+                 : method(args, kwargs);
+    for (torch::jit::Function* hook : s.hooks) {
       c10::IValue result = run_hook(hook, {c10::ivalue::Tuple::create(args), output});
       if (!result.isNone()) output = result;
     }

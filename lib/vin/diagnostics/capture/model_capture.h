@@ -88,10 +88,21 @@ class ModelCapture {
   /// Deactivates recording and forgets invocations still pending; safe to call repeatedly.
   void close();
 
+  /// Where the forward's `torch.jit.fork` tasks run.
+  enum class ForkTasks {
+    /// on LibTorch's inter-op threads, as any caller of the model runs them
+    inter_op_threads,
+    /// at the fork, on the forward's own thread, before the forward goes on: one thread then
+    /// sees every module call and operator in the order they nest (profile's instrumented
+    /// forward); results are the same, the parallelism is gone
+    inline_at_fork,
+  };
+
   /// Runs the model's forward on `inputs` through the instrumented clone, with the root's
   /// scripted forward pre-hooks and hooks around it as Module::operator() would run them.
   /// Records only while active. Exceptions from the model propagate; what was recorded stays.
-  c10::IValue forward(const ForwardInputs& inputs);
+  c10::IValue forward(const ForwardInputs& inputs,
+                      ForkTasks forks = ForkTasks::inter_op_threads);
 
   /// From now on an observer call after `deadline` stops the forward (it throws, and
   /// timed_out() turns true); nothing clears the deadline.

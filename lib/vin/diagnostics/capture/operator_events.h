@@ -24,7 +24,7 @@ class OperatorEventSink {
   /// The innermost operator call begun ends; `flops` by flop_rules (0 where it counts none).
   virtual void operator_ended(std::int64_t flops) = 0;
   /// Bytes allocated (positive) or freed (negative) on the device. May come from the tasks
-  /// LibTorch launches for the forward (torch.jit.fork), on other threads; never after
+  /// LibTorch launches for the forward (intra-op workers), on other threads; never after
   /// OperatorEvents ends.
   virtual void memory_changed(std::int64_t bytes) = 0;
 };

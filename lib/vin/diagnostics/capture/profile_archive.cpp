@@ -1,7 +1,5 @@
 #include "vin/diagnostics/capture/profile_archive.h"
 
-#include <torch/cuda.h>
-
 #include <chrono>
 #include <cstdio>
 #include <mutex>
@@ -20,7 +18,7 @@
 #include "vin/diagnostics/records/log_sink.h"
 #include "vin/diagnostics/records/model_metadata.h"
 #include "vin/diagnostics/text/module_selection.h"
-#include "vin/diagnostics/text/type_names.h"
+#include "vin/diagnostics/torch/inspect_model.h"
 
 namespace vin::diagnostics {
 namespace {
@@ -59,8 +57,7 @@ std::unordered_map<std::string, ModuleFacts> module_facts(const torch::jit::Modu
     if (facts.count(path)) continue;
     paths.push_back(path);
     ModuleFacts& f = facts[path];
-    const auto& name = item.value.type()->name();
-    f.type = name ? python_type_name(name->qualifiedName()) : "<unnamed>";
+    f.type = module_type_name(item.value);
     std::unordered_set<const c10::TensorImpl*> seen;
     for (const at::Tensor& p : item.value.parameters(/*recurse=*/true))
       if (p.defined() && seen.insert(p.unsafeGetTensorImpl()).second) f.parameters += p.numel();
@@ -79,11 +76,21 @@ std::int64_t distinct_bytes(const Tensors& tensors) {
   return bytes;
 }
 
+// Hears operator events and drops them: the unrecorded forward runs under the same callbacks as
+// the recorded one, so that their first calls' costs (LibTorch's and ours, ~0.2 ms on the first
+// operator here) fall there.
+class DiscardedOperatorEvents final : public OperatorEventSink {
+ public:
+  void operator_started(const char*, std::vector<std::vector<std::int64_t>>) override {}
+  void operator_ended(std::int64_t) override {}
+  void memory_changed(std::int64_t) override {}
+};
+
 // The instrumented forward's events, in the order they happen, into one ProfileBuilder: module
 // calls from the capture's observers (the tensors their walks reach give the shapes), operator
-// calls and allocations from OperatorEvents. Only the forward's own thread is attributed: module
-// calls inside torch.jit.fork tasks on other threads count in the time of the call that waits
-// for them. Allocations come from every thread working for the forward.
+// calls and allocations from OperatorEvents. Only the forward's own thread is attributed (the
+// forward runs its torch.jit.fork tasks inline, so they are on it); a forward that continues
+// elsewhere is refused. Allocations come from every thread working for the forward.
 class ProfileRecorder final : public TensorConsumer, public OperatorEventSink {
  public:
   ProfileRecorder(std::unordered_map<std::string, ModuleFacts> facts, c10::Device device,
@@ -140,13 +147,14 @@ class ProfileRecorder final : public TensorConsumer, public OperatorEventSink {
   }
 
   /// Why the events cannot be attributed, if they cannot: module calls on other threads (the
-  /// rest of a forward that a wait suspended continues on LibTorch's inter-op threads), or a
-  /// failure inside a callback (LibTorch swallows what a RecordFunction callback throws).
+  /// rest of a forward that a wait on something not forked by it suspended continues on
+  /// LibTorch's inter-op threads), or a failure inside a callback (LibTorch swallows what a
+  /// RecordFunction callback throws).
   std::optional<std::string> failure() const {
     std::lock_guard<std::mutex> lock(mutex_);
     if (other_threads_)
-      return std::string("the forward ran module calls on other threads (torch.jit.fork, or a "
-                         "wait that continued elsewhere), which profile cannot attribute");
+      return std::string("the forward ran module calls on other threads (a wait that continued "
+                         "elsewhere), which profile cannot attribute");
     return failure_;
   }
 
@@ -155,7 +163,7 @@ class ProfileRecorder final : public TensorConsumer, public OperatorEventSink {
   // operator's end and each module call's start and end, so that their times are the device's
   // (the instrumented forward runs its kernels one after the other; phase 2's times do not).
   void wait_for_device() const {
-    if (device_.is_cuda()) torch::cuda::synchronize(device_.has_index() ? device_.index() : -1);
+    synchronize_device(device_);
   }
 
   bool on_forward_thread() {
@@ -221,9 +229,7 @@ ProfileResult profile_archive(const ProfileRequest& request) {
 
   // phases 1 and 2: the archive as any user runs it, the device synchronised around each timed
   // forward on CUDA (its kernels run asynchronously)
-  const auto wait_for_device = [&device] {
-    if (device.is_cuda()) torch::cuda::synchronize(device.has_index() ? device.index() : -1);
-  };
+  const auto wait_for_device = [&device] { synchronize_device(device); };
   const ForwardInputs& inputs = loaded.inputs().front();
   const torch::jit::Kwargs kwargs(inputs.kwargs.begin(), inputs.kwargs.end());
   std::vector<double> times_ms;
@@ -256,15 +262,19 @@ ProfileResult profile_archive(const ProfileRequest& request) {
   // phase 3: the instrumented forward, on a clone: the graph executor of the model's own
   // methods has optimised them by now (inlining the submodules' calls into the root's graph),
   // and keeps running that plan whatever instrumentation puts into the graphs; the clone's
-  // methods are new, from the graphs as compiled
+  // methods are new, from the graphs as compiled. Its torch.jit.fork tasks run inline at the
+  // fork, so that every module call and operator is on the forward's thread, nested where the
+  // code forked it (the timed runs keep LibTorch's inter-op parallelism)
   auto recorder = std::make_shared<ProfileRecorder>(std::move(facts), device, request.trace);
   ModelCapture capture = capture_model(loaded.model(), request.module_paths, CaptureLimits());
   capture.add_consumer(recorder);
   stopwatch.lap("instrumented a clone of the model");
   // each method compiles its plan at its first call: one forward of the clone unrecorded first,
   // so that the recorded one's times are the model's
+  DiscardedOperatorEvents discarded;
   const auto unrecorded = [&](std::size_t) {
-    capture.forward(inputs);
+    OperatorEvents events(discarded, device, request.trace);
+    capture.forward(inputs, ModelCapture::ForkTasks::inline_at_fork);
     wait_for_device();
   };
   if (auto failure = run_forwards(loaded, unrecorded, &capture, abandoned))
@@ -277,7 +287,7 @@ ProfileResult profile_archive(const ProfileRequest& request) {
       wait_for_device();
       OperatorEvents events(*recorder, device, request.trace);
       recorder->start();
-      capture.forward(inputs);
+      capture.forward(inputs, ModelCapture::ForkTasks::inline_at_fork);
       wait_for_device();
       summary.instrumented_ms = recorder->elapsed_ms();
       other_threads = events.saw_other_threads();
@@ -286,8 +296,8 @@ ProfileResult profile_archive(const ProfileRequest& request) {
       return fail(std::move(*failure));
     auto why = recorder->failure();
     if (!why && other_threads)
-      why = "the forward ran operators on other threads (torch.jit.fork), which profile cannot "
-            "attribute";
+      why = "the forward ran operators on other threads (a wait that continued elsewhere), "
+            "which profile cannot attribute";
     if (why) return fail({request.run.archive + ": " + *why, ""});
   }
   stopwatch.lap("ran the instrumented forward");

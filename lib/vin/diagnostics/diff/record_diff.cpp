@@ -6,6 +6,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <unordered_map>
@@ -289,19 +290,44 @@ Json parse_record_line(const std::string& line, const std::string& where) {
   return j;
 }
 
-// profile's jsonl: ModuleProfile lines, OperatorProfile lines, then one ProfileSummary line.
-RecordSet read_profile_jsonl(std::istream& in, const std::string& path) {
+// A jsonl file's records in order, each with its FILE:LINE; blank lines are skipped.
+class RecordLines {
+ public:
+  struct Line {
+    Json record;
+    std::string where;
+  };
+  RecordLines(std::istream& in, const std::string& path) : in_(in), path_(path) {}
+  /// The next record, or nothing at the end; throws Error naming a line that is not one.
+  std::optional<Line> next() {
+    std::string text;
+    while (std::getline(in_, text)) {
+      ++number_;
+      if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
+      std::string where = path_ + ":" + std::to_string(number_);
+      Json record = parse_record_line(text, where);
+      return Line{std::move(record), std::move(where)};
+    }
+    return std::nullopt;
+  }
+
+ private:
+  std::istream& in_;
+  const std::string& path_;
+  std::size_t number_ = 0;
+};
+
+// profile's jsonl from its first record `line` on: ModuleProfile lines, OperatorProfile lines,
+// then one ProfileSummary line.
+RecordSet read_profile_jsonl(RecordLines& lines, std::optional<RecordLines::Line> line,
+                             const std::string& path) {
   Json document;
   document["modules"] = Json::array();
   document["operators"] = Json::array();
   bool summary = false;
-  std::string line;
-  std::size_t number = 0;
-  while (std::getline(in, line)) {
-    ++number;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    const std::string where = path + ":" + std::to_string(number);
-    Json j = parse_record_line(line, where);
+  for (; line; line = lines.next()) {
+    Json& j = line->record;
+    const std::string& where = line->where;
     const std::string record = j["record"];
     if (summary)
       throw Error(where + ": a " + printable(record, 80) + " record after the ProfileSummary");
@@ -329,21 +355,16 @@ bool is_profile_record(const std::string& record) {
 
 // jsonl: the lines gathered into the `--format json` document shape, then read as one.
 RecordSet read_jsonl(std::istream& in, const std::string& path) {
+  RecordLines lines(in, path);
+  auto line = lines.next();
+  if (line && is_profile_record(line->record["record"].get<std::string>()))
+    return read_profile_jsonl(lines, std::move(line), path);
   Json document;
   bool model = false;
-  std::string line;
-  std::size_t number = 0;
-  while (std::getline(in, line)) {
-    ++number;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    const std::string where = path + ":" + std::to_string(number);
-    Json j = parse_record_line(line, where);
+  for (; line; line = lines.next()) {
+    Json& j = line->record;
+    const std::string& where = line->where;
     const std::string record = j["record"];
-    if (document.is_null() && is_profile_record(record)) {
-      in.clear();
-      in.seekg(0);
-      return read_profile_jsonl(in, path);
-    }
     if (document.is_null()) {
       if (record == "ModelMetadata") {
         require_keys(j, kModelKeys, "ModelMetadata", where);

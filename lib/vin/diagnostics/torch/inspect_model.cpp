@@ -15,11 +15,6 @@ namespace {
 
 constexpr int kMaxValueDepth = 32;  // deeper containers are described by their type
 
-std::string type_name_of(const torch::jit::Module& module) {
-  const auto& name = module.type()->name();
-  return name ? python_type_name(name->qualifiedName()) : "<unnamed>";
-}
-
 bool is_module(const c10::IValue& value) {
   return value.isObject() && value.toObjectRef().type()->is_module();
 }
@@ -115,7 +110,7 @@ class ModelWalker {
       model_details.buffer_bytes = buffer_bytes_;
     }
     if (details_.signature) model_details.methods = signatures(root);
-    return ModelMetadata(type_name_of(root), total_, trainable_, std::move(modules_),
+    return ModelMetadata(module_type_name(root), total_, trainable_, std::move(modules_),
                          std::move(model_details));
   }
 
@@ -177,7 +172,7 @@ class ModelWalker {
           attributes.set(type->getConstantName(i), record_value(type->getConstant(i)));
       module_details.attributes = attributes.take();
     }
-    modules_.emplace_back(path.empty() ? kRootPath : path, type_name_of(module), direct,
+    modules_.emplace_back(path.empty() ? kRootPath : path, module_type_name(module), direct,
                           direct_trainable, buffers, training_flag(module),
                           std::move(module_details));
 
@@ -218,6 +213,11 @@ class ModelWalker {
 };
 
 }  // namespace
+
+std::string module_type_name(const torch::jit::Module& module) {
+  const auto& name = module.type()->name();
+  return name ? python_type_name(name->qualifiedName()) : "<unnamed>";
+}
 
 ModelMetadata inspect_model(const torch::jit::Module& model, const InspectDetails& details) {
   return ModelWalker(details).run(model);

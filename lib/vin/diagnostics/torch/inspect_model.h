@@ -21,6 +21,10 @@ namespace vin::diagnostics {
 /// method signatures, as docs/records.md describes them.
 ModelMetadata inspect_model(const torch::jit::Module& model, const InspectDetails& details = {});
 
+/// A module's type as the records name it: its class's Python name ("torch.nn.modules.linear.
+/// Linear"), or "<unnamed>".
+std::string module_type_name(const torch::jit::Module& module);
+
 /// Loads the probed TorchScript archive on the CPU (load_torchscript_archive, through the file
 /// the probe opened) and inspects it.
 ModelMetadata describe_with_libtorch(const ArchiveLayout& archive,
