@@ -205,13 +205,21 @@ ProfileResult profile_archive(const ProfileRequest& request) {
   if (request.runs < 1) throw UsageError("--runs: at least 1");
   if (request.warmup < 0) throw UsageError("--warmup: at least 0");
   Stopwatch stopwatch;
-  LoadedRun loaded(request.run, [&](const char* stage) { stopwatch.lap(stage); });
+  // the model and its clone go to the caller with the result (ProfileResult::models)
+  struct Models {
+    std::optional<LoadedRun> loaded;
+    std::optional<ModelCapture> capture;  // destroyed first: it refers to the loaded model
+  };
+  auto models = std::make_shared<Models>();
+  LoadedRun& loaded =
+      models->loaded.emplace(request.run, [&](const char* stage) { stopwatch.lap(stage); });
   // --module is checked before anything runs
   std::vector<std::string> paths;
   auto facts = module_facts(loaded.model(), paths);
   if (request.module_paths) select_module_paths(*request.module_paths, paths);
   const c10::Device device = loaded.device();
   ProfileResult result;
+  result.models = models;
   ProfileSummary& summary = result.records.summary;
   summary.device = device.str();
   summary.warmup = request.warmup;
@@ -266,7 +274,8 @@ ProfileResult profile_archive(const ProfileRequest& request) {
   // fork, so that every module call and operator is on the forward's thread, nested where the
   // code forked it (the timed runs keep LibTorch's inter-op parallelism)
   auto recorder = std::make_shared<ProfileRecorder>(std::move(facts), device, request.trace);
-  ModelCapture capture = capture_model(loaded.model(), request.module_paths, CaptureLimits());
+  ModelCapture& capture = models->capture.emplace(
+      capture_model(loaded.model(), request.module_paths, CaptureLimits()));
   capture.add_consumer(recorder);
   stopwatch.lap("instrumented a clone of the model");
   // each method compiles its plan at its first call: one forward of the clone unrecorded first,
