@@ -41,8 +41,12 @@ namespace {
 
 constexpr const char* kProgram = "vin-inspect";
 
-// The library's log lines (and, through the plugin, LibTorch's warnings) in this program's log.
+void clear_progress_line();
+
+// The library's log lines (and, through the plugin, LibTorch's warnings) in this program's log,
+// on a line of their own (a progress line on the terminal is taken away first).
 void log_to_spdlog(vd::LogLevel level, const std::string& message) {
+  clear_progress_line();
   switch (level) {
     case vd::LogLevel::debug:
       spdlog::debug("{}", message);
@@ -269,10 +273,18 @@ std::vector<std::shared_ptr<void>>& left_to_the_exit() {
 
 // profile's progress on a terminal's stderr: one line rewritten in place, cleared at the end;
 // nothing when stderr is not a terminal (a CI log, a file).
+class ProgressLine;
+std::atomic<ProgressLine*> g_progress_line{nullptr};  // the one on the terminal now
+
 class ProgressLine {
  public:
-  ProgressLine() : on_(isatty(STDERR_FILENO) == 1) {}
-  ~ProgressLine() { clear(); }
+  ProgressLine() : on_(isatty(STDERR_FILENO) == 1) {
+    if (on_) g_progress_line = this;
+  }
+  ~ProgressLine() {
+    if (on_) g_progress_line = nullptr;
+    clear();
+  }
   // takes the line away (before a message, and at the end)
   void clear() {
     if (on_ && shown_.exchange(false)) std::cerr << "\r\033[K" << std::flush;
@@ -291,6 +303,10 @@ class ProgressLine {
   bool on_;
   std::atomic<bool> shown_{false};  // also cleared from the watchdog's thread (on_abandoned)
 };
+
+void clear_progress_line() {
+  if (ProgressLine* line = g_progress_line.load()) line->clear();
+}
 
 // The options of every command that runs an archive's forward (capture, compare, profile; the
 // forward runner's ForwardRun), added in one place so that the commands cannot drift apart:

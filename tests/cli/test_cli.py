@@ -1301,18 +1301,14 @@ def profile_bad_input_gets_one_line_and_the_right_status():
                        r"everything\.pt: the model's forward raised on .*everything_bad_tokens\.npz: ")
 
 
-@torch_test
-def profile_shows_progress_on_a_terminal_only():
+def run_on_a_terminal(args):
+    """Runs the binary with `args`, its stderr a pseudo-terminal: the finished process and what
+    the terminal was sent."""
     import pty
-    # stderr a file: nothing on it
-    p = profile()
-    assert p.returncode == 0 and p.stderr == "", p.stderr
-    # stderr a terminal: the progress line, rewritten in place, then cleared
     main, secondary = pty.openpty()
     try:
-        args = [ARGS.binary, "profile", fixture("everything.pt"), "--inputs",
-                fixture("inputs/everything_positional.npz"), "--warmup", "2", "--runs", "3"]
-        done = subprocess.run(args, stdout=subprocess.PIPE, stderr=secondary, timeout=120)
+        done = subprocess.run([ARGS.binary, *args], stdout=subprocess.PIPE, stderr=secondary,
+                              timeout=120)
         os.close(secondary)
         secondary = None
         shown = b""
@@ -1328,13 +1324,31 @@ def profile_shows_progress_on_a_terminal_only():
         os.close(main)
         if secondary is not None:
             os.close(secondary)
-    assert done.returncode == 0, shown
-    text = shown.decode()
+    return done, shown.decode()
+
+
+@torch_test
+def profile_shows_progress_on_a_terminal_only():
+    # stderr a file: nothing on it
+    p = profile()
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    # stderr a terminal: the progress line, rewritten in place, then cleared
+    args = ["profile", fixture("everything.pt"), "--inputs",
+            fixture("inputs/everything_positional.npz"), "--warmup", "2", "--runs", "3"]
+    done, text = run_on_a_terminal(args)
+    assert done.returncode == 0, text
     for step in ("warm-up forward 1/2", "warm-up forward 2/2", "timed forward 1/3",
                  "timed forward 3/3"):
         assert step in text, text
     assert text.endswith("\r\x1b[K"), repr(text[-40:])
     assert json.loads(done.stdout.decode().splitlines()[-1])["record"] == "ProfileSummary"
+    # log lines meanwhile take the progress line away first: each starts a line of its own
+    done, text = run_on_a_terminal([*args, "--log-level", "debug"])
+    assert done.returncode == 0, text
+    assert "debug: profile: ran the warm-up and timed forwards" in text, text
+    assert not re.search(r"forward \d+/\d+[^\r]", text), repr(text)
+    for line in re.split(r"\r\x1b\[K|\r?\n", text):
+        assert not line or line.startswith("vin-inspect: "), repr(line)
 
 
 @torch_test
