@@ -1364,14 +1364,24 @@ def profile_timeout_ends_a_forward_that_cannot_be_stopped():
 FORK_MODEL = """
 import sys, torch, torch.nn as nn
 from typing import Tuple
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inner = nn.Linear(8, 8)
+    def forward(self, x):
+        return x.relu()
+def block_hook(self, input: Tuple[torch.Tensor], output: torch.Tensor):
+    return self.inner(output)
 class Net(nn.Module):
     def __init__(self):
         super().__init__()
         self.a = nn.Linear(8, 8)
         self.b = nn.Linear(8, 8)
+        self.blk = Block()
+        self.blk.register_forward_hook(block_hook)
     def forward(self, x):
         fut = torch.jit.fork(self.a, x)
-        return torch.jit.wait(fut) + self.b(x)
+        return self.blk(torch.jit.wait(fut) + self.b(x))
 def hook(self, input: Tuple[torch.Tensor], output: torch.Tensor):
     return torch.jit.wait(torch.jit.fork(self.b, output))
 net = Net()
@@ -1381,10 +1391,11 @@ torch.jit.script(net).save(sys.argv[1])
 
 
 @torch_test
-def profile_attributes_forked_calls_and_the_roots_hooks_calls():
+def profile_attributes_forked_calls_and_the_hooks_calls():
     # torch.jit.fork runs its task on an inter-op thread for any caller; profile's instrumented
     # forward runs it inline at the fork, so the forked call is attributed where it was forked.
-    # The root's scripted hook calls `b` again (through a fork of its own).
+    # The root's scripted hook calls `b` again (through a fork of its own); blk's hook calls
+    # blk.inner (profile's clone runs both hooks typed for its own classes).
     with tempfile.TemporaryDirectory() as tmp:
         archive = os.path.join(tmp, "fork.pt")
         run_script(tmp, "fork_model.py", FORK_MODEL, archive)
@@ -1395,7 +1406,7 @@ def profile_attributes_forked_calls_and_the_roots_hooks_calls():
             r = json.loads(line)
             if r["record"] == "TensorSnapshot" and r["direction"] == "output":
                 captured[r["module_path"]] = captured.get(r["module_path"], 0) + 1
-        assert captured == {"<root>": 1, "a": 1, "b": 2}, captured
+        assert captured == {"<root>": 1, "a": 1, "b": 2, "blk": 1, "blk.inner": 1}, captured
         trace = os.path.join(tmp, "trace.json")
         for extra in ((), ("--trace", trace)):
             p = run("profile", archive, "--shape", "x=64x8", "--warmup", "1", "--runs", "2", *extra)
@@ -1406,9 +1417,11 @@ def profile_attributes_forked_calls_and_the_roots_hooks_calls():
             linear = 2 * 64 * 8 * 8  # one Linear(8, 8) on 64 rows
             assert modules["a"]["flops"] == linear
             assert modules["b"]["flops"] == modules["b"]["self_flops"] == 2 * linear
-            assert modules["<root>"]["flops"] == 3 * linear
+            assert modules["blk.inner"]["flops"] == linear
+            assert modules["blk"]["flops"] == linear and modules["blk"]["self_flops"] == 0
+            assert modules["<root>"]["flops"] == 4 * linear
             assert modules["<root>"]["self_flops"] == 0
-            assert records[-1]["flops"] == 3 * linear
+            assert records[-1]["flops"] == 4 * linear
         spans = json.load(open(trace))["traceEvents"]
         root = next(e for e in spans if e["name"] == "<root>")
         forked = next(e for e in spans if e["name"] == "a")

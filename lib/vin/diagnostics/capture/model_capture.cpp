@@ -135,21 +135,70 @@ TypeRemap clone_types(const torch::jit::Module& model, const torch::jit::Module&
   return remap;
 }
 
-// A copy of a root's scripted hook whose graph names the clone's class types: Module::clone
-// leaves hooks behind, and the original, typed for the caller's classes, would call the
-// caller's uninstrumented methods for the submodules it calls.
-torch::jit::Function* retyped(const torch::jit::Function& hook, const TypeRemap& remap,
-                              const torch::jit::Module& clone) {
-  auto graph = torch::jit::toGraphFunction(hook).graph()->copy();
-  graph->remapTypes([&remap](c10::TypePtr type) {
-    const auto it = remap.find(type);
-    return it == remap.end() ? type : it->second;
-  });
-  const auto& clone_type = clone.type();
-  return clone_type->compilation_unit()->create_function(
-      c10::QualifiedName(*clone_type->name(), hook.name()), std::move(graph),
-      /*shouldMangle=*/true);
-}
+// Scripted forward hooks typed for the clone. Module::clone leaves the root's hooks behind, and
+// the submodules' hooks that TorchScript emitted into the callers' graphs (as constants:
+// `prim::CallFunction(hook, submodule, ...)`) stay the caller's functions in the clone's graphs.
+// Either, typed for the caller's classes, would call the caller's uninstrumented methods for
+// the modules it calls; each gets a copy whose graph names the clone's classes.
+class HookRetyping {
+ public:
+  HookRetyping(const torch::jit::Module& model, const torch::jit::Module& clone)
+      : remap_(clone_types(model, clone)), clone_(clone) {}
+
+  /// The copy of `hook` typed for the clone (made once per hook).
+  torch::jit::Function* copy_of(torch::jit::Function& hook) {
+    if (const auto it = copies_.find(&hook); it != copies_.end()) return it->second;
+    auto graph = torch::jit::toGraphFunction(hook).graph()->copy();
+    graph->remapTypes([this](c10::TypePtr type) {
+      const auto it = remap_.find(type);
+      return it == remap_.end() ? type : it->second;
+    });
+    const auto& clone_type = clone_.type();
+    torch::jit::Function* copy = clone_type->compilation_unit()->create_function(
+        c10::QualifiedName(*clone_type->name(), hook.name()), graph, /*shouldMangle=*/true);
+    copies_.emplace(&hook, copy);
+    retype_calls_in(*graph->block());  // hooks of the modules the hook calls
+    return copy;
+  }
+
+  /// Points the hook calls in every method of the clone's classes at the copies.
+  void retype_calls_in_methods() {
+    std::unordered_set<const c10::ClassType*> seen;
+    for (const auto& [original, cloned] : remap_) {
+      const auto cls = cloned->cast<c10::ClassType>();
+      if (!cls || !seen.insert(cls.get()).second) continue;
+      for (torch::jit::Function* method : cls->methods())
+        if (auto* graph_fn = dynamic_cast<torch::jit::GraphFunction*>(method))
+          retype_calls_in(*graph_fn->graph()->block());
+    }
+  }
+
+ private:
+  // a hook is a function whose first argument is a module of the caller's tree; free functions
+  // are left alone
+  bool is_hook(torch::jit::Function& fn) const {
+    const auto* graph_fn = dynamic_cast<torch::jit::GraphFunction*>(&fn);
+    if (!graph_fn) return false;
+    const auto inputs = graph_fn->graph()->inputs();
+    return !inputs.empty() && remap_.count(inputs[0]->type()) != 0;
+  }
+
+  void retype_calls_in(torch::jit::Block& block) {
+    for (torch::jit::Node* node : block.nodes()) {
+      for (torch::jit::Block* inner : node->blocks()) retype_calls_in(*inner);
+      if (node->hasAttribute(c10::attr::Subgraph))  // a prim::fork's closure
+        retype_calls_in(*node->g(c10::attr::Subgraph)->block());
+      if (node->kind() != c10::prim::Constant || node->outputs().size() != 1) continue;
+      const auto fn_type = node->output()->type()->cast<c10::FunctionType>();
+      if (fn_type && is_hook(*fn_type->function()))
+        node->output()->setType(c10::FunctionType::create(copy_of(*fn_type->function())));
+    }
+  }
+
+  TypeRemap remap_;
+  const torch::jit::Module& clone_;
+  std::unordered_map<torch::jit::Function*, torch::jit::Function*> copies_;
+};
 
 std::string dict_key_text(const c10::IValue& key) {
   if (key.isString()) return key.toStringRef();
@@ -173,9 +222,10 @@ ModelCapture::State::State(const torch::jit::Module& model,
   pre_hooks = model.type()->getForwardPreHooks();
   hooks = model.type()->getForwardHooks();
   if (!in_place) {
-    const TypeRemap remap = clone_types(model, instrumented);
-    for (auto& hook : pre_hooks) hook = retyped(*hook, remap, instrumented);
-    for (auto& hook : hooks) hook = retyped(*hook, remap, instrumented);
+    HookRetyping retyping(model, instrumented);
+    retyping.retype_calls_in_methods();
+    for (auto& hook : pre_hooks) hook = retyping.copy_of(*hook);
+    for (auto& hook : hooks) hook = retyping.copy_of(*hook);
   }
   id = register_observer(this);
   observing_themselves = instrument_module(instrumented, id);
