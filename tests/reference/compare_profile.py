@@ -144,6 +144,10 @@ CASES = {
     "products": (Products, lambda: [torch.randn(3, 4, 5), torch.randn(3, 5, 2),
                                     torch.randn(2, 7, 6)], "script", False),
     "mlp_traced": (Mlp, lambda: [torch.randn(4, 32)], "trace", False),
+    # a traced graph calls aten::_convolution itself (the interpreter hands its whole stack over)
+    "convolutions_traced": (Convolutions,
+                            lambda: [torch.randn(2, 4, 16), torch.randn(2, 4, 20, 20),
+                                     torch.randn(1, 2, 6, 6, 6)], "trace", False),
     "lstm": (lambda: Recurrent("lstm"), lambda: [torch.randn(2, 5, 16)], "script", False),
     "gru": (lambda: Recurrent("gru"), lambda: [torch.randn(2, 5, 16)], "script", False),
     "transformer": (Encoder, lambda: [torch.randn(2, 6, 32), causal_mask(6)], "script", True),

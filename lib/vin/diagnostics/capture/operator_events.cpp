@@ -115,8 +115,8 @@ std::unique_ptr<at::ObserverContext> operator_started(const at::RecordFunction& 
     // over its whole stack)
     std::size_t first = 0;
     if (const auto schema = fn.operator_schema())
-        if (inputs.size() > schema->arguments().size())
-          first = inputs.size() - schema->arguments().size();
+      if (inputs.size() > schema->arguments().size())
+        first = inputs.size() - schema->arguments().size();
     for (std::size_t i = first; i < inputs.size(); ++i) {
       auto shape = shape_of(inputs[i]);
       if (state->input_shapes && shape) shapes.push_back(*shape);
@@ -137,9 +137,16 @@ void operator_ended(const at::RecordFunction& fn, at::ObserverContext* base) {
   std::int64_t flops = 0;
   if (context->counts) {
     OperatorCall call{context->name, std::move(context->arguments), {}, context->transposed};
+    // the first of the schema's returns, which are the last of the values handed back (an
+    // operator the interpreter calls itself, as a traced graph's aten::_convolution, hands back
+    // the interpreter's whole stack)
     const auto& outputs = fn.outputs();
-    if (!outputs.empty())
-      if (auto shape = shape_of(outputs.front())) call.output = std::move(*shape);
+    std::size_t first = 0;
+    if (const auto schema = fn.operator_schema())
+      if (outputs.size() > schema->returns().size())
+        first = outputs.size() - schema->returns().size();
+    if (first < outputs.size())
+      if (auto shape = shape_of(outputs[first])) call.output = std::move(*shape);
     flops = operator_flops(call);
   }
   state->sink.operator_ended(flops);
