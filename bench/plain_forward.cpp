@@ -30,7 +30,6 @@ int main(int argc, char** argv) {
   at::NoGradGuard no_grad;
   torch::jit::Kwargs kwargs(inputs.kwargs.begin(), inputs.kwargs.end());
   const c10::Device device = loaded.device();
-  const auto wait_for_device = [&device] { vd::synchronize_device(device); };
   if (argc == 3) {
     loaded.model().get_method(inputs.method)(inputs.args, kwargs);
     return 0;
@@ -38,13 +37,13 @@ int main(int argc, char** argv) {
   const long warmup = std::atol(argv[3]), runs = std::atol(argv[4]);
   for (long i = 0; i < warmup; ++i) {
     loaded.model().get_method(inputs.method)(inputs.args, kwargs);
-    wait_for_device();
+    vd::synchronize_device(device);
   }
   for (long i = 0; i < runs; ++i) {
-    wait_for_device();
+    vd::synchronize_device(device);
     const auto start = std::chrono::steady_clock::now();
     loaded.model().get_method(inputs.method)(inputs.args, kwargs);
-    wait_for_device();
+    vd::synchronize_device(device);
     std::printf("%.6f\n", std::chrono::duration<double, std::milli>(
                               std::chrono::steady_clock::now() - start)
                               .count());

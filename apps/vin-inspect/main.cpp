@@ -57,6 +57,11 @@ void log_to_spdlog(vd::LogLevel level, const std::string& message) {
     case vd::LogLevel::warn:
       spdlog::warn("{}", message);
       break;
+    case vd::LogLevel::model_output:
+      spdlog::default_logger()->flush();
+      std::fwrite(message.data(), 1, message.size(), stderr);
+      std::fflush(stderr);
+      break;
   }
 }
 
@@ -345,7 +350,10 @@ struct RunOptions {
   }
 };
 
-void add_run_options(CLI::App& sub, RunOptions& run, const std::string& inputs_help) {
+// `timeout_help`: what happens to the records of a forward stopped by --timeout
+void add_run_options(CLI::App& sub, RunOptions& run, const std::string& inputs_help,
+                     const std::string& timeout_help =
+                         "the records so far are printed, then an error") {
   auto* inputs = sub.add_option("--inputs", run.inputs, inputs_help)->type_name("FILE");
   auto* shape = sub.add_option("--shape", run.shapes,
                                "Make forward's argument NAME instead of reading --inputs: "
@@ -378,8 +386,7 @@ void add_run_options(CLI::App& sub, RunOptions& run, const std::string& inputs_h
       ->type_name("ENGINE")
       ->check(CLI::IsMember({"qnnpack", "fbgemm", "onednn", "x86"}));
   sub.add_option("--timeout", run.timeout_seconds,
-                 "Stop a forward that runs longer than SECONDS; the records so far are printed, "
-                 "then an error")
+                 "Stop a forward that runs longer than SECONDS; " + timeout_help)
       ->type_name("SECONDS")
       ->check(number_within(0, true, vd::kMaxTimeoutSeconds,
                             "a number of seconds above 0 and at most " +
@@ -558,7 +565,8 @@ std::vector<Command> commands(CommonOptions& common) {
          sub.add_option("ARCHIVE", request->run.archive,
                         "TorchScript archive written by torch.jit.save")
              ->required();
-         add_run_options(sub, *run, "Inputs for the forward: one .npz, .npy or torch.save file");
+         add_run_options(sub, *run, "Inputs for the forward: one .npz, .npy or torch.save file",
+                         "an error, and no records");
          sub.add_option("--device", request->run.device,
                         "Where the archive is loaded and inputs placed (default cpu; cuda, cuda:N)")
              ->type_name("DEVICE");

@@ -20,6 +20,9 @@ TEST_CASE("closest matches keep only plausible typos, nearest first") {
   CHECK(closest_matches("inspect-modle", names, 1) == std::vector<std::string>{"inspect-model"});
   CHECK(closest_matches("captur", names) == std::vector<std::string>{"capture"});
   CHECK(closest_matches("zzzzzzzz", names).empty());
+  // without the typo bound: the nearest all the same, ties in candidate order
+  CHECK(closest_matches("zzzzzzzz", names, 2, false) ==
+        std::vector<std::string>{"model", "config"});
   const std::vector<std::string> paths{"blocks.0.lin", "blocks.1.lin", "blocks.0.act", "head"};
   const auto near = closest_matches("blocks.0.lni", paths);
   REQUIRE(!near.empty());

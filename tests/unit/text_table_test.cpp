@@ -68,3 +68,27 @@ TEST_CASE("model table: very deep modules stop indenting and show their depth") 
   CHECK(table.find("\n" + std::string(24, ' ') + "[13] inner ") != std::string::npos);
   CHECK(table.find("\n" + std::string(24, ' ') + "[14] inner ") != std::string::npos);
 }
+
+TEST_CASE("profile table: a module hangs under its nearest ancestor that has a row") {
+  // profile's rows are the modules called, in call order: the ModuleList `stages` is never
+  // called, and `a` (called by the root outside `b`) has no row before `a.sub`
+  ProfileRecords profile;
+  for (const char* path : {"<root>", "stem", "stem.0", "stages.0", "stages.0.conv", "a.sub", "a"}) {
+    ModuleProfile m;
+    m.module_path = path;
+    m.module_type = "T";
+    profile.modules.push_back(m);
+  }
+  const std::string table = format_profile_table(profile);
+  std::vector<std::string> labels;
+  std::size_t at = 0;
+  for (int line = 0; line < 3; ++line) at = table.find('\n', at) + 1;  // rule, header, rule
+  for (std::size_t i = 0; i < profile.modules.size(); ++i) {
+    const std::size_t end = table.find('\n', at);
+    const std::string row = table.substr(at, end - at);
+    labels.push_back(row.substr(0, row.find(" (T)")));
+    at = end + 1;
+  }
+  CHECK(labels == std::vector<std::string>{"<root>", "  stem", "    0", "  stages.0", "    conv",
+                                           "  a.sub", "  a"});
+}

@@ -1,5 +1,7 @@
 #include "vin/diagnostics/capture/profile_archive.h"
 
+#include <ATen/Functions.h>
+
 #include <chrono>
 #include <cstdio>
 #include <mutex>
@@ -12,6 +14,7 @@
 #include "vin/diagnostics/capture/forward_runner.h"
 #include "vin/diagnostics/capture/model_capture.h"
 #include "vin/diagnostics/capture/operator_events.h"
+#include "vin/diagnostics/capture/tensor_sampling.h"
 #include "vin/diagnostics/profile/latency.h"
 #include "vin/diagnostics/profile/profile_builder.h"
 #include "vin/diagnostics/records/error.h"
@@ -113,13 +116,16 @@ class ProfileRecorder final : public TensorConsumer, public OperatorEventSink {
   bool replaces_snapshots() const override { return true; }
   void take(ReachedTensor& reached) override {
     if (!on_forward_thread()) return;
-    if (reached.tensor.is_nested()) return;
-    walked_.push_back(reached.tensor.sizes().vec());
+    // a nested tensor's shape as capture records it (-1 where its components differ)
+    walked_.push_back(snapshot_shape(reached.tensor).first);
   }
+  // On CUDA an operator returns once its kernels are queued: the device is synchronised at each
+  // operator's end and each module call's start and end, so that their times are the device's
+  // (the instrumented forward runs its kernels one after the other; phase 2's times do not).
   void call_begun(const std::string& path, std::int64_t) override {
     if (!on_forward_thread()) return;
     guarded([&] {
-      wait_for_device();
+      synchronize_device(device_);
       const ModuleFacts& f = facts_[path];
       builder_.enter_module(path, f.type, f.parameters, std::exchange(walked_, {}),
                             elapsed_ms());
@@ -128,7 +134,7 @@ class ProfileRecorder final : public TensorConsumer, public OperatorEventSink {
   void call_returned(const std::string&, std::int64_t) override {
     if (!on_forward_thread()) return;
     guarded([&] {
-      wait_for_device();
+      synchronize_device(device_);
       builder_.exit_module(std::exchange(walked_, {}), elapsed_ms());
     });
   }
@@ -138,7 +144,7 @@ class ProfileRecorder final : public TensorConsumer, public OperatorEventSink {
   }
   void operator_ended(std::int64_t flops) override {
     guarded([&] {
-      wait_for_device();
+      synchronize_device(device_);
       builder_.end_operator(flops, elapsed_ms());
     });
   }
@@ -146,26 +152,20 @@ class ProfileRecorder final : public TensorConsumer, public OperatorEventSink {
     guarded([&] { builder_.memory(bytes); });
   }
 
-  /// Why the events cannot be attributed, if they cannot: module calls on other threads (the
-  /// rest of a forward that a wait on something not forked by it suspended continues on
-  /// LibTorch's inter-op threads), or a failure inside a callback (LibTorch swallows what a
-  /// RecordFunction callback throws).
-  std::optional<std::string> failure() const {
+  /// Why the events cannot be attributed, if they cannot: module calls, or operators
+  /// (`operators_elsewhere`: OperatorEvents::saw_other_threads), on other threads (the rest of
+  /// a forward that a wait on something not forked by it suspended continues on LibTorch's
+  /// inter-op threads), or a failure inside a callback (LibTorch swallows what a RecordFunction
+  /// callback throws).
+  std::optional<std::string> failure(bool operators_elsewhere) const {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (other_threads_)
-      return std::string("the forward ran module calls on other threads (a wait that continued "
-                         "elsewhere), which profile cannot attribute");
+    if (other_threads_ || operators_elsewhere)
+      return std::string("the forward ran on other threads (a wait that continued elsewhere), "
+                         "which profile cannot attribute");
     return failure_;
   }
 
  private:
-  // On CUDA an operator returns once its kernels are queued: the device is synchronised at each
-  // operator's end and each module call's start and end, so that their times are the device's
-  // (the instrumented forward runs its kernels one after the other; phase 2's times do not).
-  void wait_for_device() const {
-    synchronize_device(device_);
-  }
-
   bool on_forward_thread() {
     if (std::this_thread::get_id() == forward_thread_) return true;
     std::lock_guard<std::mutex> lock(mutex_);
@@ -221,7 +221,9 @@ ProfileResult profile_archive(const ProfileRequest& request) {
   ProfileResult result;
   result.models = models;
   ProfileSummary& summary = result.records.summary;
-  summary.device = device.str();
+  // "cuda" named as its tensors name it ("cuda:0", the current device), so that two profiles on
+  // one device say the same
+  summary.device = at::empty({0}, at::TensorOptions().device(device)).device().str();
   summary.warmup = request.warmup;
   summary.runs = request.runs;
   summary.parameter_bytes = distinct_bytes(loaded.model().parameters());
@@ -237,16 +239,15 @@ ProfileResult profile_archive(const ProfileRequest& request) {
 
   // phases 1 and 2: the archive as any user runs it, the device synchronised around each timed
   // forward on CUDA (its kernels run asynchronously)
-  const auto wait_for_device = [&device] { synchronize_device(device); };
   const ForwardInputs& inputs = loaded.inputs().front();
   const torch::jit::Kwargs kwargs(inputs.kwargs.begin(), inputs.kwargs.end());
   std::vector<double> times_ms;
   const auto plain_forward = [&](bool timed) {
     return [&, timed](std::size_t) {
-      wait_for_device();
+      synchronize_device(device);
       const auto start = Clock::now();
       loaded.model().get_method(inputs.method)(inputs.args, kwargs);
-      wait_for_device();
+      synchronize_device(device);
       if (timed)
         times_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
     };
@@ -284,30 +285,27 @@ ProfileResult profile_archive(const ProfileRequest& request) {
   const auto unrecorded = [&](std::size_t) {
     OperatorEvents events(discarded, device, request.trace);
     capture.forward(inputs, ModelCapture::ForkTasks::inline_at_fork);
-    wait_for_device();
+    synchronize_device(device);
   };
   if (auto failure = run_forwards(loaded, unrecorded, &capture, abandoned))
     return fail(std::move(*failure));
   stopwatch.lap("ran the clone once unrecorded");
   {
     auto scope = capture.enter();
-    bool other_threads = false;
+    bool operators_elsewhere = false;
     const auto instrumented = [&](std::size_t) {
-      wait_for_device();
+      synchronize_device(device);
       OperatorEvents events(*recorder, device, request.trace);
       recorder->start();
       capture.forward(inputs, ModelCapture::ForkTasks::inline_at_fork);
-      wait_for_device();
+      synchronize_device(device);
       summary.instrumented_ms = recorder->elapsed_ms();
-      other_threads = events.saw_other_threads();
+      operators_elsewhere = events.saw_other_threads();
     };
     if (auto failure = run_forwards(loaded, instrumented, &capture, abandoned))
       return fail(std::move(*failure));
-    auto why = recorder->failure();
-    if (!why && other_threads)
-      why = "the forward ran operators on other threads (a wait that continued elsewhere), "
-            "which profile cannot attribute";
-    if (why) return fail({request.run.archive + ": " + *why, ""});
+    if (auto why = recorder->failure(operators_elsewhere))
+      return fail({request.run.archive + ": " + *why, ""});
   }
   stopwatch.lap("ran the instrumented forward");
   const ProfileBuilder& builder = recorder->builder();

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <limits>
 #include <string_view>
+#include <unordered_map>
 #include <variant>
 
 #include "vin/diagnostics/records/json_encoding.h"
@@ -71,6 +72,34 @@ std::string indentation(std::size_t depth) {
 std::string tree_label(const std::string& path) {
   const std::size_t depth = depth_of(path);
   return indentation(depth) + (depth == 0 ? path : path.substr(path.rfind('.') + 1));
+}
+
+// Labels of a tree that lacks some modules (profile's rows are the modules called, in call
+// order: a ModuleList is never called): each row hangs under its nearest ancestor among the rows
+// before it, named by the rest of its path ("stages.0" under the root when "stages" has no row).
+std::vector<std::string> tree_labels_of_rows(const std::vector<std::string>& paths) {
+  std::unordered_map<std::string, std::size_t> depth_of_row;
+  std::vector<std::string> labels;
+  for (const std::string& path : paths) {
+    std::size_t depth = 0;
+    std::string name = path;
+    if (path != kRootPath) {
+      const auto root = depth_of_row.find(kRootPath);
+      depth = root == depth_of_row.end() ? 0 : root->second + 1;
+      for (auto dot = path.rfind('.'); dot != std::string::npos; dot = path.rfind('.', dot - 1)) {
+        const auto ancestor = depth_of_row.find(path.substr(0, dot));
+        if (ancestor != depth_of_row.end()) {
+          depth = ancestor->second + 1;
+          name = path.substr(dot + 1);
+          break;
+        }
+        if (dot == 0) break;
+      }
+    }
+    depth_of_row.emplace(path, depth);
+    labels.push_back(indentation(depth) + name);
+  }
+  return labels;
 }
 
 }  // namespace
@@ -592,11 +621,16 @@ std::string format_profile_table(const ProfileRecords& profile) {
   modules.add_column("Time ms", TextTable::Align::right);
   modules.add_column("Share", TextTable::Align::right);
   modules.add_column("Peak memory", TextTable::Align::right);
-  for (const auto& m : profile.modules)
-    modules.add_row({shown(tree_label(m.module_path) + " (" + m.module_type + ")"),
+  std::vector<std::string> paths;
+  for (const auto& m : profile.modules) paths.push_back(m.module_path);
+  const std::vector<std::string> labels = tree_labels_of_rows(paths);
+  for (std::size_t i = 0; i < profile.modules.size(); ++i) {
+    const ModuleProfile& m = profile.modules[i];
+    modules.add_row({shown(labels[i] + " (" + m.module_type + ")"),
                      shapes_text(m.output_shapes), with_thousands_separators(m.parameters),
                      si_count(m.flops), milliseconds(m.time_ms),
                      share_of(m.time_ms, s.instrumented_ms), byte_size(m.peak_bytes)});
+  }
   const std::string rule(modules.width(), '=');
   std::string out = rule + '\n' + modules.render() + '\n' + rule + '\n';
 

@@ -8,7 +8,9 @@
 
 namespace vin::diagnostics {
 
-enum class LogLevel { debug, info, warn };
+/// `model_output`: what the model itself prints (TorchScript's `print`), written as it is, never
+/// filtered by level (stdout carries records only).
+enum class LogLevel { debug, info, warn, model_output };
 
 /// Receives one log line.
 using LogSink = void (*)(LogLevel level, const std::string& message);

@@ -103,13 +103,16 @@ std::vector<std::string> select_module_paths(const std::vector<std::string>& arg
     // for a pattern, the paths nearest its literal start (`layer4.*` -> near `layer4.`)
     const std::string_view literal = std::string_view(argument).substr(
         0, is_path_pattern(argument) ? argument.find_first_of("*?[") : argument.size());
-    const auto near = closest_matches(literal.empty() ? argument : literal, all_paths, 3);
+    const std::string_view word = literal.empty() ? std::string_view(argument) : literal;
+    auto near = closest_matches(word, all_paths, 3);
+    // nothing that looks like a typo of it: still the nearest paths, and where the rest are
+    const bool typo = !near.empty();
+    if (!typo) near = closest_matches(word, all_paths, 3, /*plausible_typos_only=*/false);
     if (!near.empty()) {
       message += "; closest registered paths:";
-      for (const auto& n : near) message += " '" + n + "'";
-    } else {
-      message += "; run inspect-model to list the registered paths";
+      for (const auto& n : near) message += " '" + printable(n, 200) + "'";
     }
+    if (!typo) message += "; run inspect-model to list them all";
     throw UsageError(message);
   }
   std::vector<std::string> selected;

@@ -22,14 +22,14 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 
 std::vector<std::string> closest_matches(std::string_view word,
                                          const std::vector<std::string>& candidates,
-                                         std::size_t limit) {
+                                         std::size_t limit, bool plausible_typos_only) {
   // a third of the longer name, at least 2: "modle" -> "model", "blocks.0.lni" -> "blocks.0.lin"
   std::vector<std::pair<std::size_t, std::size_t>> scored;  // (distance, index)
   for (std::size_t i = 0; i < candidates.size(); ++i) {
     const std::size_t d = edit_distance(word, candidates[i]);
     const std::size_t allowed =
         std::max<std::size_t>(2, std::max(word.size(), candidates[i].size()) / 3);
-    if (d <= allowed) scored.emplace_back(d, i);
+    if (d <= allowed || !plausible_typos_only) scored.emplace_back(d, i);
   }
   std::stable_sort(scored.begin(), scored.end(),
                    [](const auto& x, const auto& y) { return x.first < y.first; });

@@ -1,5 +1,6 @@
 // The plugin's entry point (libvin_torch_plugin.so): vin_torch behind the TorchPlugin table.
 #include <c10/util/Exception.h>
+#include <torch/csrc/jit/runtime/print_handler.h>
 #include <torch/version.h>
 
 #include "vin/diagnostics/capture/capture_archive.h"
@@ -28,6 +29,12 @@ class WarningsToLog : public c10::WarningHandler {
   }
 };
 
+// TorchScript's print() writes to stdout by default, among the records; it goes to the log's
+// stream instead, as the model printed it.
+void print_to_log(const std::string& text) {
+  vin::diagnostics::log_line(vin::diagnostics::LogLevel::model_output, text);
+}
+
 void install_log_sink(vin::diagnostics::LogSink sink) {
   static WarningsToLog handler;
   vin::diagnostics::set_log_sink(sink);
@@ -36,6 +43,7 @@ void install_log_sink(vin::diagnostics::LogSink sink) {
 #else
   c10::Warning::set_warning_handler(&handler);
 #endif
+  torch::jit::setPrintHandler(sink ? &print_to_log : torch::jit::getDefaultPrintHandler());
 }
 
 }  // namespace
