@@ -76,6 +76,14 @@ std::optional<TensorShape> shape_of(const c10::IValue& value) {
   return tensor.sizes().vec();
 }
 
+// Where an operator's own values start among the `handed` values a callback gets: an operator
+// the interpreter calls itself (a traced graph's aten::_convolution) hands over the
+// interpreter's whole stack, whose last values are the schema's arguments (before the call)
+// or returns (after it); `own`: their number, as the schema says, when it is known.
+std::size_t first_own_value(std::size_t handed, std::optional<std::size_t> own) {
+  return own && handed > *own ? handed - *own : 0;
+}
+
 }  // namespace
 
 struct OperatorEvents::State {
@@ -111,12 +119,10 @@ std::unique_ptr<at::ObserverContext> operator_started(const at::RecordFunction& 
   std::vector<std::vector<std::int64_t>> shapes;
   if (context->counts || state->input_shapes) {
     const auto inputs = fn.inputs();
-    // the schema's arguments are the last of the values handed over (the interpreter hands
-    // over its whole stack)
-    std::size_t first = 0;
-    if (const auto schema = fn.operator_schema())
-      if (inputs.size() > schema->arguments().size())
-        first = inputs.size() - schema->arguments().size();
+    const auto schema = fn.operator_schema();
+    const std::size_t first = first_own_value(
+        inputs.size(), schema ? std::optional<std::size_t>(schema->arguments().size())
+                              : std::nullopt);
     for (std::size_t i = first; i < inputs.size(); ++i) {
       auto shape = shape_of(inputs[i]);
       if (state->input_shapes && shape) shapes.push_back(*shape);
@@ -137,14 +143,12 @@ void operator_ended(const at::RecordFunction& fn, at::ObserverContext* base) {
   std::int64_t flops = 0;
   if (context->counts) {
     OperatorCall call{context->name, std::move(context->arguments), {}, context->transposed};
-    // the first of the schema's returns, which are the last of the values handed back (an
-    // operator the interpreter calls itself, as a traced graph's aten::_convolution, hands back
-    // the interpreter's whole stack)
+    // the first of the schema's returns
     const auto& outputs = fn.outputs();
-    std::size_t first = 0;
-    if (const auto schema = fn.operator_schema())
-      if (outputs.size() > schema->returns().size())
-        first = outputs.size() - schema->returns().size();
+    const auto schema = fn.operator_schema();
+    const std::size_t first = first_own_value(
+        outputs.size(),
+        schema ? std::optional<std::size_t>(schema->returns().size()) : std::nullopt);
     if (first < outputs.size())
       if (auto shape = shape_of(outputs[first])) call.output = std::move(*shape);
     flops = operator_flops(call);
