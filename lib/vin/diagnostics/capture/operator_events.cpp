@@ -121,8 +121,8 @@ std::unique_ptr<at::ObserverContext> operator_started(const at::RecordFunction& 
     const auto inputs = fn.inputs();
     const auto schema = fn.operator_schema();
     const std::size_t first = first_own_value(
-        inputs.size(), schema ? std::optional<std::size_t>(schema->arguments().size())
-                              : std::nullopt);
+        inputs.size(),
+        schema ? std::optional<std::size_t>(schema->arguments().size()) : std::nullopt);
     for (std::size_t i = first; i < inputs.size(); ++i) {
       auto shape = shape_of(inputs[i]);
       if (state->input_shapes && shape) shapes.push_back(*shape);
