@@ -92,3 +92,15 @@ TEST_CASE("profile table: a module hangs under its nearest ancestor that has a r
   CHECK(labels == std::vector<std::string>{"<root>", "  stem", "    0", "  stages.0", "    conv",
                                            "  a.sub", "  a"});
 }
+
+TEST_CASE("profile table: the latency line counts its runs in words that agree") {
+  ProfileRecords profile;
+  profile.summary.device = "cpu";
+  profile.summary.warmup = 0;
+  profile.summary.runs = 1;
+  CHECK(format_profile_table(profile).find(") over 1 run after 0 warm-up; ") != std::string::npos);
+  profile.summary.runs = 10;
+  profile.summary.warmup = 3;
+  CHECK(format_profile_table(profile).find(") over 10 runs after 3 warm-up; ") !=
+        std::string::npos);
+}

@@ -259,8 +259,8 @@ std::string format_model_table(const ModelMetadata& model) {
   // a Settings column can be long: the rules stop at a screen's width then
   const std::string rule(
       attributes ? std::min<std::size_t>(table.width(), kSettingsRuleWidth) : table.width(), '=');
-  std::string out =
-      "Model: " + shown(model.model_type()) + '\n' + rule + '\n' + table.render() + '\n' + rule + '\n';
+  std::string out = "Model: " + shown(model.model_type()) + '\n' + rule + '\n' + table.render() +
+                    '\n' + rule + '\n';
   std::vector<std::pair<std::string, std::string>> lines = {
       {"Modules:", with_thousands_separators(static_cast<std::int64_t>(model.modules().size()))},
       {"Total parameters:", with_thousands_separators(model.total_parameters())},
@@ -544,14 +544,15 @@ std::string format_diff_table(const RecordSet& old_set, const RecordSet& new_set
     const std::string where = c.subject + (c.path.is_null() ? "" : " " + path_text(c.path));
     if (c.kind == "changed") {
       const std::string field = c.field.is_string() ? " " + c.field.get<std::string>() : "";
-      out += "~ " + shown(where + ":" + field + " " + value_text(c.old_value) + " -> " +
-                          value_text(c.new_value)) +
+      out += "~ " +
+             shown(where + ":" + field + " " + value_text(c.old_value) + " -> " +
+                   value_text(c.new_value)) +
              "\n";
     } else {
-      out += (c.kind == "added" ? "+ " : "- ") +
-             shown(where + " (" + item_summary(c.kind == "added" ? c.new_value : c.old_value) +
-                   ")") +
-             "\n";
+      out +=
+          (c.kind == "added" ? "+ " : "- ") +
+          shown(where + " (" + item_summary(c.kind == "added" ? c.new_value : c.old_value) + ")") +
+          "\n";
     }
   }
   std::string kinds;
@@ -626,10 +627,10 @@ std::string format_profile_table(const ProfileRecords& profile) {
   const std::vector<std::string> labels = tree_labels_of_rows(paths);
   for (std::size_t i = 0; i < profile.modules.size(); ++i) {
     const ModuleProfile& m = profile.modules[i];
-    modules.add_row({shown(labels[i] + " (" + m.module_type + ")"),
-                     shapes_text(m.output_shapes), with_thousands_separators(m.parameters),
-                     si_count(m.flops), milliseconds(m.time_ms),
-                     share_of(m.time_ms, s.instrumented_ms), byte_size(m.peak_bytes)});
+    modules.add_row({shown(labels[i] + " (" + m.module_type + ")"), shapes_text(m.output_shapes),
+                     with_thousands_separators(m.parameters), si_count(m.flops),
+                     milliseconds(m.time_ms), share_of(m.time_ms, s.instrumented_ms),
+                     byte_size(m.peak_bytes)});
   }
   const std::string rule(modules.width(), '=');
   std::string out = rule + '\n' + modules.render() + '\n' + rule + '\n';
@@ -657,10 +658,11 @@ std::string format_profile_table(const ProfileRecords& profile) {
   std::snprintf(throughput, sizeof throughput, "%.1f", s.throughput);
   out += "Latency on " + shown(s.device) + ": median " + milliseconds(l.median) + " ms (min " +
          milliseconds(l.min) + ", mean " + milliseconds(l.mean) + ", p90 " + milliseconds(l.p90) +
-         ", max " + milliseconds(l.max) + ") over " + std::to_string(s.runs) + " runs after " +
-         std::to_string(s.warmup) + " warm-up; " + throughput + " forwards/s\n";
-  out += "FLOPs per forward: " + si_count(s.flops) + " (" + with_thousands_separators(s.flops) +
-         ")\n";
+         ", max " + milliseconds(l.max) + ") over " + std::to_string(s.runs) +
+         (s.runs == 1 ? " run after " : " runs after ") + std::to_string(s.warmup) + " warm-up; " +
+         throughput + " forwards/s\n";
+  out +=
+      "FLOPs per forward: " + si_count(s.flops) + " (" + with_thousands_separators(s.flops) + ")\n";
   out += "Instrumented forward: " + milliseconds(s.instrumented_ms) + " ms, peak memory " +
          byte_size(s.peak_bytes) + "\n";
   out += "Parameters: " + byte_size(s.parameter_bytes) + ", buffers: " + byte_size(s.buffer_bytes) +
