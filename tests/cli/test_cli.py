@@ -1459,6 +1459,35 @@ def a_models_print_goes_to_stderr_never_among_the_records():
             assert p.stderr.count("forward saw 2 rows\n") == forwards, (args[0], p.stderr)
 
 
+MULTILINE_RAISE_MODEL = """
+import sys, torch, torch.nn as nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 3)
+    def forward(self, x):
+        if x.size(0) > 1:
+            raise ValueError("rows must be 1\\nsee the model card\\tsection 2")
+        return self.lin(x)
+torch.jit.script(Net()).save(sys.argv[1])
+"""
+
+
+@torch_test
+def a_raised_message_of_several_lines_is_reported_whole_on_one_line():
+    # contract 7.5: REASON is the message the forward raised; its newline and tab are escaped
+    # (error messages are for a terminal), not the message cut at its first line
+    with tempfile.TemporaryDirectory() as tmp:
+        archive = os.path.join(tmp, "raising.pt")
+        run_script(tmp, "raising_model.py", MULTILINE_RAISE_MODEL, archive)
+        for command in ("capture", "profile"):
+            p = run(command, archive, "--shape", "x=2x4")
+            assert p.returncode == 1, (command, p.stderr)
+            assert_clean_error(subprocess.CompletedProcess(p.args, 1, "", p.stderr), 1,
+                               r"raising\.pt: the model's forward raised on --shape: ValueError: "
+                               r"rows must be 1\\x0asee the model card\\x09section 2\n  at ")
+
+
 NESTED_MODEL = """
 import sys, numpy as np, torch, torch.nn as nn
 class Encoder(nn.Module):

@@ -111,14 +111,21 @@ ForwardFailure describe_forward_failure(const std::exception& error) {
     failure.reason = "the TorchScript interpreter gave no reason";
     return failure;
   }
-  std::string_view reason = lines[message];
+  std::string_view first = lines[message];
   for (std::string_view prefix : {"RuntimeError: ", "builtins."})
-    if (reason.substr(0, prefix.size()) == prefix) reason.remove_prefix(prefix.size());
-  std::string one_line(reason);
-  while (!one_line.empty() && (one_line.back() == ' ' || one_line.back() == '\r'))
-    one_line.pop_back();
+    if (first.substr(0, prefix.size()) == prefix) first.remove_prefix(prefix.size());
+  // a message of several lines (`raise ValueError("a\nb")`) is the model's own: kept whole, its
+  // newlines escaped by printable(); LibTorch separates further detail (the backends an operator
+  // is registered for) by a blank line, and a C++ backtrace would begin "Exception raised from"
+  std::string reason(first);
+  for (std::size_t i = message + 1; i < lines.size(); ++i) {
+    if (lines[i].empty() || lines[i].substr(0, 21) == "Exception raised from") break;
+    reason += '\n';
+    reason += lines[i];
+  }
+  while (!reason.empty() && (reason.back() == ' ' || reason.back() == '\r')) reason.pop_back();
   failure.reason =
-      printable(one_line.empty() ? "the TorchScript interpreter gave no reason" : one_line);
+      printable(reason.empty() ? "the TorchScript interpreter gave no reason" : reason);
   return failure;
 }
 

@@ -41,7 +41,8 @@ std::string unknown_operator_message(const std::string& op);
 struct ForwardFailure {
   /// LibTorch's own message for the failing operation (`mat1 and mat2 shapes cannot be
   /// multiplied (2x5 and 6x8)`), or the exception class and message the model raised
-  /// (`ValueError: Input shape must be (N, C, H, W)`); one line.
+  /// (`ValueError: Input shape must be (N, C, H, W)`); one line, a message's own newlines escaped
+  /// (`\x0a`).
   std::string reason;
   /// Where in the source it failed, `FILE:LINE, in FUNCTION` (the original Python source when the
   /// archive carries it, else the archive's code/); empty when unknown.
