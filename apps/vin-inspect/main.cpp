@@ -149,8 +149,6 @@ struct Command {
   int error_status = 1;
 };
 
-// Writes `text` to stdout or to the -o file (write_output: every write checked, a file replaced
-// only once complete); refuses to overwrite an input of the command.
 // Whether two paths name one file: the same file now, or the same path once resolved (for
 // files that do not exist yet).
 bool same_file(const std::string& a, const std::string& b) {
@@ -175,14 +173,19 @@ std::vector<std::string> loaded_libraries() {
 }
 
 // Every file the command writes (-o, and `others` such as --save) is none of its inputs
-// (`inputs`, and the libraries it loads) and not another of its outputs, whether or not it
-// exists yet: a usage error, before anything runs.
+// (`inputs`, and the libraries it loads), not another of its outputs, whether or not it exists
+// yet, and not standard output while the records go there: a usage error, before anything runs.
 void refuse_outputs_onto_inputs(
     const CommonOptions& common, std::vector<std::string> inputs,
     const std::vector<std::pair<const char*, std::string>>& others = {}) {
   std::vector<std::pair<const char*, std::string>> outputs = others;
   if (!common.output.empty() && common.output != "-")
     outputs.insert(outputs.begin(), {"--output", common.output});
+  else
+    for (const auto& [flag, path] : others)
+      if (vd::names_standard_output(path))
+        throw vd::UsageError(std::string(flag) + " " + path + " is standard output, where the "
+                             "records go; give it a file of its own, or the records one with -o");
   const std::vector<std::string> libraries = loaded_libraries();
   inputs.insert(inputs.end(), libraries.begin(), libraries.end());
   for (std::size_t i = 0; i < outputs.size(); ++i) {
@@ -198,6 +201,8 @@ void refuse_outputs_onto_inputs(
   }
 }
 
+// Writes `text` to stdout or to the -o file (write_output: every write checked, a file replaced
+// only once complete); refuses to overwrite an input of the command.
 void emit(const CommonOptions& common, const std::string& text,
           const std::vector<std::string>& inputs) {
   refuse_outputs_onto_inputs(common, inputs);

@@ -1229,11 +1229,15 @@ def the_table_says_which_inputs_file_each_call_came_from():
     assert single.stdout.startswith("Module "), single.stdout[:100]
 
 
-def profile(*extra, inputs="inputs/everything_positional.npz"):
+def profile_args(*extra, inputs="inputs/everything_positional.npz"):
     args = ["profile", fixture("everything.pt"), "--warmup", "1", "--runs", "2"]
     if inputs:
         args += ["--inputs", fixture(inputs)]
-    return run(*args, *extra)
+    return [*args, *extra]
+
+
+def profile(*extra, inputs="inputs/everything_positional.npz"):
+    return run(*profile_args(*extra, inputs=inputs))
 
 
 @torch_test
@@ -1281,6 +1285,21 @@ def profile_trace_is_chrome_trace_json_complete_or_absent():
         # the trace is an output: never one of the inputs
         assert_clean_error(profile("--trace", fixture("everything.pt")), 2,
                            "--trace .* is an input of this command")
+        # nor standard output while the records go there: renamed over the shell's file, the
+        # trace would take the records' place (a pipe would mix the two)
+        records = os.path.join(tmp, "records.jsonl")
+        with open(records, "w") as out:
+            p = subprocess.run([ARGS.binary, *profile_args("--trace", "/dev/stdout")],
+                               stdout=out, stderr=subprocess.PIPE, text=True, timeout=120)
+        assert_clean_error(subprocess.CompletedProcess(p.args, p.returncode, "", p.stderr), 2,
+                           "--trace /dev/stdout is standard output, where the records go")
+        assert os.path.getsize(records) == 0
+        assert_clean_error(profile("--trace", "/dev/stdout"), 2, "is standard output")
+        # with the records in their own file, the trace may go to standard output
+        p = profile("--trace", "/dev/stdout", "-o", records)
+        assert p.returncode == 0, p.stderr
+        assert json.loads(p.stdout)["traceEvents"] and \
+            json.loads(open(records).read().splitlines()[-1])["record"] == "ProfileSummary"
 
 
 @torch_test
@@ -1603,6 +1622,9 @@ def capture_output_onto_an_inputs_file_is_refused():
                 both)
         assert_clean_error(p, 2, "--output and --save name the same file")
         assert not os.path.exists(both)
+        # --save onto standard output while the records go there
+        p = run("capture", fixture("everything.pt"), "--inputs", inputs, "--save", "/dev/stdout")
+        assert_clean_error(p, 2, "--save /dev/stdout is standard output, where the records go")
 
 
 @torch_test

@@ -111,6 +111,15 @@ void OutputFile::commit() {
   temp_.clear();  // renamed: nothing to remove
 }
 
+bool names_standard_output(const std::string& path) {
+  struct stat out {};
+  struct stat named {};
+  // a character device (/dev/null, a terminal) takes both outputs without harm
+  return fstat(STDOUT_FILENO, &out) == 0 && !S_ISCHR(out.st_mode) &&
+         stat(path.c_str(), &named) == 0 && named.st_dev == out.st_dev &&
+         named.st_ino == out.st_ino;
+}
+
 void write_output(const std::string& target, std::string_view text) {
   OutputFile file(target);
   file.write(text);

@@ -43,6 +43,11 @@ class OutputFile {
   bool owns_fd_ = false;
 };
 
+/// Whether `path` names the file or pipe standard output writes to (`/dev/stdout`, or the file
+/// the shell redirected it to): a second output there would replace the records' file or mix
+/// with them. A character device (/dev/null, a terminal) is never counted.
+bool names_standard_output(const std::string& path);
+
 /// Writes `text` to standard output when `target` is empty or "-", else to the file `target`.
 /// A regular file (or a new one) is written to a temporary file in the same folder, then renamed
 /// over `target`; anything else that exists there (a device such as /dev/null, a FIFO) is written
