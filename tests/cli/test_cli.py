@@ -1968,12 +1968,16 @@ def diff_errors_exit_2():
         bad = os.path.join(tmp, "bad.jsonl")
         with open(bad, "w") as f:
             f.write('{"record": "TensorSnapshot"}\n')
+        empty = os.path.join(tmp, "empty.jsonl")
+        open(empty, "w").close()
         cases = [
             ((os.path.join(ARGS.source, "configs", "net.yaml"), fixture("convnet.pt")),
              r"cannot compare config records \(.*net\.yaml\) with model records"),
             ((fixture("convnet.pt"), fixture("missing.pt")), r"missing\.pt: no such file"),
             ((fixture("convnet.pt"), fixture("state_dict.pt")), r"a torch\.save file"),
             ((bad, fixture("convnet.pt")), r"bad\.jsonl:1: starts with a TensorSnapshot record"),
+            ((empty, fixture("convnet.pt")),
+             r"empty\.jsonl: empty file: no records, no archive, no configuration rendering"),
             ((fixture("convnet.pt"),), r"NEW is required"),
         ]
         for args, pattern in cases:

@@ -1,6 +1,10 @@
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "fixtures.h"
@@ -269,4 +273,16 @@ TEST_CASE("from a TorchScript archive: the config.yaml record only") {
   CHECK_THROWS_WITH_AS(inspect_config_file(fixture("missing.yaml")),
                        (fixture("missing.yaml") + ": no such file").c_str(), Error);
   CHECK_THROWS_AS(inspect_config_file(fixture("state_dict.pt")), Error);
+}
+
+TEST_CASE("an empty file is named as one, not as a YAML document without a mapping") {
+  char name[] = "/tmp/vin-empty-XXXXXX.yaml";
+  const int fd = mkstemps(name, 5);
+  REQUIRE(fd >= 0);
+  close(fd);
+  const std::string path = name;
+  CHECK_THROWS_WITH_AS(
+      inspect_config_file(path),
+      (path + ": empty file, not a configuration rendering (a YAML mapping)").c_str(), Error);
+  std::remove(name);
 }

@@ -209,8 +209,54 @@ TEST_CASE("profile record files cut short or out of order are refused, naming th
   CHECK(read_error("{\"record\": \"ModuleProfile\", \"module_path\": [1], \"calls\": 1, "
                    "\"parameters\": 0, \"input_shapes\": [], \"output_shapes\": [], \"flops\": 0, "
                    "\"self_flops\": 0}\n{\"record\": \"ProfileSummary\", \"flops\": 0, "
-                   "\"parameter_bytes\": 0, \"buffer_bytes\": 0}\n") ==
+                   "\"parameter_bytes\": 0, \"buffer_bytes\": 0, \"modules\": 1, "
+                   "\"operators\": 0}\n") ==
         ": a ModuleProfile whose module_path is not a string");
+  // the summary counts the records before it: lines lost from the front or middle, or added
+  const std::string summary = jsonl.substr(without_summary.size());
+  CHECK(read_error(summary) ==
+        ": the ProfileSummary counts 2 modules and 2 operators, the file holds 0 and 0 (cut "
+        "short, or edited?)");
+  const std::string first_module = jsonl.substr(0, jsonl.find('\n') + 1);
+  CHECK(read_error(first_module + jsonl) ==
+        ": the ProfileSummary counts 2 modules and 2 operators, the file holds 3 and 2 (cut "
+        "short, or edited?)");
+  CHECK(read_error(jsonl.substr(0, jsonl.rfind("\"modules\": 2")) + "\"modules\": 3, " +
+                   jsonl.substr(jsonl.rfind("\"operators\": 2"))) ==
+        ": the ProfileSummary counts 3 modules and 2 operators, the file holds 2 and 2 (cut "
+        "short, or edited?)");
+}
+
+TEST_CASE("a side holding two records of one module, operator or field is refused, named") {
+  // counts that agree do not make an edited file right: the first record would hide the second
+  std::ostringstream text;
+  write_profile(text, profile_of(4, 0.5), OutputFormat::jsonl);
+  std::string edited = text.str();
+  const std::size_t second = edited.find('\n') + 1;
+  edited.replace(second, edited.find('\n', second) + 1 - second, edited.substr(0, second));
+  const std::string path = temp_file(edited);
+  const RecordSet twice = read_record_file(path);
+  std::remove(path.c_str());
+  const RecordSet once = profile_set_of(profile_of(4, 0.5), OutputFormat::jsonl);
+  for (const auto& [a, b] : {std::pair{&once, &twice}, std::pair{&twice, &once}}) {
+    try {
+      diff_records(*a, *b, {});
+      FAIL("no error");
+    } catch (const Error& e) {
+      CHECK(std::string(e.what()) == path +
+                                         ": two module records for \"<root>\"; a record file "
+                                         "holds one each (edited, or two files joined?)");
+    }
+  }
+  // inspect-model records alike
+  ModelMetadata model = old_model();
+  auto modules = model.modules();
+  modules.push_back(modules[1]);
+  const ModelMetadata doubled("pkg.Net", 30, 20, modules);
+  CHECK_THROWS_WITH_AS(diff_records(record_set(old_model(), "old"), record_set(doubled, "new"), {}),
+                       "new: two module records for \"a\"; a record file holds one each "
+                       "(edited, or two files joined?)",
+                       Error);
 }
 
 TEST_CASE("diff's table writes any saved value, whatever its JSON type") {

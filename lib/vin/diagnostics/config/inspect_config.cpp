@@ -503,6 +503,8 @@ ModelStructureSpec read_config_file(const ClassifiedFile& file, UnwalkedValues* 
                   "torch.jit.save(m, path, _extra_files={\"config.yaml\": text})");
     return inspect_config(*text, path + " (extra/config.yaml)", unwalked);
   }
+  if (file.kind == FileKind::empty)
+    throw Error(path + ": empty file, not a configuration rendering (a YAML mapping)");
   return inspect_config(file.file->read_all(kMaxBytes, "a configuration"), path, unwalked);
 }
 

@@ -325,6 +325,7 @@ RecordSet read_profile_jsonl(RecordLines& lines, std::optional<RecordLines::Line
   document["modules"] = Json::array();
   document["operators"] = Json::array();
   bool summary = false;
+  Json summary_counts;
   for (; line; line = lines.next()) {
     Json& j = line->record;
     const std::string& where = line->where;
@@ -339,13 +340,23 @@ RecordSet read_profile_jsonl(RecordLines& lines, std::optional<RecordLines::Line
       document["operators"].push_back(std::move(j));
     } else if (record == "ProfileSummary") {
       require_keys(j, kProfileSummaryKeys, "ProfileSummary", where);
+      require_keys(j, {"modules", "operators"}, "ProfileSummary", where);
       for (const char* key : kProfileSummaryKeys) document[key] = j[key];
+      summary_counts = only(j, {"modules", "operators"});
       summary = true;
     } else {
       throw Error(where + ": a " + printable(record, 80) + " record among profile records");
     }
   }
   if (!summary) throw Error(path + ": profile records without their ProfileSummary (cut short?)");
+  // the summary counts the records profile wrote before it
+  const auto held = [&](const char* list) { return Json(document[list].size()); };
+  if (!same(summary_counts.at("modules"), held("modules")) ||
+      !same(summary_counts.at("operators"), held("operators")))
+    throw Error(path + ": the ProfileSummary counts " + dump_line(summary_counts.at("modules")) +
+                " modules and " + dump_line(summary_counts.at("operators")) +
+                " operators, the file holds " + dump_line(held("modules")) + " and " +
+                dump_line(held("operators")) + " (cut short, or edited?)");
   return profile_set(document, path, path);
 }
 
@@ -448,18 +459,29 @@ void collect_field_names(const RecordSet& set, std::set<std::string>& names) {
 }
 
 // Matches old and new items by key and reports removed, changed (field by field) and added ones.
+// A side holding two items of one key (an edited or concatenated file) is refused, naming it.
 class Matcher {
  public:
-  Matcher(std::vector<Change>& changes, const std::unordered_set<std::string>& ignored)
-      : changes_(changes), ignored_(ignored) {}
+  Matcher(std::vector<Change>& changes, const std::unordered_set<std::string>& ignored,
+          const RecordSet& old_set, const RecordSet& new_set)
+      : changes_(changes), ignored_(ignored), old_source_(old_set.source),
+        new_source_(new_set.source) {}
 
   template <typename KeyOf, typename PathOf>
   void match(const std::vector<Json>& old_items, const std::vector<Json>& new_items,
              const std::string& subject, KeyOf key_of, PathOf path_of,
              std::initializer_list<const char*> identity) {
     std::unordered_map<std::string, const Json*> new_by_key, old_by_key;
-    for (const auto& item : new_items) new_by_key.emplace(key_of(item), &item);
-    for (const auto& item : old_items) old_by_key.emplace(key_of(item), &item);
+    const auto index = [&](const std::vector<Json>& items, const std::string& source,
+                           std::unordered_map<std::string, const Json*>& by_key) {
+      for (const auto& item : items)
+        if (!by_key.emplace(key_of(item), &item).second)
+          throw Error(source + ": two " + subject + " records for " +
+                      printable(dump_line(path_of(item)), 200) +
+                      "; a record file holds one each (edited, or two files joined?)");
+    };
+    index(old_items, old_source_, old_by_key);
+    index(new_items, new_source_, new_by_key);
     for (const auto& item : old_items) {
       const auto it = new_by_key.find(key_of(item));
       if (it == new_by_key.end()) {
@@ -481,6 +503,8 @@ class Matcher {
  private:
   std::vector<Change>& changes_;
   const std::unordered_set<std::string>& ignored_;
+  const std::string& old_source_;
+  const std::string& new_source_;
 };
 
 // Attributes of the modules both sides hold, by `module.attribute` (`<root>.name` at the root).
@@ -619,7 +643,7 @@ RecordDiff diff_records(const RecordSet& old_set, const RecordSet& new_set,
       if (!same(old_value, new_value))
         changes.push_back({"changed", "profile", Json(), field, old_value, new_value});
     }
-    Matcher matcher(changes, ignored);
+    Matcher matcher(changes, ignored, old_set, new_set);
     const auto module_key = [](const Json& m) { return dump_line(m.at("module_path")); };
     const auto module_path = [](const Json& m) { return m.at("module_path"); };
     matcher.match(old_set.items, new_set.items, "module", module_key, module_path,
@@ -642,7 +666,7 @@ RecordDiff diff_records(const RecordSet& old_set, const RecordSet& new_set,
       changes.push_back({"changed", to_string(old_set.kind), Json(), field, old_value, new_value});
   }
 
-  Matcher matcher(changes, ignored);
+  Matcher matcher(changes, ignored, old_set, new_set);
   const auto by_path = [](const Json& item) { return dump_line(item.at("path")); };
   const auto path_of = [](const Json& item) { return item.at("path"); };
   matcher.match(old_set.items, new_set.items, model ? "module" : "field", by_path, path_of,

@@ -27,6 +27,8 @@ RecordSet load_record_set(const std::string& path, const LibTorchInspector& fall
                ? configuration_side(file)
                : record_set(describe_archive(file, InspectDetails{true, true, true}, fallback),
                             path);
+  if (file.kind == FileKind::empty && kind != SideKind::configuration)
+    throw Error(path + ": empty file: no records, no archive, no configuration rendering");
   if (file.kind == FileKind::records)
     return naming_out_of_memory(path, "reading the records",
                                 [&] { return read_record_file(*file.file); });
