@@ -1447,17 +1447,26 @@ def profile_attributes_forked_calls_and_the_hooks_calls():
         assert root["ts"] <= forked["ts"] and forked["ts"] + forked["dur"] <= root["ts"] + root["dur"]
 
 
-PRINTING_MODEL = """
+LINEAR_NET = """
 import sys, torch, torch.nn as nn
 class Net(nn.Module):
     def __init__(self):
         super().__init__()
         self.lin = nn.Linear(4, 3)
     def forward(self, x):
-        print("forward saw", x.size(0), "rows")
+        FIRST
         return self.lin(x)
 torch.jit.script(Net()).save(sys.argv[1])
 """
+
+
+def linear_net(first):
+    """A script saving a scripted Linear(4, 3) whose forward runs `first` before the layer (a
+    further line of `first` carries its whole indentation, 8 spaces or more)."""
+    return LINEAR_NET.replace("FIRST", first)
+
+
+PRINTING_MODEL = linear_net('print("forward saw", x.size(0), "rows")')
 
 
 @torch_test
@@ -1478,18 +1487,8 @@ def a_models_print_goes_to_stderr_never_among_the_records():
             assert p.stderr.count("forward saw 2 rows\n") == forwards, (args[0], p.stderr)
 
 
-MULTILINE_RAISE_MODEL = """
-import sys, torch, torch.nn as nn
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.lin = nn.Linear(4, 3)
-    def forward(self, x):
-        if x.size(0) > 1:
-            raise ValueError("rows must be 1\\nsee the model card\\tsection 2")
-        return self.lin(x)
-torch.jit.script(Net()).save(sys.argv[1])
-"""
+MULTILINE_RAISE_MODEL = linear_net(
+    'if x.size(0) > 1:\n            raise ValueError("rows must be 1\\nsee the model card\\tsection 2")')
 
 
 @torch_test
