@@ -13,7 +13,8 @@ thousands deep, a type string nesting List[ 10,000 deep, code/ with 10,000 neste
 inputs that cost unbounded time or memory (a torch.save tuple shared and doubled 30 times, code/
 of 2 million statements, bzip2 members of 1000 MB, a data.pkl of 50 million Nones, an .npz of
 bzip2 arrays, an 8 MB YAML scalar aliased 5,000 times, module trees whose paths grow
-quadratically with their depth); and element counts that overflow.
+quadratically with their depth); element counts that overflow; and zips whose local headers and
+directory disagree, whose members overlap or lie outside the archive (issue 45).
 
 Expectations in the manifest: "error" (that exit status, nothing on stdout, a one-line message
 naming the file) or "safe" (exit 0 with records on stdout, or a clean error): for files that are
@@ -497,6 +498,59 @@ def wide_module_archive(n):
     return zip_of([(m, state if m.endswith("/data.pkl") else data) for m, data in members])
 
 
+def zip_members_of(archive):
+    """(central entry offset, local header offset, name) of each member, in directory order."""
+    directory = struct.unpack_from("<I", archive, archive.rfind(b"PK\x05\x06") + 16)[0]
+    if directory == 0xFFFFFFFF:  # torch writes a Zip64 end record: the offset is there
+        directory = struct.unpack_from("<Q", archive, archive.rfind(b"PK\x06\x06") + 48)[0]
+    members, at = [], directory
+    while archive[at:at + 4] == b"PK\x01\x02":
+        name_len, extra_len, comment_len = struct.unpack_from("<HHH", archive, at + 28)
+        members.append((at, struct.unpack_from("<I", archive, at + 42)[0],
+                        archive[at + 46:at + 46 + name_len]))
+        at += 46 + name_len + extra_len + comment_len
+    return members
+
+
+def zip_layout_attacks():
+    """Archives torch.jit.save wrote (data descriptors after the members, local headers with zero
+    CRC and sizes and a padding extra field), forged where a local header and the directory can
+    disagree, where members overlap and where data lies outside the archive: every reader
+    refuses each (zip_directory.cpp's checks, the same under every libzip)."""
+    buf = io.BytesIO()
+    torch.jit.save(torch.jit.script(Small()), buf)
+    archive = buf.getvalue()
+    members = zip_members_of(archive)
+    (central0, local0, _), (central1, local1, name1) = members[0], members[1]
+
+    def forged(edit):
+        out = bytearray(archive)
+        edit(out)
+        return bytes(out)
+
+    def put(fmt, at, value):
+        return lambda b: struct.pack_into(fmt, b, at, value)
+
+    data1 = local1 + 30 + sum(struct.unpack_from("<HH", archive, local1 + 26))
+    size1 = struct.unpack_from("<I", archive, central1 + 20)[0]
+    attacks = {
+        "local_name_differs": put("B", local1 + 30 + len(name1) - 1, name1[-1] ^ 1),
+        "local_method_differs": put("<H", local1 + 8, 8),
+        "local_crc_differs": put("<I", local1 + 14, 0x12345678),
+        "local_size_differs": put("<I", local1 + 22, 12345),
+        "descriptor_crc_differs": put("B", data1 + size1 + 4, archive[data1 + size1 + 4] ^ 1),
+        "two_entries_one_member": put("<I", central1 + 42, local0),
+        "member_inside_another": put("<I", central1 + 42, local1 - 8),
+        "member_past_the_directory": put("<I", central1 + 42, len(archive) - 30),
+        "encrypted_member": put("<H", central0 + 8, 0x809),
+    }
+    for name, edit in attacks.items():
+        add(f"zip_{name}.pt", forged(edit), archive_runs())
+    # the genuine archive, for contrast: the same checks accept it
+    add("zip_as_torch_writes_it.pt", archive,
+        [(["inspect-model", "{file}"], "safe", 0), (["inspect-model", "{file}", "--all"], "safe", 0)])
+
+
 def main():
     global OUT
     OUT = sys.argv[1]
@@ -508,6 +562,7 @@ def main():
     overflow_attacks()
     scale_attacks()
     long_path_attacks()
+    zip_layout_attacks()
     with open(os.path.join(OUT, "manifest.json"), "w") as f:
         json.dump({"never_created": [PWNED, PWNED_SETSTATE], "files": MANIFEST}, f, indent=1)
     print(f"wrote {len(MANIFEST)} attack files to {OUT}")

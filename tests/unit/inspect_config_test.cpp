@@ -9,6 +9,7 @@
 
 #include "fixtures.h"
 #include "vin/diagnostics/config/inspect_config.h"
+#include "vin/diagnostics/config/yaml_messages.h"
 #include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/records/json_encoding.h"
 
@@ -244,6 +245,35 @@ TEST_CASE("a stray flow token is refused, not looped on (yaml_fuzzer finding)") 
   CHECK(config_error(", a") == "c.yaml:1:1: malformed YAML: unexpected ','");
   CHECK(config_error(",- 1epoch\ns- 2\n") == "c.yaml:1:1: malformed YAML: unexpected ','");
   CHECK(config_error("a: 1\n,\n").find("c.yaml:") == 0);
+}
+
+TEST_CASE("malformed YAML is described in the project's words, the same under every yaml-cpp") {
+  // yaml-cpp 0.7 and 0.9 word these differently; what the user reads is yaml_messages' table
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"a: [1, 2\nb: 3\n", "c.yaml:2:2: malformed YAML: a '[' sequence is not closed"},
+      {"a: {x: 1\n", "c.yaml:2:1: malformed YAML: a '{' mapping is not closed"},
+      {"a: ]\n", "c.yaml:1:4: malformed YAML: a ']' or '}' that closes nothing open"},
+      {"a: [1, 2}", "c.yaml:1:9: malformed YAML: a ']' or '}' that closes nothing open"},
+      {"a: 1\n b: 2\n c", "c.yaml:2:3: malformed YAML: a ':' where no key can stand"},
+      {"a:\n\t- 1", "c.yaml:2:2: malformed YAML: a '- ' entry where no sequence can stand"},
+      {"a:\n  b: 1\n c: 2\n",
+       "c.yaml:3:2: malformed YAML: a line that fits in no mapping here (keys indented unevenly?)"},
+      {"a: 'abc", "c.yaml:1:8: malformed YAML: the file ends inside a quoted value"},
+      {"a: \"\\q\"", "c.yaml:1:7: malformed YAML: an unknown escape sequence, \\q"},
+      {"a: *x", "c.yaml:1:4: malformed YAML: an alias (*name) that names no anchor"},
+      {"a: &\n", "c.yaml:1:5: malformed YAML: '&' without an anchor name"},
+      {"a: &a &b 1", "c.yaml:1:7: malformed YAML: two anchors on one value"},
+      {"a: \"\\uD800\"",
+       "c.yaml:1:11: malformed YAML: an escape that names no Unicode character: 55296"},
+      {"%YAML 2.0\n---\na: 1",
+       "c.yaml:1:1: malformed YAML: a %YAML directive this reader cannot take"},
+      {"@a", "c.yaml:1:1: malformed YAML: unexpected '@'"},
+  };
+  for (const auto& [yaml, expected] : cases) {
+    CAPTURE(yaml);
+    CHECK(config_error(yaml) == expected);
+  }
+  CHECK(yaml_problem("a message no yaml-cpp wrote", "", 0) == "it cannot be parsed here");
 }
 
 TEST_CASE("hostile documents are refused quickly") {

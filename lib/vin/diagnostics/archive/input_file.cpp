@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -200,6 +201,18 @@ InputFileBuffer::pos_type InputFileBuffer::seekpos(pos_type pos, std::ios_base::
   buffer_start_ = static_cast<std::uint64_t>(at);
   setg(buffer_.data(), buffer_.data(), buffer_.data());  // empty: the next read fills it
   return pos;
+}
+
+std::string_view WindowedReader::at(std::uint64_t offset, std::size_t n) {
+  n = std::min(n, kWindowBytes);
+  const bool held = offset >= window_start_ && offset - window_start_ <= window_bytes_ &&
+                    n <= window_bytes_ - (offset - window_start_);
+  if (!held) {
+    window_start_ = offset;
+    window_bytes_ = offset >= file_.size() ? 0 : file_.read_at(offset, window_.data(), kWindowBytes);
+  }
+  const auto from = static_cast<std::size_t>(offset - window_start_);
+  return {window_.data() + from, std::min(n, window_bytes_ - from)};
 }
 
 }  // namespace vin::diagnostics

@@ -87,4 +87,24 @@ class InputFileBuffer : public std::streambuf {
   std::uint64_t buffer_start_ = 0;  // the file offset of buffer_[0]
 };
 
+/// Small reads anywhere in a file through one window of kWindowBytes, which a read outside it
+/// moves: readers that walk a file's structures in pieces (a zip's directory and local headers)
+/// make one system call per window instead of one per piece.
+class WindowedReader {
+ public:
+  static constexpr std::size_t kWindowBytes = 64 * 1024;
+
+  explicit WindowedReader(const InputFile& file) : file_(file), window_(kWindowBytes) {}
+
+  /// The `n` bytes at `offset` (n at most kWindowBytes), fewer only at the file's end; valid
+  /// until the next call. Throws Error naming the file when the system refuses the read.
+  std::string_view at(std::uint64_t offset, std::size_t n);
+
+ private:
+  const InputFile& file_;
+  std::vector<char> window_;
+  std::uint64_t window_start_ = 0;
+  std::size_t window_bytes_ = 0;  // bytes of the file held, from window_start_
+};
+
 }  // namespace vin::diagnostics

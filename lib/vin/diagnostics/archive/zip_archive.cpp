@@ -6,69 +6,42 @@
 #include <cstring>
 #include <new>
 
+#include "vin/diagnostics/archive/zip_directory.h"
 #include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/text/printable.h"
 
 namespace vin::diagnostics {
 namespace {
 
-// The file, read with pread through one window of kWindowBytes that a read outside it moves,
-// instead of libzip's stdio source, which seeks the FILE (an lseek system call) for every
-// member: ZIP_CHECKCONS reads each member's local header, so an archive of 10,000 members paid
-// 10,000 system calls to be opened.
+// The file as libzip's source, read through one window (WindowedReader) instead of libzip's
+// stdio source, which seeks the FILE (an lseek system call) for every member it opens.
 struct FileWindow {
-  static constexpr std::size_t kWindowBytes = 64 * 1024;
-
   InputFilePtr file;
+  WindowedReader reader;
   zip_uint64_t offset = 0;  // where the next read starts
-  std::vector<char> window = std::vector<char>(kWindowBytes);
-  zip_uint64_t window_start = 0;
-  std::size_t window_bytes = 0;  // bytes of the file held, from window_start
   zip_error_t error;
 
-  explicit FileWindow(InputFilePtr f) : file(std::move(f)) { zip_error_init(&error); }
+  explicit FileWindow(InputFilePtr f) : file(std::move(f)), reader(*file) {
+    zip_error_init(&error);
+  }
   ~FileWindow() { zip_error_fini(&error); }
 
-  // -1 (error set) on failure, 0 at the end of the file
-  zip_int64_t read_at(zip_uint64_t at, char* out, std::size_t n) {
+  zip_int64_t read(char* out, zip_uint64_t n) {
     try {
-      return static_cast<zip_int64_t>(file->read_at(at, out, n));
+      std::size_t got = 0;
+      if (n >= WindowedReader::kWindowBytes) {  // a large read (a member's data) bypasses it
+        got = file->read_at(offset, out, static_cast<std::size_t>(n));
+      } else {
+        const std::string_view bytes = reader.at(offset, static_cast<std::size_t>(n));
+        std::memcpy(out, bytes.data(), bytes.size());
+        got = bytes.size();
+      }
+      offset += got;  // fewer than n at the end of the file: libzip reports the short read
+      return static_cast<zip_int64_t>(got);
     } catch (const Error&) {
       zip_error_set(&error, ZIP_ER_READ, errno);
       return -1;
     }
-  }
-
-  zip_int64_t read(char* out, zip_uint64_t n) {
-    zip_uint64_t done = 0;
-    while (done < n && offset < file->size()) {
-      if (offset >= window_start && offset < window_start + window_bytes) {
-        const auto from = static_cast<std::size_t>(offset - window_start);
-        const auto count =
-            static_cast<std::size_t>(std::min<zip_uint64_t>(n - done, window_bytes - from));
-        std::memcpy(out + done, window.data() + from, count);
-        done += count;
-        offset += count;
-        continue;
-      }
-      zip_int64_t got = 0;
-      if (n - done >= kWindowBytes) {  // a large read (a member's data) bypasses the window
-        got = read_at(offset, out + done, static_cast<std::size_t>(n - done));
-        if (got > 0) {
-          done += static_cast<zip_uint64_t>(got);
-          offset += static_cast<zip_uint64_t>(got);
-        }
-      } else {
-        got = read_at(offset, window.data(), kWindowBytes);
-        if (got > 0) {
-          window_start = offset;
-          window_bytes = static_cast<std::size_t>(got);
-        }
-      }
-      if (got < 0) return -1;
-      if (got == 0) break;  // the file is shorter than it was: libzip reports the short read
-    }
-    return static_cast<zip_int64_t>(done);
   }
 };
 
@@ -117,10 +90,46 @@ zip_int64_t file_window_callback(void* state, void* data, zip_uint64_t len, zip_
   }
 }
 
-// zip_open_from_source over the file; throws Error naming it (the project's words, not
-// libzip's, which change between versions)
+// What a libzip error code means, in the project's words (libzip's own differ between versions)
+std::string zip_problem(int code) {
+  switch (code) {
+    case ZIP_ER_CRC:
+      return "its data does not match its checksum";
+    case ZIP_ER_ZLIB:
+    case ZIP_ER_COMPRESSED_DATA:
+      return "its compressed data is damaged";
+#ifdef ZIP_ER_DATA_LENGTH
+    case ZIP_ER_DATA_LENGTH:
+      return "its data is not as long as its directory says";
+#endif
+#ifdef ZIP_ER_TRUNCATED_ZIP
+    case ZIP_ER_TRUNCATED_ZIP:
+#endif
+    case ZIP_ER_NOZIP:
+      return "its directory at the end is missing";
+    case ZIP_ER_EOF:
+      return "the file ends before the data its directory describes";
+    case ZIP_ER_READ:
+    case ZIP_ER_SEEK:
+    case ZIP_ER_TELL:
+      return "the file cannot be read";
+    case ZIP_ER_INCONS:
+      return "its directory is inconsistent";
+    case ZIP_ER_MULTIDISK:
+      return "a multi-disk archive, which no PyTorch writer makes";
+    case ZIP_ER_COMPNOTSUPP:
+    case ZIP_ER_ENCRNOTSUPP:
+    case ZIP_ER_NOPASSWD:
+      return "it is compressed or encrypted in a way torch.save, torch.jit.save and numpy never use";
+    default:
+      return "the zip reader's error " + std::to_string(code);
+  }
+}
+
+// zip_open_from_source over the file, read-only; its members' consistency is checked by
+// check_zip_members, not by libzip's ZIP_CHECKCONS (zip_directory.h says why). Throws Error
+// naming the file.
 zip_t* open_zip(const InputFilePtr& file) {
-  const std::string& path = file->path();
   zip_error_t error;
   zip_error_init(&error);
   auto* window = new FileWindow(file);
@@ -131,25 +140,16 @@ zip_t* open_zip(const InputFilePtr& file) {
     throw std::bad_alloc();
   }
   // from here the source owns `window` (ZIP_SOURCE_FREE), and the archive owns the source
-  zip_t* zip = zip_open_from_source(source, ZIP_RDONLY | ZIP_CHECKCONS, &error);
+  zip_t* zip = zip_open_from_source(source, ZIP_RDONLY, &error);
   if (zip != nullptr) {
     zip_error_fini(&error);
     return zip;
   }
   zip_source_free(source);
   const int code = zip_error_code_zip(&error);
-  const std::string reason = zip_error_strerror(&error);
   zip_error_fini(&error);
   if (code == ZIP_ER_MEMORY) throw std::bad_alloc();  // naming_out_of_memory names the stage
-  // a zip whose directory at the end is missing was cut short (or is not a zip after all);
-  // libzip 1.7 says ZIP_ER_NOZIP, later ones ZIP_ER_TRUNCATED_ZIP
-  if (code == ZIP_ER_NOZIP
-#ifdef ZIP_ER_TRUNCATED_ZIP
-      || code == ZIP_ER_TRUNCATED_ZIP
-#endif
-  )
-    throw Error(path + ": truncated or damaged zip archive (its directory at the end is missing)");
-  throw Error(path + ": truncated or damaged zip archive (" + reason + ")");
+  throw Error(file->path() + ": truncated or damaged zip archive (" + zip_problem(code) + ")");
 }
 
 // Deflate cannot expand data by more than 1032:1; a member that claims more is a bomb or damage.
@@ -176,25 +176,36 @@ std::optional<std::string> zip_member_problem(int method, std::uint64_t size,
 }
 
 ZipArchive::ZipArchive(InputFilePtr file) : file_(std::move(file)) {
+  const ZipDirectory directory = read_zip_directory(*file_);
+  check_zip_members(*file_, directory);
   zip_ = open_zip(file_);
   try {
+    // libzip must read the directory as read_zip_directory did: where two readers of one zip
+    // disagree, each member could be checked in one reading and read in the other
+    const auto disagrees = [&](const std::string& what) {
+      throw Error(path() + ": truncated or damaged zip archive (its directory reads two ways: " +
+                  what + ")");
+    };
     const zip_int64_t n = zip_get_num_entries(zip_, 0);
-    entries_.reserve(static_cast<std::size_t>(std::max<zip_int64_t>(n, 0)));
-    for (zip_int64_t i = 0; i < n; ++i) {
+    if (n < 0 || static_cast<std::uint64_t>(n) != directory.entries.size())
+      disagrees("the number of members");
+    entries_.reserve(directory.entries.size());
+    for (std::size_t i = 0; i < directory.entries.size(); ++i) {
+      const ZipDirectoryEntry& recorded = directory.entries[i];
       zip_stat_t st;
-      if (zip_stat_index(zip_, static_cast<zip_uint64_t>(i), 0, &st) != 0)
+      const char* raw_name = zip_get_name(zip_, i, ZIP_FL_ENC_RAW);
+      if (zip_stat_index(zip_, i, 0, &st) != 0 || raw_name == nullptr)
         throw Error(path() + ": damaged zip archive (an unreadable directory entry)");
-      const char* name = (st.valid & ZIP_STAT_NAME) ? st.name : nullptr;
-      const bool recorded = (st.valid & ZIP_STAT_COMP_METHOD) && (st.valid & ZIP_STAT_SIZE) &&
-                            (st.valid & ZIP_STAT_COMP_SIZE);
-      const auto problem = recorded
-                               ? zip_member_problem(st.comp_method, st.size, st.comp_size)
-                               : std::optional<std::string>("its size or compression is not recorded");
-      if (problem)
-        throw Error(path() + ": the member " + printable(name ? name : "?", 200) +
+      const zip_uint64_t stated = ZIP_STAT_NAME | ZIP_STAT_SIZE | ZIP_STAT_COMP_SIZE |
+                                  ZIP_STAT_COMP_METHOD | ZIP_STAT_CRC;
+      if ((st.valid & stated) != stated || raw_name != recorded.name ||
+          st.size != recorded.size || st.comp_size != recorded.compressed_size ||
+          st.crc != recorded.crc || st.comp_method != recorded.method)
+        disagrees("member " + std::to_string(i) + ", " + printable(recorded.name, 200));
+      if (const auto problem = zip_member_problem(st.comp_method, st.size, st.comp_size))
+        throw Error(path() + ": the member " + printable(st.name, 200) +
                     " cannot be read safely: " + *problem);
-      entries_.push_back(
-          Entry{name ? name : "", st.size, (st.valid & ZIP_STAT_CRC) ? st.crc : 0u});
+      entries_.push_back(Entry{st.name, st.size, st.crc});
     }
     index_.reserve(entries_.size());
     for (std::size_t i = 0; i < entries_.size(); ++i) index_.emplace(entries_[i].name, i);
@@ -257,7 +268,8 @@ std::optional<std::string> ZipArchive::read(const std::string& name,
 ZipArchive::Member ZipArchive::open(std::size_t index, std::string label) const {
   zip_file_t* member = zip_fopen_index(zip_, static_cast<zip_uint64_t>(index), 0);
   if (member == nullptr)
-    throw Error(label + ": cannot read (" + zip_strerror(zip_) + ")");
+    throw Error(label + ": cannot read (" + zip_problem(zip_error_code_zip(zip_get_error(zip_))) +
+                ")");
   return Member(member, std::move(label));
 }
 
@@ -272,7 +284,8 @@ ZipArchive::Member::~Member() {
 
 void ZipArchive::Member::fail() {
   throw Error(label_ + ": damaged member (" +
-              zip_error_strerror(zip_file_get_error(static_cast<zip_file_t*>(file_))) + ")");
+              zip_problem(zip_error_code_zip(zip_file_get_error(static_cast<zip_file_t*>(file_)))) +
+              ")");
 }
 
 std::size_t ZipArchive::Member::read(void* out, std::size_t n) {

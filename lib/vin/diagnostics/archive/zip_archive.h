@@ -26,11 +26,11 @@ class ZipArchive {
     std::uint32_t crc = 0;
   };
 
-  /// Opens the zip in `file`: libzip reads its directory and compares every member's local
-  /// header with it (ZIP_CHECKCONS), then each member must be stored or deflated with a size
-  /// its compressed size can hold (member_problem: nothing is inflated past what the directory
-  /// promised). Throws Error naming the file: a truncated or damaged zip, or the member that
-  /// cannot be read safely.
+  /// Opens the zip in `file`: its directory is read and every member's local header checked
+  /// against it (zip_directory.h), libzip must read the same directory, and each member must be
+  /// stored or deflated with a size its compressed size can hold (member_problem: nothing is
+  /// inflated past what the directory promised). Throws Error naming the file: a truncated or
+  /// damaged zip, or the member that cannot be read safely.
   explicit ZipArchive(InputFilePtr file);
   ~ZipArchive();
   ZipArchive(const ZipArchive&) = delete;

@@ -19,6 +19,7 @@
 #include <unordered_set>
 
 #include "vin/diagnostics/archive/archive_layout.h"
+#include "vin/diagnostics/config/yaml_messages.h"
 #include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/records/json_encoding.h"
 #include "vin/diagnostics/text/printable.h"
@@ -483,9 +484,8 @@ std::vector<YAML::Mark> document_starts(const std::string& text, const std::stri
     const auto& starts = recorder.starts;
     if (starts.size() >= 2 && starts.back().pos == starts[starts.size() - 2].pos) {
       const YAML::Mark& stuck = starts.back();
-      const auto at = static_cast<std::size_t>(stuck.pos);
-      throw Error(location(source, stuck) + "malformed YAML: unexpected '" +
-                  printable(at < text.size() ? text.substr(at, 1) : std::string()) + "'");
+      throw Error(location(source, stuck) +
+                  "malformed YAML: " + yaml_problem("unknown token", text, stuck.pos));
     }
   }
   return recorder.starts;
@@ -534,7 +534,8 @@ ModelStructureSpec inspect_config(const std::string& text, const std::string& so
   } catch (const YAML::DeepRecursion& e) {
     throw Error(location(source, e.mark) + "the document nests too deeply to read");
   } catch (const YAML::Exception& e) {
-    throw Error(location(source, e.mark) + "malformed YAML: " + e.msg);
+    throw Error(location(source, e.mark) +
+                "malformed YAML: " + yaml_problem(e.msg, text, e.mark.pos));
   }
   return ConfigWalker(source, text, unwalked).run(root);
 }
