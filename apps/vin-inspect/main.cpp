@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <unordered_map>
 
+#include "help_format.h"
 #include "vin/diagnostics/archive/archive_layout.h"
 #include "vin/diagnostics/archive/model_source.h"
 #include "vin/diagnostics/config/inspect_config.h"
@@ -876,6 +877,8 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
   app.require_subcommand(1);
   app.fallthrough();
+  // before the subcommands are added: each takes its parent's formatter
+  app.formatter(std::make_shared<vin::cli::HelpFormatter>());
   app.footer(help_footer(cmds));
 
   std::vector<std::function<int()>> actions(cmds.size());
