@@ -8,8 +8,10 @@
 #   scripts/gpu_check.sh fetch   here (Debian 12, apt): downloads those .deb files into .gpu-deps/
 #                                (ignored by git), to copy to the GPU machine with the tree
 #   scripts/gpu_check.sh [run]   there: unpacks .gpu-deps/*.deb into .gpu-deps/prefix, builds into
-#                                build/gpu (release, benchmarks on, tests off) with CMake, a C++17
-#                                compiler and the Torch CMake package of $PYTHON's torch, then runs
+#                                build/gpu (release, benchmarks on, tests off) with CMake, a
+#                                compiler of the C++ standard that torch's CMake package asks for
+#                                (CMakeLists.txt follows it: C++20 for the newest torch) and the
+#                                Torch CMake package of $PYTHON's torch, then runs
 #                                the checks; prints `N passed, M failed` (exit 0 only when all pass)
 #
 # Environment: PYTHON (default python3: the one with the CUDA torch), VIN_GPU_DEVICE (default

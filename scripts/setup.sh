@@ -17,7 +17,7 @@ PACKAGES=(
   # peak memory in bench/benchmark.py
   time
   # the Debian packages (cpack's dpkg-shlibdeps) and the Debian roots they and the Debian 13
-  # configuration are tested in (scripts/test_packages.sh, scripts/test_debian13.sh)
+  # configurations are tested in (scripts/test_packages.sh, scripts/test_in_root.sh)
   dpkg-dev mmdebstrap
 )
 

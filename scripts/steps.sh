@@ -1,8 +1,8 @@
 # The step table of scripts/test.sh: each step's wall time, so the test command's budget (45
 # minutes on a clean machine, 25 on a warm one; README, Tests) is visible in every CI log.
-# Sourced, not run, by test.sh and the scripts it calls (test_debian13.sh, test_packages.sh,
-# fuzz.sh); they all append to one log, $VIN_STEP_LOG, which the outermost script creates and
-# prints as a table when it exits, whether the run passed or not.
+# Sourced, not run, by test.sh and the scripts it calls (test_in_root.sh, test_packages.sh,
+# test_cross_version.sh, fuzz.sh); they all append to one log, $VIN_STEP_LOG, which the outermost
+# script creates and prints as a table when it exits, whether the run passed or not.
 #
 #   steps_begin                 at the top of each such script (after set -e): the outermost one
 #                               makes the log and prints the table at exit; in every one a step

@@ -1,16 +1,26 @@
 #!/usr/bin/env bash
-# Sets up a fresh Debian 12 machine, builds everything with the CI preset (warnings are errors)
-# and runs the whole test suite through CTest (the zoo included); then builds and tests the same
-# sources without LibTorch (preset notorch). Test fixtures are generated on the way. Then:
+# Sets up a fresh Debian 12 machine and tests three configurations, each built with the CI preset
+# (warnings are errors) and tested through CTest on fixtures its own torch writes:
+#
+#   configuration   where                   LibTorch  compiler  C++  suites
+#   Debian 12       this machine            1.13      GCC 12    17   all but the zoo; then the
+#                                                                    same sources without LibTorch
+#                                                                    (preset notorch)
+#   Debian 13       a root (test_in_root)   2.6       GCC 14    17   all but the zoo
+#   Debian testing  a root (test_in_root)   2.14      GCC 16    20   all, the zoo included
+#
+# The zoo (every torchvision model and torch.nn's recurrent and transformer modules against
+# Python: about half of a configuration's time) runs on the newest LibTorch only, which keeps the
+# run within its budget (45 minutes on a clean 2-core machine; README, Tests). Then:
 #   - scripts/test_packages.sh: the Debian packages made from build/ci, installed with apt-get
 #     in a clean Debian 12 root, run there (beside the Debian 13 build: it waits on the disk);
-#   - scripts/test_debian13.sh: the second configuration, Debian 13 (LibTorch 2.6, GCC 14), whole
-#     suite, and the cross-version checks between the two builds;
+#   - scripts/test_cross_version.sh: each build on the archives the other two versions' torch
+#     wrote;
 #   - scripts/fuzz.sh: every libFuzzer target for 60 seconds (FUZZ_SECONDS=0 skips that).
-# The Debian roots need root (CI runs as root); VIN_ROOTS=0 leaves out the packages and Debian 13
-# steps on a machine where that is not possible. The roots are made (once; they are kept in
-# /var/cache/vin-inspect) in the background while the Debian 12 suite runs: mmdebstrap mostly
-# waits on the network and the disk.
+# The Debian roots need root (CI runs as root); VIN_ROOTS=0 leaves out the packages, the two roots'
+# configurations and the cross-version checks on a machine where that is not possible (the zoo
+# then runs here). The roots are made (once; they are kept in /var/cache/vin-inspect) in the
+# background while the Debian 12 suite runs: mmdebstrap mostly waits on the network and the disk.
 #
 # At the end (passed or not) it prints a table of its steps with their wall times
 # (scripts/steps.sh); README, Tests, has the budget.
@@ -42,9 +52,13 @@ if [[ ${VIN_ROOTS:-1} != 0 ]]; then
   roots_pid=$!
 fi
 
+# which suites run where: the zoo on the newest LibTorch only (without the roots, here)
+zoo_here=(-LE zoo)
+if [[ ${VIN_ROOTS:-1} == 0 ]]; then zoo_here=(); fi
+
 step "Debian 12: build (ci)" bash -c 'cmake --preset ci >/dev/null && cmake --build --preset ci'
 rm -f build/ci/zoo_times.txt
-ctest_step "Debian 12: CTest (ci), the zoo included" ctest --preset ci --parallel 2
+ctest_step "Debian 12: CTest (ci${zoo_here:+, without the zoo})" ctest --preset ci --parallel 2 "${zoo_here[@]}"
 zoo_step_note build/ci/zoo_times.txt
 # the same sources without LibTorch: vin_core and the binary alone (capture says it is missing)
 step "Debian 12: build (notorch)" bash -c 'cmake --preset notorch >/dev/null && cmake --build --preset notorch'
@@ -62,7 +76,7 @@ if [[ -n $roots_pid ]]; then
   bash scripts/test_packages.sh build/ci >build/test_packages.log 2>&1 &
   packages_pid=$!
   steps_at_exit 'if [[ -n ${packages_pid:-} ]]; then wait "$packages_pid"; fi'
-  bash scripts/test_debian13.sh
+  bash scripts/test_in_root.sh debian13 -LE zoo
   packages_status=0
   wait "$packages_pid" || packages_status=$?
   packages_pid=""
@@ -71,6 +85,8 @@ if [[ -n $roots_pid ]]; then
     echo "$0: the packages check failed (above)" >&2
     exit "$packages_status"
   fi
+  bash scripts/test_in_root.sh testing
+  bash scripts/test_cross_version.sh
 fi
 if ((${FUZZ_SECONDS:-60} > 0)); then
   bash scripts/fuzz.sh "${FUZZ_SECONDS:-60}"

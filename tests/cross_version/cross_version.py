@@ -1,7 +1,7 @@
 #!/usr/bin/python3
-"""Cross-version checks between two vin-inspect builds, one against LibTorch 1.13 (Debian 12) and
-one against LibTorch 2.6 (Debian 13), on the archives each version's torch wrote
-(scripts/test_debian13.sh runs them).
+"""Cross-version checks between the vin-inspect builds against LibTorch 1.13 (Debian 12), 2.6
+(Debian 13) and 2.14 (Debian testing), on the archives each version's torch wrote
+(scripts/test_cross_version.sh runs them).
 
 usage:
   cross_version.py records --binary B --out DIR --set NAME=BUILD_DIR [--set ...]
@@ -15,7 +15,9 @@ usage:
       B's LibTorch against this Python's torch (the same version) on every archive of the set:
       where torch.jit.load loads it, `capture` must load it too (and reach binding the inputs);
       where it fails on an operator it does not have (`Unknown builtin op: NS::NAME`), B must exit
-      1 with one line naming the archive and that operator; any other torch failure is a failure.
+      1 with one line naming the archive and that operator; where it refuses a newer file format
+      (the set's newer_version.pt), one line naming the archive and the version; any other torch
+      failure is a failure.
       (Whether captures agree is compare_capture.py's part, run on the other version's capture
       fixtures.)
 
@@ -35,6 +37,11 @@ from compare_inspect_model import CAPTURE_MODEL_FIXTURES, MODEL_FIXTURES  # noqa
 
 MODES = {"plain": [], "all": ["--all"]}
 UNKNOWN_OP = re.compile(r"Unknown builtin op: ([A-Za-z_]\w*::\w+(?:\.\w+)?)")
+NEWER_FORMAT = re.compile(r"PyTorch file with version (\d+), but the maximum supported version "
+                          r"for reading is (\d+)")
+# an archive whose file format version (99) no LibTorch reads: torch refuses it as too new, and
+# capture must name the version, not fail some other way (make_fixtures.py)
+NEWER_FORMAT_FIXTURE = "newer_version"
 
 
 def archives(build_dir):
@@ -117,13 +124,29 @@ def libtorch(args):
 
     passed = failed = 0
     for set_name, build_dir in parse_sets(args.set):
-        for name, path in archives(build_dir):
+        newer = (NEWER_FORMAT_FIXTURE, os.path.join(build_dir, "fixtures", NEWER_FORMAT_FIXTURE + ".pt"))
+        for name, path in archives(build_dir) + [newer]:
             case = f"{set_name}/{name}"
             try:
                 torch.jit.load(path, map_location="cpu")
                 loadable, missing_op = True, None
             except RuntimeError as exc:
                 match = UNKNOWN_OP.search(str(exc))
+                newer_format = NEWER_FORMAT.search(str(exc))
+                if newer_format:
+                    status, _, stderr = run(args.binary, "capture", path, "--shape", "x=1")
+                    lines = stderr.strip().splitlines()
+                    wanted = f"archive file format version {newer_format.group(1)} is newer than LibTorch"
+                    if status == 1 and len(lines) == 1 and path in lines[0] and wanted in lines[0]:
+                        passed += 1
+                        print(f"PASS {case} (torch {torch.__version__} reads versions up to "
+                              f"{newer_format.group(2)}: {lines[0]})")
+                    else:
+                        failed += 1
+                        print(f"FAIL {case}: torch refuses file format version "
+                              f"{newer_format.group(1)}; expected exit 1 and one line naming it "
+                              f"and the archive, got exit {status}: {stderr.strip()[:500]}")
+                    continue
                 if not match:
                     failed += 1
                     print(f"FAIL {case}: torch {torch.__version__} cannot load it: "
