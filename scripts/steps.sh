@@ -1,5 +1,5 @@
 # The step table of scripts/test.sh: each step's wall time, so the test command's budget (45
-# minutes on a clean machine, 25 on a warm one; README, Tests) is visible in every CI log.
+# minutes on a clean machine, 25 on a warm one; docs/testing.md) is visible in every CI log.
 # Sourced, not run, by test.sh and the scripts it calls (test_in_root.sh, test_packages.sh,
 # test_cross_version.sh, fuzz.sh); they all append to one log, $VIN_STEP_LOG, which the outermost
 # script creates and prints as a table when it exits, whether the run passed or not.
@@ -86,7 +86,7 @@ zoo_step_note() {
   step_note "  of which the zoo" "$seconds" "$note"
 }
 
-# CTest prints "12/19 Test  #4: cli ........   Passed  113.51 sec": the three slowest, "name N s"
+# CTest prints "12/26 Test  #4: cli_capture ...   Passed   53.51 sec": the three slowest, "name N s"
 _ctest_slowest() {
   sed -nE 's/.*Test +#[0-9]+: ([^ ]+) [ .]*[^0-9]*([0-9]+\.[0-9]+) sec.*/\2 \1/p' "$1" |
     sort -rn | head -3 | awk '{ printf "%s%s %.0f s", (NR > 1 ? ", " : ""), $2, $1 }'

@@ -11,7 +11,7 @@
 #
 # The zoo (every torchvision model and torch.nn's recurrent and transformer modules against
 # Python: about half of a configuration's time) runs on the newest LibTorch only, which keeps the
-# run within its budget (45 minutes on a clean 2-core machine; README, Tests). Then:
+# run within its budget (45 minutes on a clean 2-core machine; docs/testing.md). Then:
 #   - scripts/test_packages.sh: the Debian packages made from build/ci, installed with apt-get
 #     in a clean Debian 12 root, run there (beside the Debian 13 build: it waits on the disk);
 #   - scripts/test_cross_version.sh: each build on the archives the other two versions' torch
@@ -23,7 +23,7 @@
 # background while the Debian 12 suite runs: mmdebstrap mostly waits on the network and the disk.
 #
 # At the end (passed or not) it prints a table of its steps with their wall times
-# (scripts/steps.sh); README, Tests, has the budget.
+# (scripts/steps.sh); docs/testing.md has the budget.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/steps.sh

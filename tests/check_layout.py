@@ -9,7 +9,9 @@
   only from itself and the folders drawn above it (the request types that cross into the
   LibTorch plugin, `*_request.h`, are the one way up: the plugin's table names them);
 - every script the README names (`scripts/x.sh`, `scripts/x.py`), and every file under scripts/
-  that starts with `#!`, is executable in git (mode 100755): the README runs them directly.
+  that starts with `#!`, is executable in git (mode 100755): the README runs them directly;
+- no function in apps/ or lib/ is longer than 150 lines (a lambda counts as part of the
+  function it is written in), and apps/vin-inspect/main.cpp, which only dispatches, is under 300.
 
 usage: check_layout.py REPO_ROOT
 """
@@ -18,11 +20,52 @@ import re
 import subprocess
 import sys
 
-TORCH_FOLDERS = {"torch", "capture", "compare", "torch_plugin"}
+TORCH_FOLDERS = {"torch", "capture", "compare", "profiling", "torch_plugin"}
 TORCH_INCLUDE = re.compile(r'#\s*include\s*[<"](torch|ATen|c10|caffe2)/')
 INCLUDE = re.compile(r'\s*#\s*include\s*"vin/diagnostics/([a-z_]+)/([\w.]+)"')
 # the unit tests that link vin_core only (tests/CMakeLists.txt, vin_core_tests)
 CORE_TESTS_START = "add_executable(vin_core_tests"
+MAX_FUNCTION_LINES = 150
+MAX_MAIN_LINES = 300
+# a brace that opens a body after `)`: a function's, unless the parenthesis was a statement's
+STATEMENT_KEYWORDS = re.compile(r"\b(if|for|while|switch|catch)\s*$")
+CODE_OR_NOT = re.compile(r"""//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'""", re.S)
+
+
+def without_comments_and_literals(text):
+    """The text with comments, strings and characters blanked (newlines kept)."""
+    return CODE_OR_NOT.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+
+
+def long_functions(path, limit):
+    """(first line, lines) of each outermost function body in `path` longer than `limit`."""
+    text = without_comments_and_literals(open(path).read())
+    found, stack = [], []  # stack: (is a function body, line) per open brace
+    line = 1
+    for i, c in enumerate(text):
+        if c == "\n":
+            line += 1
+        elif c == "{":
+            before = text[:i].rstrip()
+            for word in ("override", "const", "noexcept", "final", "mutable"):
+                if before.endswith(word):
+                    before = before[: -len(word)].rstrip()
+            is_function = False
+            if before.endswith(")"):
+                depth, j = 0, len(before) - 1
+                while j >= 0:  # the parenthesis this one closes
+                    depth += {")": 1, "(": -1}.get(before[j], 0)
+                    if depth == 0:
+                        break
+                    j -= 1
+                is_function = not STATEMENT_KEYWORDS.search(before[:j])
+            stack.append((is_function, line))
+        elif c == "}" and stack:
+            is_function, start = stack.pop()
+            outermost = not any(f for f, _ in stack)
+            if is_function and outermost and line - start + 1 > limit:
+                found.append((start, line - start + 1))
+    return found
 
 
 def core_unit_tests(root):
@@ -44,7 +87,9 @@ def main():
     for name in sorted(os.listdir(lib)):
         if os.path.isfile(os.path.join(lib, name)):
             problems.append(f"lib/vin/diagnostics/{name} is in no folder")
-    others = [os.path.join(root, "apps", "vin-inspect", "main.cpp")] + core_unit_tests(root)
+    apps = [os.path.join(d, f) for d, _, names in os.walk(os.path.join(root, "apps"))
+            for f in sorted(names) if f.endswith((".h", ".cpp"))]
+    others = apps + core_unit_tests(root)
     for folder, path in files + [(None, p) for p in others]:
         if folder in TORCH_FOLDERS or not path.endswith((".h", ".cpp")):
             continue
@@ -91,6 +136,16 @@ def main():
     for script in sorted(scripts):
         if modes.get(script) != "100755":
             problems.append(f"{script} is run directly (README, #!) but is not executable in git")
+    for folder, path in files + [(None, p) for p in apps]:
+        if not path.endswith((".h", ".cpp")):
+            continue
+        for start, lines in long_functions(path, MAX_FUNCTION_LINES):
+            problems.append(f"{os.path.relpath(path, root)}:{start}: a function of {lines} lines, "
+                            f"more than {MAX_FUNCTION_LINES}")
+    main_lines = len(open(os.path.join(root, "apps", "vin-inspect", "main.cpp")).readlines())
+    if main_lines >= MAX_MAIN_LINES:
+        problems.append(f"apps/vin-inspect/main.cpp has {main_lines} lines; it only dispatches "
+                        f"(under {MAX_MAIN_LINES})")
     for p in problems:
         print("FAIL " + p)
     print(f"{len(problems)} problems")

@@ -235,7 +235,7 @@ class OverwritesItself(nn.Module):
 
 def setstate_attacks():
     # read as data they are ordinary models: described (exit 0); capture is not run, since it
-    # loads the archive with LibTorch, which runs __setstate__ by nature (README, Safety)
+    # loads the archive with LibTorch, which runs __setstate__ by nature (docs/safety.md)
     runs = [(["inspect-model", "{file}"], "safe", 0), (["diff", "{file}", "{file}"], "safe", 0),
             (["inspect-config", "{file}"], "error", 1)]
     for name, module in [("setstate_creates_file.pt", CreatesFile()),

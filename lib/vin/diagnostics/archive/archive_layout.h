@@ -37,8 +37,8 @@ ArchiveLayout probe_torchscript_archive(const std::string& path);
 /// The archive's record `name` (relative to its top folder, e.g. "extra/config.yaml"), or
 /// nothing when it has none. Reads that one record only. Throws Error when the record is larger
 /// than `max_bytes` or cannot be read.
-std::optional<std::string> read_archive_record(const ArchiveLayout& layout,
-                                               const std::string& name, std::size_t max_bytes);
+std::optional<std::string> read_archive_record(const ArchiveLayout& layout, const std::string& name,
+                                               std::size_t max_bytes);
 
 /// CRC-32s as 8 lowercase hex digits, by record name.
 using RecordChecksums = std::unordered_map<std::string, std::string>;
@@ -50,12 +50,11 @@ using RecordChecksums = std::unordered_map<std::string, std::string>;
 /// that the zip directory records for each record under data/ (the tensor storages, by the name
 /// after "data/"), from the same pass over the directory and without reading them.
 std::vector<std::pair<std::string, std::string>> read_archive_records(
-    const ArchiveLayout& layout,
-    const std::function<bool(std::string_view)>& wanted, std::size_t max_bytes,
-    std::size_t max_total_bytes, RecordChecksums* data_checksums = nullptr);
+    const ArchiveLayout& layout, const std::function<bool(std::string_view)>& wanted,
+    std::size_t max_bytes, std::size_t max_total_bytes, RecordChecksums* data_checksums = nullptr);
 
 /// Bounds on an archive's code/ before LibTorch compiles it, with the maxima measured on every
-/// torchvision model beside them (README, Safety).
+/// torchvision model beside them (docs/safety.md).
 struct CodeLimits {
   std::size_t max_bytes = std::size_t{32} << 20;  ///< all of code/ (densenet201: 421,495)
   std::size_t max_lines = 250000;                 ///< all of code/ (densenet201: 11,426)

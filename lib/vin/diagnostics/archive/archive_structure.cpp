@@ -11,6 +11,7 @@
 #include "vin/diagnostics/archive/pickle_safety.h"
 #include "vin/diagnostics/archive/torchscript_literal.h"
 #include "vin/diagnostics/records/error.h"
+#include "vin/diagnostics/records/module_counts.h"
 #include "vin/diagnostics/text/type_names.h"
 
 namespace vin::diagnostics {
@@ -21,7 +22,6 @@ constexpr std::size_t kMaxDepth = 2000;  // deeper module trees go to LibTorch
 
 using Kind = PickleValue::Kind;
 
-struct CountOverflow {};
 struct PathsTooLong {};
 
 // Walks the module objects in named_modules order, as inspect_model walks a loaded module.
@@ -46,13 +46,10 @@ class StructureWalker {
       visit(next, pending);
     }
     ModelDetails model_details;
-    if (details_.tensors) {
-      model_details.parameter_bytes = parameter_bytes_;
-      model_details.buffer_bytes = buffer_bytes_;
-    }
+    if (details_.tensors) counts_.put_bytes(model_details);
     if (details_.signature) model_details.methods = signatures(*root_class);
-    return ModelMetadata(python_type_name(root->text), total_, trainable_, std::move(modules_),
-                         std::move(model_details));
+    return ModelMetadata(python_type_name(root->text), counts_.total(), counts_.trainable(),
+                         std::move(modules_), std::move(model_details));
   }
 
  private:
@@ -82,7 +79,7 @@ class StructureWalker {
     if (depth > kMaxDepth)
       throw UnsupportedPickle("a module tree deeper than " + std::to_string(kMaxDepth) + " levels");
     const ClassSource& cls = *module_class(module);
-    std::int64_t direct = 0, direct_trainable = 0, buffers = 0;
+    DirectCounts direct;
     bool training = false;
     std::vector<std::pair<std::string_view, PickleRef>> children;
     std::unordered_set<std::string_view> names;
@@ -104,19 +101,12 @@ class StructureWalker {
           (is_buffer ? buffer_list : parameter_list)
               .push_back(
                   tensor_metadata(key, is_buffer ? "buffer" : "parameter", value, checksums_));
-        if (is_buffer) {
-          add(buffers, n);
-          if (details_.tensors && seen_buffers_.insert(value).second)
-            add(buffer_bytes_, buffer_list.back().nbytes);
-          continue;
-        }
-        add(direct, n);
-        if (value->requires_grad) add(direct_trainable, n);
-        if (seen_parameters_.insert(value).second) {
-          add(total_, n);
-          if (value->requires_grad) add(trainable_, n);
-          if (details_.tensors) add(parameter_bytes_, parameter_list.back().nbytes);
-        }
+        const std::int64_t nbytes =
+            details_.tensors ? (is_buffer ? buffer_list : parameter_list).back().nbytes : 0;
+        if (is_buffer)
+          counts_.buffer(direct, value, n, nbytes);
+        else
+          counts_.parameter(direct, value, n, value->requires_grad, nbytes);
       } else if (name == "training") {
         training = value->kind == Kind::boolean && value->boolean;
       } else if (module_class(value)) {
@@ -138,8 +128,9 @@ class StructureWalker {
           attributes.set(name, parse_torchscript_literal(literal, constant_));
       module_details.attributes = attributes.take();
     }
-    modules_.emplace_back(path.empty() ? kRootPath : path, python_type_name(module->text), direct,
-                          direct_trainable, buffers, training, std::move(module_details));
+    modules_.emplace_back(path.empty() ? kRootPath : path, python_type_name(module->text),
+                          direct.parameters, direct.trainable, direct.buffers, training,
+                          std::move(module_details));
     for (auto it = children.rbegin(); it != children.rend(); ++it) {
       path_bytes_ += path.size() + 1 + it->first.size();
       if (path_bytes_ > kMaxModulePathBytes) throw PathsTooLong();
@@ -182,23 +173,13 @@ class StructureWalker {
     return methods;
   }
 
-  // sums of element counts that no model can hold overflow int64: not an answer to give
-  static void add(std::int64_t& sum, std::int64_t n) {
-    if (__builtin_add_overflow(sum, n, &sum)) throw CountOverflow();
-  }
-
   const ClassSources& classes_;
   const InspectDetails details_;
   const StorageChecksums& checksums_;
   const ArchiveConstant constant_;
   std::vector<ModuleMetadata> modules_;
   std::unordered_set<const PickleValue*> seen_modules_;
-  std::unordered_set<const PickleValue*> seen_parameters_;
-  std::unordered_set<const PickleValue*> seen_buffers_;
-  std::int64_t parameter_bytes_ = 0;
-  std::int64_t buffer_bytes_ = 0;
-  std::int64_t total_ = 0;
-  std::int64_t trainable_ = 0;
+  ModelCounts<const PickleValue*> counts_;
   std::size_t path_bytes_ = 0;
 };
 

@@ -13,6 +13,7 @@
 #include "vin/diagnostics/archive/pickle_safety.h"
 #include "vin/diagnostics/archive/torchscript_literal.h"
 #include "vin/diagnostics/records/error.h"
+#include "vin/diagnostics/records/module_counts.h"
 #include "vin/diagnostics/text/dtypes.h"
 #include "vin/diagnostics/text/printable.h"
 #include "vin/diagnostics/text/type_names.h"
@@ -34,8 +35,8 @@ struct Malformed {
 // take the matching qint type, as its toQIntType did
 const Dtype& data_type(const Json& value, bool quantized) {
   static const std::pair<const char*, const char*> kTypes[] = {
-      {"FLOAT", "float32"}, {"INT32", "int32"}, {"BYTE", "uint8"},   {"BOOL", "bool"},
-      {"UINT8", "uint8"},   {"INT8", "int8"},   {"INT16", "int16"},  {"INT64", "int64"},
+      {"FLOAT", "float32"},   {"INT32", "int32"},   {"BYTE", "uint8"},  {"BOOL", "bool"},
+      {"UINT8", "uint8"},     {"INT8", "int8"},     {"INT16", "int16"}, {"INT64", "int64"},
       {"FLOAT16", "float16"}, {"DOUBLE", "float64"}};
   static const int kNumbers[] = {1, 2, 3, 5, 6, 7, 9, 10, 12, 13};
   std::optional<std::string> name;
@@ -43,13 +44,18 @@ const Dtype& data_type(const Json& value, bool quantized) {
     if ((value.is_string() && value.get<std::string>() == kTypes[i].first) ||
         (value.is_number_integer() && value.get<std::int64_t>() == kNumbers[i]))
       name = kTypes[i].second;
-  if (!name) throw Malformed{"a tensor of data type " + printable(value.dump()) +
-                             ", which no PyTorch module holds"};
+  if (!name)
+    throw Malformed{"a tensor of data type " + printable(value.dump()) +
+                    ", which no PyTorch module holds"};
   if (quantized) {
-    if (*name == "uint8") name = "quint8";
-    else if (*name == "int8") name = "qint8";
-    else if (*name == "int32") name = "qint32";
-    else throw Malformed{"a quantized tensor of data type " + *name};
+    if (*name == "uint8")
+      name = "quint8";
+    else if (*name == "int8")
+      name = "qint8";
+    else if (*name == "int32")
+      name = "qint32";
+    else
+      throw Malformed{"a quantized tensor of data type " + *name};
   }
   return *dtype_named(*name);
 }
@@ -144,13 +150,10 @@ class LegacyReader {
       }
     }
     ModelDetails model_details;
-    if (details_.tensors) {
-      model_details.parameter_bytes = parameter_bytes_;
-      model_details.buffer_bytes = buffer_bytes_;
-    }
+    if (details_.tensors) counts_.put_bytes(model_details);
     if (details_.signature) model_details.methods = signatures(root);
-    return ModelMetadata(python_type_name("__torch__" + atoms(root_name)), total_, trainable_,
-                         std::move(modules_), std::move(model_details));
+    return ModelMetadata(python_type_name("__torch__" + atoms(root_name)), counts_.total(),
+                         counts_.trainable(), std::move(modules_), std::move(model_details));
   }
 
  private:
@@ -163,7 +166,8 @@ class LegacyReader {
       std::size_t end = name.find('.', start);
       if (end == std::string::npos) end = name.size();
       const std::string atom = name.substr(start, end - start);
-      const bool digits = !atom.empty() && atom.find_first_not_of("0123456789") == std::string::npos;
+      const bool digits =
+          !atom.empty() && atom.find_first_not_of("0123456789") == std::string::npos;
       out += "." + (digits ? "_" + atom : atom);
       start = end + 1;
     }
@@ -231,8 +235,7 @@ class LegacyReader {
     const PickleRef root = attributes_->root;
     if ((root->kind != PickleValue::Kind::tuple && root->kind != PickleValue::Kind::list) ||
         id < 0 || static_cast<std::size_t>(id) >= root->items.size())
-      throw Malformed{"an attribute whose id " + std::to_string(id) +
-                      " is not in attributes.pkl"};
+      throw Malformed{"an attribute whose id " + std::to_string(id) + " is not in attributes.pkl"};
     return root->items[static_cast<std::size_t>(id)];
   }
 
@@ -248,7 +251,7 @@ class LegacyReader {
   }
 
   void visit(const Json& module, const std::string& path, const std::string& qualified) {
-    std::int64_t direct = 0, direct_trainable = 0, buffers = 0;
+    DirectCounts direct;
     std::vector<TensorMetadata> parameter_list, buffer_list;
     std::unordered_set<std::string> registered;
     for (const Json& p : member(module, "parameters", Json::value_t::array)) {
@@ -264,18 +267,10 @@ class LegacyReader {
         named.kind = is_buffer ? "buffer" : "parameter";
         (is_buffer ? buffer_list : parameter_list).push_back(std::move(named));
       }
-      if (is_buffer) {
-        add(buffers, t.numel);
-        if (seen_buffers_.insert(id).second) add(buffer_bytes_, t.nbytes);
-        continue;
-      }
-      add(direct, t.numel);
-      if (t.requires_grad) add(direct_trainable, t.numel);
-      if (seen_parameters_.insert(id).second) {
-        add(total_, t.numel);
-        if (t.requires_grad) add(trainable_, t.numel);
-        add(parameter_bytes_, t.nbytes);
-      }
+      if (is_buffer)
+        counts_.buffer(direct, id, t.numel, t.nbytes);
+      else
+        counts_.parameter(direct, id, t.numel, t.requires_grad, t.nbytes);
     }
     bool training = true;  // LibTorch's is_training() of a module without the attribute
     JsonObjectBuilder attributes;
@@ -289,7 +284,8 @@ class LegacyReader {
         const PickleRef value = id >= 0 ? attribute_at(id) : nullptr;
         training = value && value->kind == PickleValue::Kind::boolean && value->boolean;
       } else if (details_.attributes && !is_bookkeeping_name(name) && type != "Tensor") {
-        attributes.set(name, id >= 0 ? attribute_value(typed_list_items(attribute_at(id))) : Json());
+        attributes.set(name,
+                       id >= 0 ? attribute_value(typed_list_items(attribute_at(id))) : Json());
       }
     }
     ModuleDetails module_details;
@@ -299,13 +295,9 @@ class LegacyReader {
       module_details.tensors = std::move(parameter_list);
     }
     if (details_.attributes) module_details.attributes = attributes.take();
-    modules_.emplace_back(path.empty() ? kRootPath : path, python_type_name(qualified), direct,
-                          direct_trainable, buffers, training, std::move(module_details));
-  }
-
-  // sums of element counts that no model can hold overflow int64: not an answer to give
-  static void add(std::int64_t& sum, std::int64_t n) {
-    if (__builtin_add_overflow(sum, n, &sum)) throw Malformed{kCountOverflowMessage};
+    modules_.emplace_back(path.empty() ? kRootPath : path, python_type_name(qualified),
+                          direct.parameters, direct.trainable, direct.buffers, training,
+                          std::move(module_details));
   }
 
   // The root's methods: its code record holds them as top-level `def`s (bodies at two spaces);
@@ -326,8 +318,8 @@ class LegacyReader {
         source_ += "  ";
         // today's printer annotates self with its class; 1.0 to 1.2 left it bare
         const std::size_t self = line.rfind("def ", 0) == 0 ? line.find("(self") : line.npos;
-        if (self != line.npos && (line.size() == self + 5 || line[self + 5] == ',' ||
-                                  line[self + 5] == ')')) {
+        if (self != line.npos &&
+            (line.size() == self + 5 || line[self + 5] == ',' || line[self + 5] == ')')) {
           source_.append(line.data(), self + 5);
           source_ += ": __torch__.Legacy";
           source_.append(line.data() + self + 5, line.size() - self - 5);
@@ -367,12 +359,7 @@ class LegacyReader {
   std::string source_;
   std::size_t name_bytes_ = 0;
   std::vector<ModuleMetadata> modules_;
-  std::unordered_set<std::int64_t> seen_parameters_;
-  std::unordered_set<std::int64_t> seen_buffers_;
-  std::int64_t parameter_bytes_ = 0;
-  std::int64_t buffer_bytes_ = 0;
-  std::int64_t total_ = 0;
-  std::int64_t trainable_ = 0;
+  ModelCounts<std::int64_t> counts_;  // by tensor id
 };
 
 }  // namespace
@@ -392,6 +379,9 @@ ModelMetadata read_legacy_archive_metadata(const ZipArchive& zip, const std::str
   } catch (const Malformed& e) {
     throw Error(zip.path() + ": a TorchScript archive of PyTorch 1.0 to 1.2 (model.json) that " +
                 "cannot be read: " + e.what);
+  } catch (const CountOverflow&) {
+    throw Error(zip.path() + ": a TorchScript archive of PyTorch 1.0 to 1.2 (model.json) that " +
+                "cannot be read: " + kCountOverflowMessage);
   }
 }
 

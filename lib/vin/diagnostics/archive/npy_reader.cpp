@@ -234,6 +234,10 @@ bool set_dtype(NpyArray& array, const std::string& descr, const std::string& sou
       unsupported("only numbers and bools can be model inputs");
   }
   array.item_size = size;
+  // the one dtype table names it, by numpy's little-endian spelling ('|' for one byte)
+  array.dtype =
+      dtype_of_npy_descr(std::string(size == 1 ? "|" : "<") + kind + std::to_string(size));
+  if (!array.dtype) unsupported("no LibTorch type");
   if (order == '|' || order == '=' || size == 1) return false;
   const bool host_big_endian = __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__;
   return (order == '>') != host_big_endian;
@@ -324,22 +328,7 @@ std::int64_t NpyArray::numel() const {
   return n;
 }
 
-std::string NpyArray::dtype_name() const {
-  const std::string bits = std::to_string(item_size * 8);
-  switch (kind) {
-    case NpyKind::boolean:
-      return "bool";
-    case NpyKind::signed_integer:
-      return "int" + bits;
-    case NpyKind::unsigned_integer:
-      return "uint" + bits;
-    case NpyKind::floating:
-      return "float" + bits;
-    case NpyKind::complex:
-      return "complex" + bits;
-  }
-  return "unknown";
-}
+std::string NpyArray::dtype_name() const { return dtype ? std::string(dtype->name) : "unknown"; }
 
 NpyArray parse_npy(std::string_view bytes, const std::string& source) {
   MemorySource in(bytes);

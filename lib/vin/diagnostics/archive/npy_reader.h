@@ -10,6 +10,7 @@
 
 #include "vin/diagnostics/archive/input_file.h"
 #include "vin/diagnostics/archive/zip_archive.h"
+#include "vin/diagnostics/text/dtypes.h"
 
 namespace vin::diagnostics {
 
@@ -21,12 +22,13 @@ struct NpyArray {
   std::string name;  ///< the .npz member name without ".npy" (empty for a lone .npy file)
   NpyKind kind = NpyKind::floating;
   std::size_t item_size = 0;        ///< bytes per element (complex: both parts)
+  const Dtype* dtype = nullptr;     ///< its row of the one dtype table (text/dtypes.h)
   std::vector<std::int64_t> shape;  ///< empty for a 0-d array
   bool fortran_order = false;       ///< data is column-major (first index varies fastest)
   std::vector<unsigned char> data;  ///< numel * item_size bytes, native byte order
 
   std::int64_t numel() const;
-  /// numpy's name of the element type, e.g. "float32", "uint8", "complex64".
+  /// the dtype table's name of the element type, e.g. "float32", "uint8", "complex64".
   std::string dtype_name() const;
 };
 

@@ -4,8 +4,8 @@
 // nested values recursively, parses type strings recursively, and copies shared containers once
 // per reference when inputs are placed on a device. A few changed bytes can make it allocate tens
 // of gigabytes or overflow the stack; this scan refuses such pickles first, against limits far
-// beyond what ordinary archives and inputs use (measured on every torchvision model: README,
-// Safety).
+// beyond what ordinary archives and inputs use (measured on every torchvision model:
+// docs/safety.md).
 #pragma once
 
 #include <cstddef>

@@ -1,11 +1,10 @@
 #include "vin/diagnostics/capture/capture_archive.h"
 
 #include <chrono>
-#include <iomanip>
-#include <sstream>
 
 #include "vin/diagnostics/capture/forward_runner.h"
 #include "vin/diagnostics/capture/model_capture.h"
+#include "vin/diagnostics/capture/tensor_consumers.h"
 #include "vin/diagnostics/capture/tensor_sampling.h"
 #include "vin/diagnostics/output/npz_writer.h"
 #include "vin/diagnostics/records/log_sink.h"
@@ -14,12 +13,10 @@
 namespace vin::diagnostics {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 // capture --save: the whole tensors as an .npz, complete or not at all (NpzWriter, OutputFile)
-void save_tensors(const std::string& path,
+void save_tensors(const std::string& path, const std::string& shown,
                   const std::vector<std::pair<std::string, at::Tensor>>& tensors) {
-  NpzWriter writer(path);
+  NpzWriter writer(path, shown);
   for (const auto& [name, tensor] : tensors) {
     const char* descr = npy_descr(tensor.scalar_type());
     if (!descr) continue;  // a dtype numpy has no type for (LibTorch 2's unsigned 16/32/64)
@@ -29,33 +26,21 @@ void save_tensors(const std::string& path,
   writer.finish();
 }
 
-// Where a capture's time goes, for `--log-level debug`: one line per stage.
-class Stopwatch {
- public:
-  void lap(const std::string& stage) {
-    const auto now = Clock::now();
-    std::ostringstream line;
-    line << "capture: " << stage << " in " << std::fixed << std::setprecision(1)
-         << std::chrono::duration<double, std::milli>(now - last_).count() << " ms";
-    log_line(LogLevel::debug, line.str());
-    last_ = now;
-  }
-
- private:
-  Clock::time_point last_ = Clock::now();
-};
-
 }  // namespace
 
 CaptureResult capture_archive(const CaptureRequest& request) {
-  Stopwatch stopwatch;
+  StageStopwatch stopwatch("capture");
   LoadedRun loaded(request.run, [&](const char* stage) { stopwatch.lap(stage); });
   // the model was loaded for this capture alone: no clone to keep it as it was
   ModelCapture capture =
       capture_model_in_place(loaded.model(), request.module_paths, request.limits);
   stopwatch.lap("instrumented the model");
-  capture.enable_stats(request.stats);
-  if (request.save_path) capture.enable_saving(request.save_max_bytes);
+  if (request.stats) capture.add_consumer(std::make_shared<NonfiniteCheck>());
+  std::shared_ptr<TensorSaver> saver;
+  if (request.save_path) {
+    saver = std::make_shared<TensorSaver>(request.save_max_bytes);
+    capture.add_consumer(saver);
+  }
   CaptureResult result;
   {
     auto scope = capture.enter();
@@ -89,7 +74,7 @@ CaptureResult capture_archive(const CaptureRequest& request) {
   result.snapshots = capture.snapshots();
   result.summary = capture.summary();
   if (request.save_path) {
-    save_tensors(*request.save_path, capture.saved_tensors());
+    save_tensors(*request.save_path, request.save_name, saver->saved());
     stopwatch.lap("saved the tensors");
   }
   return result;

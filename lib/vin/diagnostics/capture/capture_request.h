@@ -44,6 +44,7 @@ struct CaptureRequest {
   ForwardRun run;
   /// capture --save: the .npz to write the recorded snapshots' whole tensors to
   std::optional<std::string> save_path;
+  std::string save_name;  ///< the file the user named, for messages ("" : save_path itself)
   std::int64_t save_max_bytes = std::int64_t{1} << 30;   ///< capture --save-max-bytes
   std::optional<std::vector<std::string>> module_paths;  ///< nothing: every module
   CaptureLimits limits;

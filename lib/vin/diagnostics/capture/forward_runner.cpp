@@ -170,7 +170,7 @@ LoadedRun::LoadedRun(const ForwardRun& run, const std::function<void(const char*
 }
 
 std::optional<RunFailure> run_forwards(LoadedRun& loaded, const ForwardStep& step,
-                                       ModelCapture* stoppable, const OnAbandoned& on_abandoned,
+                                       StoppableForward* stoppable, const OnAbandoned& on_abandoned,
                                        GraphOptimisation optimisation) {
   const ForwardRun& run = loaded.run();
   at::NoGradGuard no_grad;

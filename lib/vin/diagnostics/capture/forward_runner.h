@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "vin/diagnostics/archive/archive_layout.h"
-#include "vin/diagnostics/capture/model_capture.h"
 #include "vin/diagnostics/capture/capture_request.h"
+#include "vin/diagnostics/capture/stoppable_forward.h"
 #include "vin/diagnostics/torch/forward_inputs.h"
 
 namespace vin::diagnostics {
@@ -72,13 +72,13 @@ enum class GraphOptimisation { off, as_configured };
 
 /// Runs `step` for each of the run's inputs in order, without autograd and with the graph
 /// executor's optimisation as `optimisation` says (restored on return), each under the run's
-/// --timeout. `stoppable`: the capture whose
+/// --timeout. `stoppable`: the capture (a ModelCapture) whose
 /// observers stop a forward past its deadline at the next module call; without one (or when no
 /// module call comes) a forward past its deadline is abandoned (`on_abandoned`). Returns the
 /// failure of the first forward that did not finish; the later ones are not run.
-std::optional<RunFailure> run_forwards(
-    LoadedRun& run, const ForwardStep& step, ModelCapture* stoppable,
-    const OnAbandoned& on_abandoned, GraphOptimisation optimisation = GraphOptimisation::off);
+std::optional<RunFailure> run_forwards(LoadedRun& run, const ForwardStep& step,
+                                       StoppableForward* stoppable, const OnAbandoned& on_abandoned,
+                                       GraphOptimisation optimisation = GraphOptimisation::off);
 
 /// Waits until the kernels queued on `device` have run, when it is a CUDA device (their calls
 /// return once queued); does nothing for others. A device without an index: the current one.

@@ -1,7 +1,5 @@
 #include "vin/diagnostics/capture/model_capture.h"
 
-#include <torch/csrc/jit/api/function_impl.h>
-
 #include <algorithm>
 #include <array>
 #include <mutex>
@@ -13,6 +11,8 @@
 
 #include "vin/diagnostics/capture/capture_request.h"
 #include "vin/diagnostics/capture/graph_instrumentation.h"
+#include "vin/diagnostics/capture/hook_retyping.h"
+#include "vin/diagnostics/capture/inline_forks.h"
 #include "vin/diagnostics/capture/tensor_sampling.h"
 #include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/records/log_sink.h"
@@ -77,10 +77,8 @@ struct ModelCapture::State : GraphObserver {
   std::optional<std::string> stopped_by;
   // what else takes each reached tensor, in the order added (tensor_consumers.h)
   std::vector<std::shared_ptr<TensorConsumer>> consumers;
-  bool every_tensor = false;    // a consumer wants the tensors past the snapshot quotas
-  bool snapshots_off = false;   // a consumer has every tensor instead: no snapshot is kept
-  std::shared_ptr<NonfiniteCheck> stats_check;  // enable_stats
-  std::shared_ptr<TensorSaver> saver;           // enable_saving
+  bool every_tensor = false;   // a consumer wants the tensors past the snapshot quotas
+  bool snapshots_off = false;  // a consumer has every tensor instead: no snapshot is kept
   void forget_pending_calls() {
     for (ModuleCalls& m : modules) m.pending.clear();
   }
@@ -120,85 +118,6 @@ struct ModelCapture::State : GraphObserver {
 };
 
 namespace {
-
-// Each class type of a module's tree and the class type that its clone has in its place.
-using TypeRemap = std::unordered_map<c10::TypePtr, c10::TypePtr>;
-
-TypeRemap clone_types(const torch::jit::Module& model, const torch::jit::Module& clone) {
-  TypeRemap remap;
-  const auto originals = model.named_modules();
-  const auto clones = clone.named_modules();
-  // a clone keeps its module's slots in order
-  for (auto o = originals.begin(), c = clones.begin(); o != originals.end() && c != clones.end();
-       ++o, ++c)
-    remap.emplace((*o).value.type(), (*c).value.type());
-  return remap;
-}
-
-// Scripted forward hooks typed for the clone. Module::clone leaves the root's hooks behind, and
-// the submodules' hooks that TorchScript emitted into the callers' graphs (as constants:
-// `prim::CallFunction(hook, submodule, ...)`) stay the caller's functions in the clone's graphs.
-// Either, typed for the caller's classes, would call the caller's uninstrumented methods for
-// the modules it calls; each gets a copy whose graph names the clone's classes.
-class HookRetyping {
- public:
-  HookRetyping(const torch::jit::Module& model, const torch::jit::Module& clone)
-      : remap_(clone_types(model, clone)), clone_(clone) {}
-
-  /// The copy of `hook` typed for the clone (made once per hook).
-  torch::jit::Function* copy_of(torch::jit::Function& hook) {
-    if (const auto it = copies_.find(&hook); it != copies_.end()) return it->second;
-    auto graph = torch::jit::toGraphFunction(hook).graph()->copy();
-    graph->remapTypes([this](c10::TypePtr type) {
-      const auto it = remap_.find(type);
-      return it == remap_.end() ? type : it->second;
-    });
-    const auto& clone_type = clone_.type();
-    torch::jit::Function* copy = clone_type->compilation_unit()->create_function(
-        c10::QualifiedName(*clone_type->name(), hook.name()), graph, /*shouldMangle=*/true);
-    copies_.emplace(&hook, copy);
-    retype_calls_in(*graph->block());  // hooks of the modules the hook calls
-    return copy;
-  }
-
-  /// Points the hook calls in every method of the clone's classes at the copies.
-  void retype_calls_in_methods() {
-    std::unordered_set<const c10::ClassType*> seen;
-    for (const auto& [original, cloned] : remap_) {
-      const auto cls = cloned->cast<c10::ClassType>();
-      if (!cls || !seen.insert(cls.get()).second) continue;
-      for (torch::jit::Function* method : cls->methods())
-        if (auto* graph_fn = dynamic_cast<torch::jit::GraphFunction*>(method))
-          retype_calls_in(*graph_fn->graph()->block());
-    }
-  }
-
- private:
-  // a hook is a function whose first argument is a module of the caller's tree; free functions
-  // are left alone
-  bool is_hook(torch::jit::Function& fn) const {
-    const auto* graph_fn = dynamic_cast<torch::jit::GraphFunction*>(&fn);
-    if (!graph_fn) return false;
-    const auto inputs = graph_fn->graph()->inputs();
-    return !inputs.empty() && remap_.count(inputs[0]->type()) != 0;
-  }
-
-  void retype_calls_in(torch::jit::Block& block) {
-    for (torch::jit::Node* node : block.nodes()) {
-      for (torch::jit::Block* inner : node->blocks()) retype_calls_in(*inner);
-      if (node->hasAttribute(c10::attr::Subgraph))  // a prim::fork's closure
-        retype_calls_in(*node->g(c10::attr::Subgraph)->block());
-      if (node->kind() != c10::prim::Constant || node->outputs().size() != 1) continue;
-      const auto fn_type = node->output()->type()->cast<c10::FunctionType>();
-      if (fn_type && is_hook(*fn_type->function()))
-        node->output()->setType(c10::FunctionType::create(copy_of(*fn_type->function())));
-    }
-  }
-
-  TypeRemap remap_;
-  const torch::jit::Module& clone_;
-  std::unordered_map<torch::jit::Function*, torch::jit::Function*> copies_;
-};
 
 std::string dict_key_text(const c10::IValue& key) {
   if (key.isString()) return key.toStringRef();
@@ -374,11 +293,10 @@ void ModelCapture::State::record(Walk& walk, const at::Tensor& tensor) {
     sample =
         sample_tensor(tensor, limits.max_samples_per_tensor(), limits.max_bytes() - sampled_bytes);
   auto [shape, numel] = snapshot_shape(tensor);
-  snapshots.emplace_back(walk.key.module_path, walk.key.call_index, walk.key.direction,
-                         walk.key.tensor_path,
-                         std::move(shape), python_dtype_name(tensor.scalar_type()),
-                         tensor.device().str(), numel, sample.sampled_bytes,
-                         std::move(sample.values), reason, std::move(reached.stats));
+  snapshots.emplace_back(
+      walk.key.module_path, walk.key.call_index, walk.key.direction, walk.key.tensor_path,
+      std::move(shape), python_dtype_name(tensor.scalar_type()), tensor.device().str(), numel,
+      sample.sampled_bytes, std::move(sample.values), reason, std::move(reached.stats));
   sampled_bytes += sample.sampled_bytes;
   if (static_cast<std::int64_t>(snapshots.size()) >= limits.max_tensors())
     stopped_by = "max_tensors";
@@ -412,21 +330,6 @@ ModelCapture::Scope ModelCapture::enter() {
   return Scope(this);
 }
 
-void ModelCapture::enable_stats(bool on) {
-  std::lock_guard<std::mutex> lock(state_->mutex);
-  State& s = *state_;
-  if (on == (s.stats_check != nullptr)) return;
-  if (on) {
-    s.stats_check = std::make_shared<NonfiniteCheck>();
-    s.add(s.stats_check);
-    return;
-  }
-  s.consumers.erase(std::find(s.consumers.begin(), s.consumers.end(), s.stats_check));
-  s.stats_check.reset();
-  s.every_tensor = std::any_of(s.consumers.begin(), s.consumers.end(),
-                               [](const auto& c) { return c->wants_every_tensor(); });
-}
-
 void ModelCapture::add_consumer(std::shared_ptr<TensorConsumer> consumer) {
   std::lock_guard<std::mutex> lock(state_->mutex);
   state_->add(std::move(consumer));
@@ -439,22 +342,6 @@ void ModelCapture::close() {
   state_->forget_pending_calls();
 }
 
-namespace {
-
-// A task launcher for the interpreter that runs each torch.jit.fork task then and there, on the
-// forking thread.
-void run_now(std::function<void()> task) { task(); }
-
-// The value of a forward run asynchronously with run_now: complete on return unless the model
-// waited on something it did not fork (then this waits); an error, as the interpreter's text,
-// is rethrown.
-c10::IValue finished(const c10::intrusive_ptr<c10::ivalue::Future>& future) {
-  future->wait();
-  return future->value();
-}
-
-}  // namespace
-
 c10::IValue ModelCapture::forward(const ForwardInputs& inputs, ForkTasks forks) {
   State& s = *state_;
   std::vector<c10::IValue> args = inputs.args;
@@ -465,7 +352,8 @@ c10::IValue ModelCapture::forward(const ForwardInputs& inputs, ForkTasks forks) 
   auto run_hook = [&self, forks](torch::jit::Function* hook, std::vector<c10::IValue> extra) {
     torch::jit::Stack stack{self};
     for (auto& v : extra) stack.push_back(std::move(v));
-    if (forks == ForkTasks::inline_at_fork) return finished(hook->runAsync(stack, run_now));
+    if (forks == ForkTasks::inline_at_fork)
+      return value_when_done(hook->runAsync(stack, launch_at_fork));
     hook->run(stack);
     return stack.empty() ? c10::IValue() : stack.back();
   };
@@ -480,7 +368,7 @@ c10::IValue ModelCapture::forward(const ForwardInputs& inputs, ForkTasks forks) 
   try {
     torch::jit::Method method = s.instrumented.get_method(inputs.method);
     output = forks == ForkTasks::inline_at_fork
-                 ? finished(method.run_async(args, kwargs, run_now))
+                 ? value_when_done(method.run_async(args, kwargs, launch_at_fork))
                  : method(args, kwargs);
     for (torch::jit::Function* hook : s.hooks) {
       c10::IValue result = run_hook(hook, {c10::ivalue::Tuple::create(args), output});
@@ -530,23 +418,6 @@ CaptureSummary ModelCapture::State::summarize() const {
   summary.stopped_by = stopped_by;
   for (const auto& consumer : consumers) consumer->summarize(summary);
   return summary;
-}
-
-void ModelCapture::set_tensor_sink(TensorSink sink) {
-  std::lock_guard<std::mutex> lock(state_->mutex);
-  state_->add(std::make_shared<TensorForwarder>(std::move(sink)));
-}
-
-void ModelCapture::enable_saving(std::int64_t max_bytes) {
-  std::lock_guard<std::mutex> lock(state_->mutex);
-  if (state_->saver) return;
-  state_->saver = std::make_shared<TensorSaver>(max_bytes);
-  state_->add(state_->saver);
-}
-
-const std::vector<std::pair<std::string, at::Tensor>>& ModelCapture::saved_tensors() const {
-  static const std::vector<std::pair<std::string, at::Tensor>> none;
-  return state_->saver ? state_->saver->saved() : none;
 }
 
 CaptureSummary ModelCapture::summary() const {

@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "vin/diagnostics/capture/stoppable_forward.h"
 #include "vin/diagnostics/capture/tensor_consumers.h"
 #include "vin/diagnostics/records/capture_records.h"
 #include "vin/diagnostics/torch/forward_inputs.h"
@@ -29,7 +30,7 @@ namespace vin::diagnostics {
 
 /// A capture of one model. Snapshots, byte accounting and per-module call indices are
 /// cumulative across forwards and across entrances.
-class ModelCapture {
+class ModelCapture : public StoppableForward {
  public:
   /// Recording for as long as it lives (like Python's `with capture:`); leaving deactivates,
   /// also during stack unwinding from a failed forward.
@@ -67,23 +68,9 @@ class ModelCapture {
   /// model does not have (naming the closest ones), or when the capture is already active.
   Scope enter();
 
-  /// Also computes TensorStats for every snapshot from now on (capture --stats; not in the
-  /// seed), and reports the first snapshot whose tensor holds a NaN or an infinity.
-  void enable_stats(bool on = true);
-
-  /// From now on keeps a whole_copy of every recorded snapshot's tensor while their bytes stay
-  /// within `max_bytes` (capture --save); the summary then counts saved and unsaved tensors.
-  void enable_saving(std::int64_t max_bytes);
-  /// The tensors kept by enable_saving, in capture order, each named
-  /// `MODULE_PATH/CALL_INDEX/DIRECTION/TENSOR_PATH...` (docs/capture.md).
-  const std::vector<std::pair<std::string, at::Tensor>>& saved_tensors() const;
-  /// Receives every tensor the walks of the selected modules reach, whole, with its key
-  /// (compare): from then on no snapshots are kept and the snapshot quotas stop nothing (the
-  /// traversal quotas still bound each walk).
-  using TensorSink = std::function<void(const TensorKey&, const at::Tensor&)>;
-  void set_tensor_sink(TensorSink sink);
   /// From now on hands every tensor the walks reach to `consumer` too, after the consumers
-  /// added before it (enable_stats, enable_saving and set_tensor_sink add theirs this way).
+  /// added before it: capture --stats' NonfiniteCheck, --save's TensorSaver, compare's
+  /// TensorForwarder, profile's recorder (tensor_consumers.h). The capture knows none of them.
   void add_consumer(std::shared_ptr<TensorConsumer> consumer);
   /// Deactivates recording and forgets invocations still pending; safe to call repeatedly.
   void close();
@@ -101,14 +88,13 @@ class ModelCapture {
   /// Runs the model's forward on `inputs` through the instrumented clone, with the root's
   /// scripted forward pre-hooks and hooks around it as Module::operator() would run them.
   /// Records only while active. Exceptions from the model propagate; what was recorded stays.
-  c10::IValue forward(const ForwardInputs& inputs,
-                      ForkTasks forks = ForkTasks::inter_op_threads);
+  c10::IValue forward(const ForwardInputs& inputs, ForkTasks forks = ForkTasks::inter_op_threads);
 
   /// From now on an observer call after `deadline` stops the forward (it throws, and
   /// timed_out() turns true); nothing clears the deadline.
-  void set_deadline(std::optional<std::chrono::steady_clock::time_point> deadline);
+  void set_deadline(std::optional<std::chrono::steady_clock::time_point> deadline) override;
   /// Whether an observer stopped a forward at its deadline.
-  bool timed_out() const;
+  bool timed_out() const override;
   /// snapshots() and summary(), copied from another thread while a forward may be running (a
   /// watchdog's view); nothing when the capture stays busy for all of `patience`.
   std::optional<std::pair<std::vector<TensorSnapshot>, CaptureSummary>> copy_when_idle(

@@ -366,8 +366,8 @@ OpenedSide open_side(const CompareSide& side) {
 // A file of saved tensors into `sink`, member by member in the file's order.
 void read_side(const ZipArchive& saved, const Sink& sink) {
   const std::string& path = saved.path();
-  std::vector<NpyArray> arrays = naming_out_of_memory(path, "reading the saved tensors",
-                                                      [&] { return read_npz_file(saved); });
+  std::vector<NpyArray> arrays =
+      naming_out_of_memory(path, "reading the saved tensors", [&] { return read_npz_file(saved); });
   for (NpyArray& array : arrays) {
     const auto key = TensorKey::from_name(array.name);
     if (!key)
@@ -406,7 +406,7 @@ std::unique_ptr<PreparedSide> prepare_side(const CompareSide& side, const Archiv
 // that did not finish, if one did not.
 std::optional<std::string> run_side(PreparedSide& p, const Sink& sink,
                                     const CompareRequest& request) {
-  p.capture->set_tensor_sink(sink);
+  p.capture->add_consumer(std::make_shared<TensorForwarder>(sink));
   auto scope = p.capture->enter();
   const auto step = [&](std::size_t i) { p.capture->forward(p.loaded.inputs()[i]); };
   if (auto failure = run_forwards(p.loaded, step, &*p.capture, request.on_abandoned))
@@ -421,8 +421,7 @@ CompareResult compare_sides(const CompareRequest& request) {
   std::optional<std::string> error;
   const OpenedSide a_side = open_side(request.a);
   const OpenedSide b_side = open_side(request.b);
-  if ((a_side.archive || b_side.archive) && request.run.inputs.empty() &&
-      !request.run.shaped)
+  if ((a_side.archive || b_side.archive) && request.run.inputs.empty() && !request.run.shaped)
     throw UsageError("--inputs FILE or --shape NAME=DIMS is required");
   // B is loaded and instrumented on another thread while A loads and runs: on models of many
   // modules, loading is most of the time (both models are resident at once, no tensor of B is)

@@ -13,6 +13,7 @@
 #include <unordered_set>
 
 #include "vin/diagnostics/records/error.h"
+#include "vin/diagnostics/records/record_fields.h"
 #include "vin/diagnostics/text/printable.h"
 #include "vin/diagnostics/text/suggest.h"
 
@@ -22,22 +23,17 @@ namespace {
 constexpr int kMaxJsonDepth = 64;
 constexpr std::uint64_t kMaxRecordFileBytes = std::uint64_t{1} << 30;
 
-const std::vector<const char*> kModelKeys = {"model_type", "total_parameters",
-                                             "trainable_parameters"};
-const std::vector<const char*> kModuleKeys = {
-    "path",           "module_type", "direct_parameters", "trainable_parameters",
-    "direct_buffers", "training"};
-const std::vector<const char*> kTensorKeys = {"name",  "kind",   "shape",
-                                              "dtype", "device", "requires_grad",
-                                              "numel", "nbytes", "storage_crc32"};
-const std::vector<const char*> kMethodKeys = {"name", "arguments", "returns"};
-const std::vector<const char*> kSpecKeys = {"config_type", "target_type"};
-const std::vector<const char*> kFieldKeys = {"path", "declared_type", "configured_type", "value"};
-// profile's records: the fields diff compares (contract 8: what does not depend on the machine)
-const std::vector<const char*> kModuleProfileKeys = {
-    "module_path", "calls", "parameters", "input_shapes", "output_shapes", "flops", "self_flops"};
-const std::vector<const char*> kOperatorProfileKeys = {"operator", "calls", "flops"};
-const std::vector<const char*> kProfileSummaryKeys = {"flops", "parameter_bytes", "buffer_bytes"};
+// the fields each record read back must have; a profile's are also the ones diff compares
+// (what does not depend on the machine: record_fields.cpp)
+const std::vector<const char*> kModelKeys = required_fields("ModelMetadata");
+const std::vector<const char*> kModuleKeys = required_fields("ModuleMetadata");
+const std::vector<const char*> kTensorKeys = required_fields("TensorMetadata");
+const std::vector<const char*> kMethodKeys = required_fields("MethodSignature");
+const std::vector<const char*> kSpecKeys = required_fields("ModelStructureSpec");
+const std::vector<const char*> kFieldKeys = required_fields("ConfigFieldSpec");
+const std::vector<const char*> kModuleProfileKeys = compared_fields("ModuleProfile");
+const std::vector<const char*> kOperatorProfileKeys = compared_fields("OperatorProfile");
+const std::vector<const char*> kProfileSummaryKeys = compared_fields("ProfileSummary");
 
 struct NestedTooDeep {};
 
@@ -96,8 +92,7 @@ class RecordDom {
   bool key(std::string& name) {
     Open& top = open_.back();
     // ordered_json's members as the vector they are (its operator[] takes keys)
-    auto& members =
-        static_cast<Json::object_t::Container&>(top.value->get_ref<Json::object_t&>());
+    auto& members = static_cast<Json::object_t::Container&>(top.value->get_ref<Json::object_t&>());
     constexpr std::size_t kIndexFrom = 16;  // below it a scan is cheaper than an index
     std::optional<std::size_t> found;
     if (!top.index.empty()) {
@@ -464,7 +459,9 @@ class Matcher {
  public:
   Matcher(std::vector<Change>& changes, const std::unordered_set<std::string>& ignored,
           const RecordSet& old_set, const RecordSet& new_set)
-      : changes_(changes), ignored_(ignored), old_source_(old_set.source),
+      : changes_(changes),
+        ignored_(ignored),
+        old_source_(old_set.source),
         new_source_(new_set.source) {}
 
   template <typename KeyOf, typename PathOf>
@@ -646,12 +643,10 @@ RecordDiff diff_records(const RecordSet& old_set, const RecordSet& new_set,
     Matcher matcher(changes, ignored, old_set, new_set);
     const auto module_key = [](const Json& m) { return dump_line(m.at("module_path")); };
     const auto module_path = [](const Json& m) { return m.at("module_path"); };
-    matcher.match(old_set.items, new_set.items, "module", module_key, module_path,
-                  {"module_path"});
+    matcher.match(old_set.items, new_set.items, "module", module_key, module_path, {"module_path"});
     const auto op_key = [](const Json& o) { return dump_line(o.at("operator")); };
     const auto op_name = [](const Json& o) { return o.at("operator"); };
-    matcher.match(old_set.operators, new_set.operators, "operator", op_key, op_name,
-                  {"operator"});
+    matcher.match(old_set.operators, new_set.operators, "operator", op_key, op_name, {"operator"});
     return diff;
   }
   const bool model = old_set.kind == RecordSet::Kind::model;

@@ -25,7 +25,8 @@ struct NpyView {
 class NpzWriter {
  public:
   /// Starts writing to `path` (OutputFile's rules); throws Error naming it when it cannot.
-  explicit NpzWriter(const std::string& path);
+  /// `shown`: the name messages use (OutputFile's)
+  explicit NpzWriter(const std::string& path, const std::string& shown = "");
 
   /// Whether a member `name` of `nbytes` data bytes still fits the format's limits.
   bool fits(const std::string& name, std::size_t nbytes) const;

@@ -113,7 +113,8 @@ void write_profile(std::ostream& out, const ProfileRecords& profile, OutputForma
     return;
   }
   if (format == OutputFormat::jsonl) {
-    for (const auto& m : profile.modules) out << dump_record_line("ModuleProfile", to_json(m)) << '\n';
+    for (const auto& m : profile.modules)
+      out << dump_record_line("ModuleProfile", to_json(m)) << '\n';
     for (const auto& o : profile.operators)
       out << dump_record_line("OperatorProfile", to_json(o)) << '\n';
     out << dump_record_line("ProfileSummary", to_json(profile.summary)) << '\n';
@@ -141,37 +142,16 @@ void write_comparison(std::ostream& out, const CompareResult& result, OutputForm
 void write_diff(std::ostream& out, const RecordSet& old_set, const RecordSet& new_set,
                 const std::vector<Change>& changes, const std::vector<std::string>& compared,
                 OutputFormat format) {
-  std::int64_t added = 0, removed = 0, changed = 0;
-  for (const auto& c : changes)
-    (c.kind == "added" ? added : c.kind == "removed" ? removed : changed)++;
-  Json summary;
-  summary["kind"] = to_string(old_set.kind);
-  summary["old"] = old_set.source;
-  summary["new"] = new_set.source;
-  summary["added"] = added;
-  summary["removed"] = removed;
-  summary["changed"] = changed;
-  summary["identical"] = changes.empty();
-  summary["compared"] = compared;
-  auto change_json = [](const Change& c) {
-    Json j;
-    j["kind"] = c.kind;
-    j["subject"] = c.subject;
-    j["path"] = c.path;
-    j["field"] = c.field;
-    j["old"] = c.old_value;
-    j["new"] = c.new_value;
-    return j;
-  };
+  const Json summary = to_json(summarize(old_set, new_set, changes, compared));
   switch (format) {
     case OutputFormat::jsonl:
-      for (const auto& c : changes) out << dump_record_line("Change", change_json(c)) << '\n';
+      for (const auto& c : changes) out << dump_record_line("Change", to_json(c)) << '\n';
       out << dump_record_line("DiffSummary", summary) << '\n';
       return;
     case OutputFormat::json: {
       Json doc = summary;
       Json list = Json::array();
-      for (const auto& c : changes) list.push_back(change_json(c));
+      for (const auto& c : changes) list.push_back(to_json(c));
       doc["changes"] = std::move(list);
       out << dump_pretty(doc) << '\n';
       return;

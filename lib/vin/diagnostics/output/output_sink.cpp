@@ -41,21 +41,21 @@ mode_t default_file_mode() {
 
 }  // namespace
 
-OutputFile::OutputFile(const std::string& target) : target_(target) {
+OutputFile::OutputFile(const std::string& target, const std::string& shown) : target_(target) {
   if (target.empty() || target == "-") {
     fd_ = STDOUT_FILENO;
     where_ = "standard output";
     return;
   }
-  where_ = target;
+  where_ = shown.empty() ? target : shown;
   struct stat st;
   mode_t mode = default_file_mode();
   std::string final_path = target;
   if (::stat(target.c_str(), &st) == 0) {
-    if (S_ISDIR(st.st_mode)) throw Error(target + ": cannot write: Is a directory");
+    if (S_ISDIR(st.st_mode)) throw Error(where_ + ": cannot write: Is a directory");
     if (!S_ISREG(st.st_mode)) {  // a device or a FIFO: written in place
       fd_ = ::open(target.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
-      if (fd_ < 0) fail(target, "cannot write", errno);
+      if (fd_ < 0) fail(where_, "cannot write", errno);
       owns_fd_ = true;
       return;
     }
@@ -72,13 +72,13 @@ OutputFile::OutputFile(const std::string& target) : target_(target) {
   std::vector<char> name(temp.begin(), temp.end());
   name.push_back('\0');
   fd_ = ::mkostemp(name.data(), O_CLOEXEC);
-  if (fd_ < 0) fail(target, "cannot write", errno);
+  if (fd_ < 0) fail(where_, "cannot write", errno);
   owns_fd_ = true;
   temp_ = name.data();
   if (::fchmod(fd_, mode) != 0) {
     const int error = errno;
     discard();
-    fail(target, "cannot write", error);
+    fail(where_, "cannot write", error);
   }
 }
 
@@ -120,8 +120,8 @@ bool names_standard_output(const std::string& path) {
          named.st_ino == out.st_ino;
 }
 
-void write_output(const std::string& target, std::string_view text) {
-  OutputFile file(target);
+void write_output(const std::string& target, std::string_view text, const std::string& shown) {
+  OutputFile file(target, shown);
   file.write(text);
   file.commit();
 }

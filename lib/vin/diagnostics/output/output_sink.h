@@ -20,10 +20,12 @@ class OutputClosed : public Error {
 /// Output written piece by piece with write_output's guarantees: a regular file (or a new one) is
 /// written under a temporary name beside it and renamed over it by commit(); destroyed without a
 /// commit (a failed write, an exception), the temporary is removed and the old file stays. A
-/// device or FIFO is written in place; "" or "-" is standard output. Errors as write_output's.
+/// device or FIFO is written in place; "" or "-" is standard output. Errors as write_output's;
+/// they name `shown` when given (the file the user named, where `target` is the file an
+/// OutputPlan staged for it).
 class OutputFile {
  public:
-  explicit OutputFile(const std::string& target);
+  explicit OutputFile(const std::string& target, const std::string& shown = "");
   ~OutputFile();
   OutputFile(const OutputFile&) = delete;
   OutputFile& operator=(const OutputFile&) = delete;
@@ -52,7 +54,8 @@ bool names_standard_output(const std::string& path);
 /// A regular file (or a new one) is written to a temporary file in the same folder, then renamed
 /// over `target`; anything else that exists there (a device such as /dev/null, a FIFO) is written
 /// in place. Throws OutputClosed on EPIPE, and Error naming `target` (or "standard output") and
-/// the system's reason for any other failed open, write, close or rename.
-void write_output(const std::string& target, std::string_view text);
+/// the system's reason for any other failed open, write, close or rename (`shown` instead of
+/// `target` when given, as OutputFile's).
+void write_output(const std::string& target, std::string_view text, const std::string& shown = "");
 
 }  // namespace vin::diagnostics

@@ -1,8 +1,8 @@
 // The LibTorch half of vin-inspect as a plugin: the binary links no LibTorch, so
 // --help, --version, inspect-model, inspect-config and diff start in milliseconds, and loads
 // libvin_torch_plugin.so (built from vin_torch, installed beside it) only for what needs LibTorch:
-// capture, compare, profile, and inspect-model on an archive the structure reader does not understand. C++ users
-// of the library link vin_torch directly and never see this.
+// capture, compare, profile, and inspect-model on an archive the structure reader does not
+// understand. C++ users of the library link vin_torch directly and never see this.
 #pragma once
 
 #include <string>
@@ -10,8 +10,8 @@
 
 #include "vin/diagnostics/archive/archive_layout.h"
 #include "vin/diagnostics/capture/capture_request.h"
-#include "vin/diagnostics/capture/profile_request.h"
 #include "vin/diagnostics/compare/compare_request.h"
+#include "vin/diagnostics/profiling/profile_request.h"
 #include "vin/diagnostics/records/log_sink.h"
 #include "vin/diagnostics/records/model_metadata.h"
 
@@ -31,7 +31,7 @@ struct TorchPlugin {
   void (*set_log_sink)(LogSink sink);
 };
 
-inline constexpr int kTorchPluginAbi = 9;
+inline constexpr int kTorchPluginAbi = 10;
 /// The plugin's one exported symbol: `extern "C" const TorchPlugin* vin_torch_plugin_v1()`.
 inline constexpr const char* kTorchPluginEntry = "vin_torch_plugin_v1";
 inline constexpr const char* kTorchPluginFile = "libvin_torch_plugin.so";

@@ -14,4 +14,18 @@ const char* to_string(RecordSet::Kind kind) {
   return "model";
 }
 
+DiffSummary summarize(const RecordSet& old_set, const RecordSet& new_set,
+                      const std::vector<Change>& changes,
+                      const std::vector<std::string>& compared) {
+  DiffSummary summary;
+  summary.kind = to_string(old_set.kind);
+  summary.old_source = old_set.source;
+  summary.new_source = new_set.source;
+  for (const auto& c : changes)
+    ++(c.kind == "added" ? summary.added : c.kind == "removed" ? summary.removed : summary.changed);
+  summary.identical = changes.empty();
+  summary.compared = compared;
+  return summary;
+}
+
 }  // namespace vin::diagnostics

@@ -3,6 +3,7 @@
 // jsonl or json file compare alike; computed by record_diff, written by output_format.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
@@ -52,7 +53,27 @@ struct Change {
   Json new_value;  ///< null for removed items; the whole item for added ones
 };
 
+/// The last record of a diff: what was compared, and how many changes of each kind.
+struct DiffSummary {
+  std::string kind;  ///< "model", "config" or "profile"
+  std::string old_source;
+  std::string new_source;
+  std::int64_t added = 0;
+  std::int64_t removed = 0;
+  std::int64_t changed = 0;
+  bool identical = true;
+  std::vector<std::string> compared;  ///< the kinds of records compared
+};
+
+/// The summary of `changes` between `old_set` and `new_set`, which compared `compared`.
+DiffSummary summarize(const RecordSet& old_set, const RecordSet& new_set,
+                      const std::vector<Change>& changes, const std::vector<std::string>& compared);
+
 /// "model", "config" or "profile".
 const char* to_string(RecordSet::Kind kind);
+
+/// Change and DiffSummary as JSON objects, without the "record" key (record_fields.cpp).
+Json to_json(const Change& change);
+Json to_json(const DiffSummary& summary);
 
 }  // namespace vin::diagnostics

@@ -4,7 +4,9 @@
 // warnings and the capture's notes reach the same stderr log, at the level the user chose.
 #pragma once
 
+#include <chrono>
 #include <string>
+#include <utility>
 
 namespace vin::diagnostics {
 
@@ -20,5 +22,17 @@ void set_log_sink(LogSink sink);
 
 /// Sends a line to the installed sink, if any.
 void log_line(LogLevel level, const std::string& message);
+
+/// Where a command's time goes, for `--log-level debug`: each lap logs one line,
+/// "COMMAND: STAGE in 12.3 ms", the time since the last lap (or since it was made).
+class StageStopwatch {
+ public:
+  explicit StageStopwatch(std::string command) : command_(std::move(command)) {}
+  void lap(const std::string& stage);
+
+ private:
+  std::string command_;
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
 
 }  // namespace vin::diagnostics

@@ -29,8 +29,7 @@ using Kwargs = std::vector<std::pair<std::string, c10::IValue>>;
 
 // the array's dtype, as the npy reader accepts only those with a LibTorch type
 c10::ScalarType torch_type(const NpyArray& a) {
-  const Dtype* dtype = dtype_named(a.dtype_name());
-  const auto type = dtype ? scalar_type_of(*dtype) : std::nullopt;
+  const auto type = a.dtype ? scalar_type_of(*a.dtype) : std::nullopt;
   if (!type) throw Error("a numpy " + a.dtype_name() + " array has no LibTorch type");
   return *type;
 }

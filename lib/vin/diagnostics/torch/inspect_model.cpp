@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "vin/diagnostics/records/error.h"
+#include "vin/diagnostics/records/module_counts.h"
 #include "vin/diagnostics/text/type_names.h"
 #include "vin/diagnostics/torch/dtype_names.h"
 #include "vin/diagnostics/torch/model_loader.h"
@@ -105,13 +106,10 @@ class ModelWalker {
   ModelMetadata run(const torch::jit::Module& root) {
     visit(root, "");
     ModelDetails model_details;
-    if (details_.tensors) {
-      model_details.parameter_bytes = parameter_bytes_;
-      model_details.buffer_bytes = buffer_bytes_;
-    }
+    if (details_.tensors) counts_.put_bytes(model_details);
     if (details_.signature) model_details.methods = signatures(root);
-    return ModelMetadata(module_type_name(root), total_, trainable_, std::move(modules_),
-                         std::move(model_details));
+    return ModelMetadata(module_type_name(root), counts_.total(), counts_.trainable(),
+                         std::move(modules_), std::move(model_details));
   }
 
  private:
@@ -121,7 +119,7 @@ class ModelWalker {
 
     const c10::ClassTypePtr& type = module.type();
     const c10::intrusive_ptr<c10::ivalue::Object>& object = module._ivalue();
-    std::int64_t direct = 0, direct_trainable = 0, buffers = 0;
+    DirectCounts direct;
     std::vector<TensorMetadata> parameter_list, buffer_list;
     JsonObjectBuilder attributes;  // linear in the attributes, however many
     for (size_t slot = 0; slot < type->numAttributes(); ++slot) {
@@ -144,21 +142,12 @@ class ModelWalker {
         (is_buffer ? buffer_list : parameter_list)
             .push_back(tensor_metadata(type->getAttributeName(slot),
                                        is_buffer ? "buffer" : "parameter", tensor));
-      if (is_buffer) {
-        add(buffers, n);
-        if (details_.tensors && seen_buffers_.insert(identity).second)
-          add(buffer_bytes_, buffer_list.back().nbytes);
-        continue;
-      }
-      add(direct, n);
-      if (tensor.requires_grad()) add(direct_trainable, n);
-      // totals count a tensor once however many slots hold it (tied weights, copies of a
-      // shared submodule that scripting turned into separate objects)
-      if (seen_parameters_.insert(identity).second) {
-        add(total_, n);
-        if (tensor.requires_grad()) add(trainable_, n);
-        if (details_.tensors) add(parameter_bytes_, parameter_list.back().nbytes);
-      }
+      const std::int64_t nbytes =
+          details_.tensors ? (is_buffer ? buffer_list : parameter_list).back().nbytes : 0;
+      if (is_buffer)
+        counts_.buffer(direct, identity, n, nbytes);
+      else
+        counts_.parameter(direct, identity, n, tensor.requires_grad(), nbytes);
     }
     ModuleDetails module_details;
     if (details_.tensors) {
@@ -172,9 +161,9 @@ class ModelWalker {
           attributes.set(type->getConstantName(i), record_value(type->getConstant(i)));
       module_details.attributes = attributes.take();
     }
-    modules_.emplace_back(path.empty() ? kRootPath : path, module_type_name(module), direct,
-                          direct_trainable, buffers, training_flag(module),
-                          std::move(module_details));
+    modules_.emplace_back(path.empty() ? kRootPath : path, module_type_name(module),
+                          direct.parameters, direct.trainable, direct.buffers,
+                          training_flag(module), std::move(module_details));
 
     for (const auto& child : module.named_children())
       visit(child.value, path.empty() ? child.name : path + "." + child.name);
@@ -191,11 +180,6 @@ class ModelWalker {
     return out;
   }
 
-  // element counts past 64 bits cannot be reported; no real model comes near
-  static void add(std::int64_t& sum, std::int64_t n) {
-    if (__builtin_add_overflow(sum, n, &sum)) throw Error(kCountOverflowMessage);
-  }
-
   static bool training_flag(const torch::jit::Module& module) {
     return module.hasattr("training") && module.attr("training").isBool() &&
            module.attr("training").toBool();
@@ -204,12 +188,7 @@ class ModelWalker {
   const InspectDetails details_;
   std::vector<ModuleMetadata> modules_;
   std::unordered_set<const c10::ivalue::Object*> seen_modules_;
-  std::unordered_set<const c10::TensorImpl*> seen_parameters_;
-  std::unordered_set<const c10::TensorImpl*> seen_buffers_;
-  std::int64_t parameter_bytes_ = 0;
-  std::int64_t buffer_bytes_ = 0;
-  std::int64_t total_ = 0;
-  std::int64_t trainable_ = 0;
+  ModelCounts<const c10::TensorImpl*> counts_;
 };
 
 }  // namespace

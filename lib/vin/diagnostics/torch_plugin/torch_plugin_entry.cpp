@@ -4,9 +4,9 @@
 #include <torch/version.h>
 
 #include "vin/diagnostics/capture/capture_archive.h"
-#include "vin/diagnostics/capture/profile_archive.h"
 #include "vin/diagnostics/compare/compare_sides.h"
 #include "vin/diagnostics/plugin/torch_plugin.h"
+#include "vin/diagnostics/profiling/profile_archive.h"
 #include "vin/diagnostics/records/log_sink.h"
 #include "vin/diagnostics/torch/inspect_model.h"
 
@@ -56,8 +56,9 @@ vin_torch_plugin_v1() {
     vd::TorchPlugin table{};
     table.abi_version = vd::kTorchPluginAbi;
     table.libtorch_version = TORCH_VERSION;
-    table.describe_with_libtorch = static_cast<vd::ModelMetadata (*)(
-        const vd::ArchiveLayout&, const vd::InspectDetails&)>(&vd::describe_with_libtorch);
+    table.describe_with_libtorch =
+        static_cast<vd::ModelMetadata (*)(const vd::ArchiveLayout&, const vd::InspectDetails&)>(
+            &vd::describe_with_libtorch);
     table.capture_archive = &vd::capture_archive;
     table.compare_sides = &vd::compare_sides;
     table.profile_archive = &vd::profile_archive;

@@ -1,4 +1,4 @@
-#include "vin/diagnostics/capture/profile_archive.h"
+#include "vin/diagnostics/profiling/profile_archive.h"
 
 #include <ATen/Functions.h>
 
@@ -13,10 +13,10 @@
 
 #include "vin/diagnostics/capture/forward_runner.h"
 #include "vin/diagnostics/capture/model_capture.h"
-#include "vin/diagnostics/capture/operator_events.h"
 #include "vin/diagnostics/capture/tensor_sampling.h"
 #include "vin/diagnostics/profile/latency.h"
 #include "vin/diagnostics/profile/profile_builder.h"
+#include "vin/diagnostics/profiling/operator_events.h"
 #include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/records/log_sink.h"
 #include "vin/diagnostics/records/model_metadata.h"
@@ -27,22 +27,6 @@ namespace vin::diagnostics {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// Where a profile's time goes, for `--log-level debug`: one line per stage.
-class Stopwatch {
- public:
-  void lap(const std::string& stage) {
-    const auto now = Clock::now();
-    char text[64];
-    std::snprintf(text, sizeof text, " in %.1f ms",
-                  std::chrono::duration<double, std::milli>(now - last_).count());
-    log_line(LogLevel::debug, "profile: " + stage + text);
-    last_ = now;
-  }
-
- private:
-  Clock::time_point last_ = Clock::now();
-};
 
 // What a ModuleProfile says of a module before it runs: its type and its parameters' elements
 // (registered in it and below it, each tensor once), by its path (named_modules' first one, as
@@ -127,8 +111,7 @@ class ProfileRecorder final : public TensorConsumer, public OperatorEventSink {
     guarded([&] {
       synchronize_device(device_);
       const ModuleFacts& f = facts_[path];
-      builder_.enter_module(path, f.type, f.parameters, std::exchange(walked_, {}),
-                            elapsed_ms());
+      builder_.enter_module(path, f.type, f.parameters, std::exchange(walked_, {}), elapsed_ms());
     });
   }
   void call_returned(const std::string&, std::int64_t) override {
@@ -160,8 +143,9 @@ class ProfileRecorder final : public TensorConsumer, public OperatorEventSink {
   std::optional<std::string> failure(bool operators_elsewhere) const {
     std::lock_guard<std::mutex> lock(mutex_);
     if (other_threads_ || operators_elsewhere)
-      return std::string("the forward ran on other threads (a wait that continued elsewhere), "
-                         "which profile cannot attribute");
+      return std::string(
+          "the forward ran on other threads (a wait that continued elsewhere), "
+          "which profile cannot attribute");
     return failure_;
   }
 
@@ -199,12 +183,17 @@ class ProfileRecorder final : public TensorConsumer, public OperatorEventSink {
 }  // namespace
 
 ProfileResult profile_archive(const ProfileRequest& request) {
+  // the request's rules, checked here once for every caller (the binary's options only parse)
   if (request.run.inputs.size() + (request.run.shaped ? 1 : 0) != 1)
-    throw UsageError("profile runs one forward: give one --inputs file or one set of --shape "
-                     "tensors");
-  if (request.runs < 1) throw UsageError("--runs: at least 1");
-  if (request.warmup < 0) throw UsageError("--warmup: at least 0");
-  Stopwatch stopwatch;
+    throw UsageError(
+        "--inputs: profile runs one forward: give one file with --inputs, or one set of --shape "
+        "tensors");
+  if (request.runs < 1 || request.runs > kMaxProfileRuns)
+    throw UsageError("--runs: must be an integer in [1, " + std::to_string(kMaxProfileRuns) + "]");
+  if (request.warmup < 0 || request.warmup > kMaxProfileRuns)
+    throw UsageError("--warmup: must be an integer in [0, " + std::to_string(kMaxProfileRuns) +
+                     "]");
+  StageStopwatch stopwatch("profile");
   // the model and its clone go to the caller with the result (ProfileResult::models)
   struct Models {
     std::optional<LoadedRun> loaded;
@@ -275,8 +264,8 @@ ProfileResult profile_archive(const ProfileRequest& request) {
   // fork, so that every module call and operator is on the forward's thread, nested where the
   // code forked it (the timed runs keep LibTorch's inter-op parallelism)
   auto recorder = std::make_shared<ProfileRecorder>(std::move(facts), device, request.trace);
-  ModelCapture& capture = models->capture.emplace(
-      capture_model(loaded.model(), request.module_paths, CaptureLimits()));
+  ModelCapture& capture =
+      models->capture.emplace(capture_model(loaded.model(), request.module_paths, CaptureLimits()));
   capture.add_consumer(recorder);
   stopwatch.lap("instrumented a clone of the model");
   // each method compiles its plan at its first call: one forward of the clone unrecorded first,

@@ -25,9 +25,9 @@ struct ProfileRequest {
   /// The archive and its inputs: one inputs file, or one set of --shape tensors.
   ForwardRun run;
   std::optional<std::vector<std::string>> module_paths;  ///< --module; nothing: every module
-  std::int64_t warmup = 3;  ///< forwards run first, not measured
-  std::int64_t runs = 10;   ///< timed forwards (at least 1)
-  bool trace = false;       ///< keep the instrumented forward's spans (--trace)
+  std::int64_t warmup = 3;                               ///< forwards run first, not measured
+  std::int64_t runs = 10;                                ///< timed forwards (at least 1)
+  bool trace = false;  ///< keep the instrumented forward's spans (--trace)
   /// Hears each warm-up and timed forward as it finishes: the phase, how many of it are done,
   /// of how many (the binary's progress line). Called on the thread that runs the forwards.
   std::function<void(ProfilePhase phase, std::int64_t done, std::int64_t total)> on_progress;

@@ -3,7 +3,7 @@
 // forward whose module calls, operator calls, FLOPs and allocations become the records.
 #pragma once
 
-#include "vin/diagnostics/capture/profile_request.h"
+#include "vin/diagnostics/profiling/profile_request.h"
 
 namespace vin::diagnostics {
 

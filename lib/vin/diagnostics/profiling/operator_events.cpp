@@ -1,4 +1,4 @@
-#include "vin/diagnostics/capture/operator_events.h"
+#include "vin/diagnostics/profiling/operator_events.h"
 
 #include <ATen/Parallel.h>
 #include <ATen/core/function_schema.h>
@@ -164,11 +164,11 @@ OperatorEvents::OperatorEvents(OperatorEventSink& sink, c10::Device device, bool
   state_->gate->sink = &sink;
   state_->memory.emplace(c10::DebugInfoKind::PROFILER_STATE,
                          std::make_shared<MemoryReporter>(state_->gate, device));
-  state_->handle = at::addThreadLocalCallback(
-      at::RecordFunctionCallback(&operator_started, &operator_ended)
-          .needsInputs(true)
-          .needsOutputs(true)
-          .scopes({at::RecordScope::FUNCTION}));
+  state_->handle =
+      at::addThreadLocalCallback(at::RecordFunctionCallback(&operator_started, &operator_ended)
+                                     .needsInputs(true)
+                                     .needsOutputs(true)
+                                     .scopes({at::RecordScope::FUNCTION}));
   // last: nothing above may throw with the thread pointing at this state
   state_->unattributed_before = g_unattributed_calls.load();
   t_events = state_.get();

@@ -1,0 +1,61 @@
+// diff: what changed between two models, configurations or profiles (docs/records.md, diff).
+#include "../command.h"
+#include "../outputs.h"
+#include "../torch_access.h"
+#include "vin/diagnostics/diff/record_sources.h"
+
+namespace vd = vin::diagnostics;
+
+namespace vin::cli {
+namespace {
+
+class Diff : public Command {
+ public:
+  Diff()
+      : Command({"diff", nullptr,
+                 "Compare two models, configurations or profiles: archives, YAML renderings or "
+                 "saved jsonl records",
+                 "vin-inspect diff yesterday.jsonl net.pt --ignore training", 2}) {}
+
+  void define(CLI::App& sub) override {
+    sub.add_option("OLD", old_path_,
+                   "Archive, YAML rendering, or the jsonl/json inspect-model, inspect-config or "
+                   "profile wrote")
+        ->required();
+    sub.add_option("NEW", new_path_, "The same kind of file to compare with")->required();
+    sub.add_option("--ignore", ignore_,
+                   "A record field not to compare, e.g. training or storage_crc32 (repeatable)")
+        ->type_name("FIELD");
+    sub.add_flag("--config", config_,
+                 "Compare the config.yaml renderings archives carry, not their modules");
+    add_load_with_libtorch(sub, with_libtorch_);
+    output_.add(sub);
+  }
+
+  int run() override {
+    vd::OutputPlan plan = plan_outputs(output_, {{"OLD", old_path_}, {"NEW", new_path_}});
+    const vd::LibTorchInspector fallback = libtorch_fallback(with_libtorch_);
+    const vd::SideKind kind = config_ ? vd::SideKind::configuration : vd::SideKind::by_content;
+    const vd::RecordSet old_set = vd::load_record_set(old_path_, fallback, kind);
+    const vd::RecordSet new_set = vd::load_record_set(new_path_, fallback, kind);
+    const vd::RecordDiff diff = vd::diff_records(old_set, new_set, ignore_);
+    write_records(plan, new_path_, [&](std::ostream& out) {
+      vd::write_diff(out, old_set, new_set, diff.changes, diff.compared, output_.parsed_format());
+    });
+    plan.commit();
+    return diff.changes.empty() ? 0 : 1;
+  }
+
+ private:
+  std::string old_path_, new_path_;
+  std::vector<std::string> ignore_;
+  bool config_ = false;
+  bool with_libtorch_ = false;
+  OutputOptions output_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> diff_command() { return std::make_unique<Diff>(); }
+
+}  // namespace vin::cli

@@ -1,0 +1,64 @@
+// inspect-model (model): an archive's modules, parameters and buffers, read as data
+// (docs/records.md).
+#include <spdlog/spdlog.h>
+
+#include "../command.h"
+#include "../outputs.h"
+#include "../torch_access.h"
+#include "vin/diagnostics/archive/model_source.h"
+
+namespace vd = vin::diagnostics;
+
+namespace vin::cli {
+namespace {
+
+class InspectModel : public Command {
+ public:
+  InspectModel()
+      : Command({"inspect-model", "model",
+                 "Describe an archive's registered modules, parameters and buffers (no forward "
+                 "pass)",
+                 "vin-inspect inspect-model net.pt --format table"}) {}
+
+  void define(CLI::App& sub) override {
+    sub.add_option("ARCHIVE", archive_, "TorchScript archive written by torch.jit.save")
+        ->required();
+    sub.add_flag("--tensors", details_.tensors,
+                 "Each parameter and buffer (shape, dtype, device, bytes, storage CRC-32) and the "
+                 "model's size in bytes");
+    sub.add_flag("--attributes", details_.attributes,
+                 "Each module's settings: attributes and constants such as kernel_size");
+    sub.add_flag("--signature", details_.signature,
+                 "The root's forward and public methods: arguments, defaults, return type");
+    sub.add_flag("--all", all_, "--tensors --attributes --signature");
+    add_load_with_libtorch(sub, with_libtorch_);
+    output_.add(sub);
+  }
+
+  int run() override {
+    vd::OutputPlan plan = plan_outputs(output_, {{"ARCHIVE", archive_}});
+    spdlog::debug("inspecting {}", archive_);
+    if (all_) details_ = vd::InspectDetails{true, true, true};
+    const vd::ModelMetadata model =
+        vd::describe_archive(archive_, details_, libtorch_fallback(with_libtorch_));
+    spdlog::debug("{} modules, {} parameters", model.modules().size(), model.total_parameters());
+    write_records(plan, archive_, [&](std::ostream& out) {
+      vd::write_model_metadata(out, model, output_.parsed_format());
+    });
+    plan.commit();
+    return 0;
+  }
+
+ private:
+  std::string archive_;
+  vd::InspectDetails details_;
+  bool all_ = false;
+  bool with_libtorch_ = false;
+  OutputOptions output_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> inspect_model_command() { return std::make_unique<InspectModel>(); }
+
+}  // namespace vin::cli

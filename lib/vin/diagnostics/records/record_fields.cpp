@@ -1,0 +1,387 @@
+// The field tables (record_fields.h) and the JSON encoding of every record made from them.
+#include "vin/diagnostics/records/record_fields.h"
+
+#include <stdexcept>
+
+#include "vin/diagnostics/records/json_encoding.h"
+
+namespace vin::diagnostics {
+namespace {
+
+constexpr Presence detail = Presence::with_detail;
+
+template <class T>
+Json or_null(const std::optional<T>& value) {
+  return value ? Json(*value) : Json(nullptr);
+}
+
+Json float_or_null(const std::optional<double>& value) {
+  return value ? json_float(*value) : Json(nullptr);
+}
+
+// --- inspect-model --------------------------------------------------------------------------
+
+constexpr Field<ModelMetadata> kModelFields[] = {
+    {"model_type", [](const ModelMetadata& m) { return Json(m.model_type()); }},
+    {"total_parameters", [](const ModelMetadata& m) { return Json(m.total_parameters()); }},
+    {"trainable_parameters", [](const ModelMetadata& m) { return Json(m.trainable_parameters()); }},
+    {"parameter_bytes",
+     [](const ModelMetadata& m) {
+       const auto& bytes = m.details().parameter_bytes;
+       return bytes ? Json(*bytes) : absent_field();
+     },
+     detail},
+    {"buffer_bytes",
+     [](const ModelMetadata& m) {
+       const auto& bytes = m.details().buffer_bytes;
+       return bytes ? Json(*bytes) : absent_field();
+     },
+     detail},
+};
+
+constexpr Field<ModuleMetadata> kModuleFields[] = {
+    {"path", [](const ModuleMetadata& m) { return Json(m.path()); }},
+    {"module_type", [](const ModuleMetadata& m) { return Json(m.module_type()); }},
+    {"direct_parameters", [](const ModuleMetadata& m) { return Json(m.direct_parameters()); }},
+    {"trainable_parameters",
+     [](const ModuleMetadata& m) { return Json(m.trainable_parameters()); }},
+    {"direct_buffers", [](const ModuleMetadata& m) { return Json(m.direct_buffers()); }},
+    {"training", [](const ModuleMetadata& m) { return Json(m.training()); }},
+    {"attributes",
+     [](const ModuleMetadata& m) {
+       const auto& attributes = m.details().attributes;
+       return attributes ? Json(*attributes) : absent_field();
+     },
+     detail},
+    // `tensors` (with --tensors, in the json document only) is added by to_json: in jsonl each
+    // tensor is a TensorMetadata line of its own
+};
+
+constexpr Field<TensorMetadata> kTensorFields[] = {
+    {"name", [](const TensorMetadata& t) { return Json(t.name); }},
+    {"kind", [](const TensorMetadata& t) { return Json(t.kind); }},
+    {"shape", [](const TensorMetadata& t) { return Json(t.shape); }},
+    {"dtype", [](const TensorMetadata& t) { return Json(t.dtype); }},
+    {"device", [](const TensorMetadata& t) { return Json(t.device); }},
+    {"requires_grad", [](const TensorMetadata& t) { return Json(t.requires_grad); }},
+    {"numel", [](const TensorMetadata& t) { return Json(t.numel); }},
+    {"nbytes", [](const TensorMetadata& t) { return Json(t.nbytes); }},
+    {"storage_crc32", [](const TensorMetadata& t) { return or_null(t.storage_crc32); }},
+};
+
+constexpr Field<MethodSignature> kMethodFields[] = {
+    {"name", [](const MethodSignature& m) { return Json(m.name); }},
+    {"arguments",
+     [](const MethodSignature& m) {
+       Json arguments = Json::array();
+       for (const auto& a : m.arguments)
+         arguments.push_back(Json::object({{"name", a.name},
+                                           {"type", a.type},
+                                           {"has_default", a.has_default},
+                                           {"default", a.default_value}}));
+       return arguments;
+     }},
+    {"returns", [](const MethodSignature& m) { return Json(m.returns); }},
+};
+
+// --- inspect-config -------------------------------------------------------------------------
+
+constexpr Field<ModelStructureSpec> kSpecFields[] = {
+    {"config_type", [](const ModelStructureSpec& s) { return or_null(s.config_type()); }},
+    {"target_type", [](const ModelStructureSpec& s) { return or_null(s.target_type()); }},
+};
+
+constexpr Field<ConfigFieldSpec> kConfigFieldFields[] = {
+    {"path", [](const ConfigFieldSpec& f) { return Json(f.path()); }},
+    {"declared_type", [](const ConfigFieldSpec& f) { return or_null(f.declared_type()); }},
+    {"configured_type", [](const ConfigFieldSpec& f) { return Json(f.configured_type()); }},
+    {"value", [](const ConfigFieldSpec& f) { return to_json(f.value()); }},
+};
+
+// --- capture --------------------------------------------------------------------------------
+
+constexpr Field<TensorSnapshot> kSnapshotFields[] = {
+    {"module_path", [](const TensorSnapshot& s) { return Json(s.module_path()); }},
+    {"call_index", [](const TensorSnapshot& s) { return Json(s.call_index()); }},
+    {"direction", [](const TensorSnapshot& s) { return Json(to_string(s.direction())); }},
+    {"tensor_path", [](const TensorSnapshot& s) { return Json(s.tensor_path()); }},
+    {"shape", [](const TensorSnapshot& s) { return Json(s.shape()); }},
+    {"dtype", [](const TensorSnapshot& s) { return Json(s.dtype()); }},
+    {"device", [](const TensorSnapshot& s) { return Json(s.device()); }},
+    {"numel", [](const TensorSnapshot& s) { return Json(s.numel()); }},
+    {"sampled_bytes", [](const TensorSnapshot& s) { return Json(s.sampled_bytes()); }},
+    {"values",
+     [](const TensorSnapshot& s) {
+       Json values = Json::array();
+       for (const auto& v : s.values()) values.push_back(to_json(v));
+       return values;
+     }},
+    {"sample_omission_reason",
+     [](const TensorSnapshot& s) { return or_null(s.sample_omission_reason()); }},
+    {"stats",
+     [](const TensorSnapshot& s) {
+       if (!s.stats()) return absent_field();
+       if (s.stats()->entries.empty()) return Json(nullptr);
+       Json stats;
+       for (const auto& [name, value] : s.stats()->entries)
+         stats[name] = std::visit([](auto v) { return Json(v); }, value);
+       return stats;
+     },
+     detail},
+};
+
+Json location_json(const CaptureSummary& s) {
+  const auto& at = s.first_nonfinite;
+  if (!at) return Json(nullptr);
+  return Json::object({{"module_path", at->module_path},
+                       {"call_index", at->call_index},
+                       {"direction", to_string(at->direction)},
+                       {"tensor_path", at->tensor_path},
+                       {"recorded", at->recorded}});
+}
+
+constexpr Field<CaptureSummary> kCaptureSummaryFields[] = {
+    {"snapshots", [](const CaptureSummary& s) { return Json(s.snapshots); }},
+    {"sampled_bytes", [](const CaptureSummary& s) { return Json(s.sampled_bytes); }},
+    {"stopped_by", [](const CaptureSummary& s) { return or_null(s.stopped_by); }},
+    {"first_nonfinite",
+     [](const CaptureSummary& s) { return s.with_stats ? location_json(s) : absent_field(); },
+     detail},
+    {"checked_tensors",
+     [](const CaptureSummary& s) {
+       return s.with_stats ? Json(s.checked_tensors) : absent_field();
+     },
+     detail},
+    {"nonfinite_tensors",
+     [](const CaptureSummary& s) {
+       return s.with_stats ? Json(s.nonfinite_tensors) : absent_field();
+     },
+     detail},
+    {"saved_tensors",
+     [](const CaptureSummary& s) { return s.saved ? Json(s.saved->tensors) : absent_field(); },
+     detail},
+    {"saved_bytes",
+     [](const CaptureSummary& s) { return s.saved ? Json(s.saved->bytes) : absent_field(); },
+     detail},
+    {"unsaved_tensors",
+     [](const CaptureSummary& s) { return s.saved ? Json(s.saved->unsaved) : absent_field(); },
+     detail},
+};
+
+// --- compare --------------------------------------------------------------------------------
+
+Json key_json(const TensorKey& key) {
+  return Json::object({{"module_path", key.module_path},
+                       {"call_index", key.call_index},
+                       {"direction", to_string(key.direction)},
+                       {"tensor_path", key.tensor_path}});
+}
+
+constexpr Field<TensorComparison> kComparisonFields[] = {
+    {"module_path", [](const TensorComparison& c) { return Json(c.key.module_path); }},
+    {"call_index", [](const TensorComparison& c) { return Json(c.key.call_index); }},
+    {"direction", [](const TensorComparison& c) { return Json(to_string(c.key.direction)); }},
+    {"tensor_path", [](const TensorComparison& c) { return Json(c.key.tensor_path); }},
+    {"shape_a", [](const TensorComparison& c) { return or_null(c.shape_a); }},
+    {"shape_b", [](const TensorComparison& c) { return or_null(c.shape_b); }},
+    {"dtype_a", [](const TensorComparison& c) { return or_null(c.dtype_a); }},
+    {"dtype_b", [](const TensorComparison& c) { return or_null(c.dtype_b); }},
+    {"numel", [](const TensorComparison& c) { return Json(c.numel); }},
+    {"max_abs_error", [](const TensorComparison& c) { return float_or_null(c.max_abs_error); }},
+    {"max_rel_error", [](const TensorComparison& c) { return float_or_null(c.max_rel_error); }},
+    {"mismatches", [](const TensorComparison& c) { return or_null(c.mismatches); }},
+    {"atol", [](const TensorComparison& c) { return json_float(c.atol); }},
+    {"rtol", [](const TensorComparison& c) { return json_float(c.rtol); }},
+    {"within_tolerance", [](const TensorComparison& c) { return Json(c.within_tolerance); }},
+    {"only_in", [](const TensorComparison& c) { return or_null(c.only_in); }},
+    {"statistics_only", [](const TensorComparison& c) { return Json(c.statistics_only); }},
+};
+
+constexpr Field<ComparisonSummary> kComparisonSummaryFields[] = {
+    {"pairs", [](const ComparisonSummary& s) { return Json(s.pairs); }},
+    {"within", [](const ComparisonSummary& s) { return Json(s.within); }},
+    {"beyond", [](const ComparisonSummary& s) { return Json(s.beyond); }},
+    {"only_in_a", [](const ComparisonSummary& s) { return Json(s.only_in_a); }},
+    {"only_in_b", [](const ComparisonSummary& s) { return Json(s.only_in_b); }},
+    {"first_divergence",
+     [](const ComparisonSummary& s) {
+       return s.first_divergence ? key_json(*s.first_divergence) : Json(nullptr);
+     }},
+    {"atol", [](const ComparisonSummary& s) { return float_or_null(s.atol); }},
+    {"rtol", [](const ComparisonSummary& s) { return float_or_null(s.rtol); }},
+    {"statistics_only", [](const ComparisonSummary& s) { return Json(s.statistics_only); }},
+};
+
+// --- profile: diff compares what does not depend on the machine (contract 8) ---------------
+
+constexpr bool not_compared = false;  // what depends on the machine or the run
+
+constexpr Field<ModuleProfile> kModuleProfileFields[] = {
+    {"module_path", [](const ModuleProfile& m) { return Json(m.module_path); }},
+    // its type is compared as part of the module: a path is one module in both profiles
+    {"module_type", [](const ModuleProfile& m) { return Json(m.module_type); }, Presence::always,
+     not_compared},
+    {"calls", [](const ModuleProfile& m) { return Json(m.calls); }},
+    {"parameters", [](const ModuleProfile& m) { return Json(m.parameters); }},
+    {"input_shapes", [](const ModuleProfile& m) { return Json(m.input_shapes); }},
+    {"output_shapes", [](const ModuleProfile& m) { return Json(m.output_shapes); }},
+    {"flops", [](const ModuleProfile& m) { return Json(m.flops); }},
+    {"self_flops", [](const ModuleProfile& m) { return Json(m.self_flops); }},
+    {"time_ms", [](const ModuleProfile& m) { return Json(m.time_ms); }, Presence::always,
+     not_compared},
+    {"self_time_ms", [](const ModuleProfile& m) { return Json(m.self_time_ms); }, Presence::always,
+     not_compared},
+    {"allocated_bytes", [](const ModuleProfile& m) { return Json(m.allocated_bytes); },
+     Presence::always, not_compared},
+    {"peak_bytes", [](const ModuleProfile& m) { return Json(m.peak_bytes); }, Presence::always,
+     not_compared},
+};
+
+constexpr Field<OperatorProfile> kOperatorProfileFields[] = {
+    {"operator", [](const OperatorProfile& o) { return Json(o.name); }},
+    {"calls", [](const OperatorProfile& o) { return Json(o.calls); }},
+    {"flops", [](const OperatorProfile& o) { return Json(o.flops); }},
+    {"time_ms", [](const OperatorProfile& o) { return Json(o.time_ms); }, Presence::always,
+     not_compared},
+};
+
+constexpr Field<ProfileSummary> kProfileSummaryFields[] = {
+    {"device", [](const ProfileSummary& s) { return Json(s.device); }, Presence::always,
+     not_compared},
+    {"warmup", [](const ProfileSummary& s) { return Json(s.warmup); }, Presence::always,
+     not_compared},
+    {"runs", [](const ProfileSummary& s) { return Json(s.runs); }, Presence::always, not_compared},
+    {"latency_ms",
+     [](const ProfileSummary& s) {
+       return Json::object({{"min", s.latency_ms.min},
+                            {"median", s.latency_ms.median},
+                            {"mean", s.latency_ms.mean},
+                            {"p90", s.latency_ms.p90},
+                            {"max", s.latency_ms.max}});
+     },
+     Presence::always, not_compared},
+    {"throughput", [](const ProfileSummary& s) { return Json(s.throughput); }, Presence::always,
+     not_compared},
+    {"flops", [](const ProfileSummary& s) { return Json(s.flops); }},
+    {"instrumented_ms", [](const ProfileSummary& s) { return Json(s.instrumented_ms); },
+     Presence::always, not_compared},
+    {"peak_bytes", [](const ProfileSummary& s) { return Json(s.peak_bytes); }, Presence::always,
+     not_compared},
+    {"parameter_bytes", [](const ProfileSummary& s) { return Json(s.parameter_bytes); }},
+    {"buffer_bytes", [](const ProfileSummary& s) { return Json(s.buffer_bytes); }},
+    {"modules", [](const ProfileSummary& s) { return Json(s.modules); }, Presence::always,
+     not_compared},
+    {"operators", [](const ProfileSummary& s) { return Json(s.operators); }, Presence::always,
+     not_compared},
+};
+
+// --- diff -----------------------------------------------------------------------------------
+
+constexpr Field<Change> kChangeFields[] = {
+    {"kind", [](const Change& c) { return Json(c.kind); }},
+    {"subject", [](const Change& c) { return Json(c.subject); }},
+    {"path", [](const Change& c) { return c.path; }},
+    {"field", [](const Change& c) { return c.field; }},
+    {"old", [](const Change& c) { return c.old_value; }},
+    {"new", [](const Change& c) { return c.new_value; }},
+};
+
+constexpr Field<DiffSummary> kDiffSummaryFields[] = {
+    {"kind", [](const DiffSummary& s) { return Json(s.kind); }},
+    {"old", [](const DiffSummary& s) { return Json(s.old_source); }},
+    {"new", [](const DiffSummary& s) { return Json(s.new_source); }},
+    {"added", [](const DiffSummary& s) { return Json(s.added); }},
+    {"removed", [](const DiffSummary& s) { return Json(s.removed); }},
+    {"changed", [](const DiffSummary& s) { return Json(s.changed); }},
+    {"identical", [](const DiffSummary& s) { return Json(s.identical); }},
+    {"compared", [](const DiffSummary& s) { return Json(s.compared); }},
+};
+
+template <class R, std::size_t N>
+RecordInfo info_of(const char* record, const Field<R> (&fields)[N]) {
+  RecordInfo info{record, {}};
+  for (const Field<R>& f : fields) info.fields.push_back({f.name, f.presence, f.compared});
+  return info;
+}
+
+}  // namespace
+
+const std::vector<RecordInfo>& record_infos() {
+  static const std::vector<RecordInfo> infos = [] {
+    std::vector<RecordInfo> all = {
+        info_of("ModelMetadata", kModelFields),
+        info_of("ModuleMetadata", kModuleFields),
+        info_of("TensorMetadata", kTensorFields),
+        info_of("MethodSignature", kMethodFields),
+        info_of("ModelStructureSpec", kSpecFields),
+        info_of("ConfigFieldSpec", kConfigFieldFields),
+        info_of("TensorSnapshot", kSnapshotFields),
+        info_of("CaptureSummary", kCaptureSummaryFields),
+        info_of("TensorComparison", kComparisonFields),
+        info_of("ComparisonSummary", kComparisonSummaryFields),
+        info_of("ModuleProfile", kModuleProfileFields),
+        info_of("OperatorProfile", kOperatorProfileFields),
+        info_of("ProfileSummary", kProfileSummaryFields),
+        info_of("Change", kChangeFields),
+        info_of("DiffSummary", kDiffSummaryFields),
+    };
+    // the json document's module entries hold their tensors (docs/records.md)
+    for (RecordInfo& info : all)
+      if (std::string_view(info.record) == "ModuleMetadata")
+        info.fields.push_back({"tensors", Presence::with_detail, true});
+    return all;
+  }();
+  return infos;
+}
+
+const RecordInfo& record_info(std::string_view record) {
+  for (const RecordInfo& info : record_infos())
+    if (record == info.record) return info;
+  throw std::logic_error("record_info: no record named " + std::string(record));
+}
+
+std::vector<const char*> required_fields(std::string_view record) {
+  std::vector<const char*> names;
+  for (const FieldInfo& f : record_info(record).fields)
+    if (f.presence == Presence::always && f.compared) names.push_back(f.name);
+  return names;
+}
+
+std::vector<const char*> compared_fields(std::string_view record) {
+  std::vector<const char*> names;
+  for (const FieldInfo& f : record_info(record).fields)
+    if (f.compared) names.push_back(f.name);
+  return names;
+}
+
+Json header_json(const ModelMetadata& model) { return encode_fields(kModelFields, model); }
+
+Json to_json(const ModuleMetadata& module, bool with_tensors) {
+  Json j = encode_fields(kModuleFields, module);
+  if (const auto& tensors = module.details().tensors; tensors && with_tensors) {
+    Json list = Json::array();
+    for (const auto& t : *tensors) list.push_back(to_json(t));
+    j["tensors"] = std::move(list);
+  }
+  return j;
+}
+
+Json to_json(const TensorMetadata& tensor) { return encode_fields(kTensorFields, tensor); }
+Json to_json(const MethodSignature& method) { return encode_fields(kMethodFields, method); }
+Json header_json(const ModelStructureSpec& spec) { return encode_fields(kSpecFields, spec); }
+Json to_json(const ConfigFieldSpec& field) { return encode_fields(kConfigFieldFields, field); }
+Json to_json(const TensorSnapshot& snapshot) { return encode_fields(kSnapshotFields, snapshot); }
+Json to_json(const CaptureSummary& summary) {
+  return encode_fields(kCaptureSummaryFields, summary);
+}
+Json to_json(const TensorComparison& c) { return encode_fields(kComparisonFields, c); }
+Json to_json(const ComparisonSummary& s) { return encode_fields(kComparisonSummaryFields, s); }
+Json to_json(const ModuleProfile& module) { return encode_fields(kModuleProfileFields, module); }
+Json to_json(const OperatorProfile& op) { return encode_fields(kOperatorProfileFields, op); }
+Json to_json(const ProfileSummary& summary) {
+  return encode_fields(kProfileSummaryFields, summary);
+}
+Json to_json(const Change& change) { return encode_fields(kChangeFields, change); }
+Json to_json(const DiffSummary& summary) { return encode_fields(kDiffSummaryFields, summary); }
+
+}  // namespace vin::diagnostics

@@ -1,0 +1,254 @@
+#!/usr/bin/python3
+"""diff end to end: archives, saved records and configurations against themselves and
+their edits (tests/fixtures/make_diff_fixtures.py), --ignore, --config, integers
+compared exactly, the CI examples of docs/guide.md run as written, and diff's errors (exit 2).
+
+usage: test_diff.py --binary PATH --fixtures DIR --source REPO_ROOT [--no-torch] [TEST...]
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import cli_common
+from cli_common import ARGS, assert_clean_error, fixture, run, test
+
+
+@test
+def diff_compares_integers_exactly_however_large():
+    with tempfile.TemporaryDirectory() as tmp:
+        sides = []
+        for n in (18446744073709551617, 18446744073709551616):
+            side = os.path.join(tmp, f"{n}.jsonl")
+            with open(side, "w") as f:
+                f.write(json.dumps({"record": "ModelMetadata", "model_type": "m",
+                                    "total_parameters": n, "trainable_parameters": 0}) + "\n")
+            sides.append(side)
+        p = run("diff", *sides)
+        assert p.returncode == 1, p.stdout + p.stderr
+        change = json.loads(p.stdout.splitlines()[0])
+        assert change["field"] == "total_parameters", change
+        p = run("diff", sides[0], sides[0])
+        assert p.returncode == 0, p.stdout + p.stderr
+
+
+@test
+def diff_of_an_archive_with_itself_or_its_saved_records_is_identical():
+    with tempfile.TemporaryDirectory() as tmp:
+        sides = [fixture(n + ".pt") for n in ("everything", "convnet", "dict_model", "transformer",
+                                              "quantized", "frozen")]
+        sides += [os.path.join(ARGS.source, "configs", n) for n in ("net.yaml", "training.yaml",
+                                                                    "plain.yaml")]
+        for side in sides:
+            saved = os.path.join(tmp, os.path.basename(side) + ".jsonl")
+            sub = "inspect-model" if side.endswith(".pt") else "inspect-config"
+            assert run(sub, side, "-o", saved).returncode == 0
+            for other in (side, saved):
+                p = run("diff", side, other)
+                assert p.returncode == 0, f"{side} vs {other}: exit {p.returncode} {p.stdout[:300]} {p.stderr}"
+                summary = json.loads(p.stdout)
+                assert summary["record"] == "DiffSummary" and summary["identical"] is True, summary
+            p = run("diff", saved, side, "--format", "table")
+            assert p.returncode == 0 and p.stdout.endswith("identical: 0 added, 0 removed, 0 changed\n"), p.stdout
+            assert "\ncompared: " in p.stdout, p.stdout
+
+
+@test
+def diff_reports_added_removed_and_changed_records():
+    p = run("diff", fixture("convnet.pt"), fixture("everything.pt"))
+    assert p.returncode == 1, p.stderr
+    lines = [json.loads(l) for l in p.stdout.splitlines()]
+    changes, summary = lines[:-1], lines[-1]
+    assert all(list(c) == ["record", "kind", "subject", "path", "field", "old", "new"] for c in changes)
+    assert {"record": "Change", "kind": "changed", "subject": "model", "path": None,
+            "field": "model_type", "old": "fixture_models.ConvNet",
+            "new": "fixture_models.Everything"} in changes
+    removed = [c["path"] for c in changes if c["kind"] == "removed"]
+    added = [c["path"] for c in changes if c["kind"] == "added"]
+    assert "classifier" in removed and "encoder.conv" in added, (removed, added)
+    assert summary["added"] == len(added) and summary["removed"] == len(removed), summary
+    assert summary["identical"] is False
+    table = run("diff", fixture("convnet.pt"), fixture("everything.pt"), "--format", "table").stdout
+    assert "~ model: model_type \"fixture_models.ConvNet\" -> \"fixture_models.Everything\"" in table, table[:400]
+    assert "- module classifier (torch.nn.modules.linear.Linear, 650 parameters)" in table
+    assert "+ module encoder.conv (torch.nn.modules.conv.Conv1d, 28 parameters)" in table
+
+
+@test
+def diff_ignore_and_the_ci_example_from_the_readme():
+    with tempfile.TemporaryDirectory() as tmp:
+        # a model whose training flags differ, nothing else: archive vs a copy of its records
+        saved = os.path.join(tmp, "baseline.jsonl")
+        run("model", fixture("everything.pt"), "-o", saved)
+        with open(saved) as f:
+            text = f.read().replace('"training": true', '"training": false')
+        with open(saved, "w") as f:
+            f.write(text)
+        p = run("diff", saved, fixture("everything.pt"))
+        assert p.returncode == 1 and all('"field": "training"' in l for l in p.stdout.splitlines()[:-1])
+        p = run("diff", saved, fixture("everything.pt"), "--ignore", "training")
+        assert p.returncode == 0, p.stdout
+        # the guide's CI step: fail when the parameter count changes
+        step = ('vin-inspect diff "$BASE" "$NEW" --ignore training > diff.jsonl; '
+                'if grep -q \'"field": "total_parameters"\' diff.jsonl; then '
+                'echo "parameter count changed"; exit 1; fi')
+        env = dict(os.environ, PATH=os.path.dirname(ARGS.binary) + ":" + os.environ["PATH"])
+        same = subprocess.run(["bash", "-c", step], cwd=tmp, capture_output=True, text=True,
+                              env=dict(env, BASE=saved, NEW=fixture("everything.pt")))
+        assert same.returncode == 0, same.stdout + same.stderr
+        changed = subprocess.run(["bash", "-c", step], cwd=tmp, capture_output=True, text=True,
+                                 env=dict(env, BASE=saved, NEW=fixture("convnet.pt")))
+        assert changed.returncode == 1 and "parameter count changed" in changed.stdout
+
+
+def diff_changes(*args):
+    p = run("diff", *args)
+    assert p.returncode in (0, 1), f"{args}: exit {p.returncode}: {p.stderr}"
+    lines = [json.loads(l) for l in p.stdout.splitlines()]
+    return p.returncode, lines[:-1], lines[-1]
+
+
+def has_change(changes, **fields):
+    return any(all(c.get(k) == v for k, v in fields.items()) for c in changes)
+
+
+@test
+def diff_reads_archives_with_every_detail_and_names_what_changed():
+    d = lambda name: fixture(os.path.join("diff", name))  # noqa: E731
+    # half and double: dtypes, sizes and checksums of every tensor, the byte totals
+    for copy, dtype, ratio in (("net_half.pt", "torch.float16", 0.5), ("net_double.pt", "torch.float64", 2)):
+        status, changes, summary = diff_changes(d("net.pt"), d(copy))
+        assert status == 1 and summary["compared"] == ["model", "modules", "attributes", "tensors",
+                                                       "signatures"], summary
+        assert has_change(changes, kind="changed", subject="tensor", path="conv.weight", field="dtype",
+                          old="torch.float32", new=dtype), changes[:5]
+        assert has_change(changes, subject="tensor", path="norm.running_mean", field="dtype", new=dtype)
+        nbytes = next(c for c in changes if c["path"] == "conv.weight" and c["field"] == "nbytes")
+        assert nbytes["new"] == nbytes["old"] * ratio
+        assert has_change(changes, subject="model", path=None, field="parameter_bytes")
+        assert {c["subject"] for c in changes} == {"model", "tensor"}, changes
+    # retrained weights: only checksums change; the guide's CI rule then passes
+    status, changes, _ = diff_changes(d("net.pt"), d("net_retrained.pt"))
+    assert status == 1 and changes and all(
+        c["subject"] == "tensor" and c["field"] == "storage_crc32" for c in changes), changes
+    assert has_change(changes, path="conv.weight") and has_change(changes, path="norm.num_batches_tracked")
+    status, changes, _ = diff_changes(d("net.pt"), d("net_retrained.pt"), "--ignore", "storage_crc32")
+    assert status == 0 and not changes
+    # a changed kernel size: the attributes and the weight's shape
+    _, changes, _ = diff_changes(d("net.pt"), d("net_kernel5.pt"))
+    assert has_change(changes, kind="changed", subject="attribute", path="conv.kernel_size", field=None,
+                      old=[3, 3], new=[5, 5])
+    assert has_change(changes, subject="tensor", path="conv.weight", field="shape", old=[8, 3, 3, 3],
+                      new=[8, 3, 5, 5])
+    # a new forward argument, a changed default: the signature's arguments, old and new in full
+    x = {"name": "x", "type": "Tensor", "has_default": False, "default": None}
+    scale = {"name": "scale", "type": "float", "has_default": True, "default": 1.0}
+    _, changes, _ = diff_changes(d("net.pt"), d("net_new_arg.pt"))
+    assert changes == [{"record": "Change", "kind": "changed", "subject": "signature", "path": "forward",
+                        "field": "arguments", "old": [x, scale],
+                        "new": [x, scale, {"name": "shift", "type": "float", "has_default": True,
+                                           "default": 0.0}]}], changes
+    _, changes, _ = diff_changes(d("net.pt"), d("net_default2.pt"))
+    assert changes == [{"record": "Change", "kind": "changed", "subject": "signature", "path": "forward",
+                        "field": "arguments", "old": [x, scale], "new": [x, dict(scale, default=2.0)]}]
+    table = run("diff", d("net.pt"), d("net_kernel5.pt"), "--format", "table").stdout
+    assert "~ attribute conv.kernel_size: [3, 3] -> [5, 5]\n" in table, table
+    assert "compared: model, modules, attributes, tensors, signatures\n" in table
+
+
+@test
+def diff_of_an_archive_with_its_own_saved_records_in_every_form_is_identical():
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in ("diff/net.pt", "everything.pt", "quantized.pt", "resnet18.pt"):
+            archive = fixture(name)
+            for flags, form in (([], "plain.jsonl"), (["--all"], "all.jsonl"),
+                                (["--all", "--format", "json"], "all.json"),
+                                (["--format", "json"], "plain.json")):
+                saved = os.path.join(tmp, form)
+                assert run("model", archive, *flags, "-o", saved).returncode == 0
+                for old, new in ((saved, archive), (archive, saved)):
+                    status, changes, summary = diff_changes(old, new)
+                    assert status == 0 and not changes, f"{name} {form}: {changes[:3]}"
+                    expected = ["model", "modules"] + (["attributes", "tensors", "signatures"]
+                                                        if "--all" in flags else [])
+                    assert summary["compared"] == expected, (form, summary)
+
+
+@test
+def diff_compares_values_inside_mappings_the_config_walk_leaves_alone():
+    d = lambda name: fixture(os.path.join("diff", name))  # noqa: E731
+    expected = {"record": "Change", "kind": "changed", "subject": "field", "path": ["extra", "depth"],
+                "field": "value", "old": 5, "new": 50}
+    for old, new, flags in ((d("config_depth5.yaml"), d("config_depth50.yaml"), []),
+                            (d("cfg_depth5.pt"), d("cfg_depth50.pt"), ["--config"]),
+                            (d("config_depth5.yaml"), d("cfg_depth50.pt"), ["--config"])):
+        status, changes, summary = diff_changes(old, new, *flags)
+        assert status == 1 and changes == [expected], (old, new, changes)
+        assert summary["kind"] == "config" and summary["compared"] == ["config", "fields"]
+    # without --config the archives are compared as models: the same model, identical
+    status, changes, summary = diff_changes(d("cfg_depth5.pt"), d("cfg_depth50.pt"))
+    assert status == 0 and summary["kind"] == "model"
+
+
+@test
+def diff_ignore_accepts_only_fields_the_records_have():
+    p = run("diff", fixture("convnet.pt"), fixture("everything.pt"), "--ignore", "trainig")
+    assert_clean_error(p, 2, r"--ignore trainig: no compared record has this field; the closest: training")
+    p = run("diff", fixture("diff/config_depth5.yaml"), fixture("diff/config_depth50.yaml"),
+            "--ignore", "storage_crc32")
+    assert_clean_error(p, 2, r"--ignore storage_crc32: no compared record has this field")
+    p = run("diff", fixture("diff/config_depth5.yaml"), fixture("diff/config_depth50.yaml"),
+            "--ignore", "value")
+    assert p.returncode == 0, p.stdout
+
+
+@test
+def the_guides_ci_example_passes_new_weights_and_fails_a_changed_model():
+    with open(os.path.join(ARGS.source, "docs", "guide.md")) as f:
+        section = f.read().split("### In CI: fail on anything but new weights")[1]
+        section = section.split("```sh")[1].split("```")[0]
+    commands = [l.split("#")[0].strip() for l in section.splitlines()]
+    commands = [c for c in commands if c.startswith("vin-inspect ")]
+    assert len(commands) == 2 and "--all" in commands[0], commands
+    env = dict(os.environ, PATH=os.path.dirname(ARGS.binary) + ":" + os.environ["PATH"])
+    for branch, status in (("net_retrained.pt", 0), ("net.pt", 0), ("net_kernel5.pt", 1),
+                           ("net_half.pt", 1), ("net_default2.pt", 1)):
+        with tempfile.TemporaryDirectory() as tmp:
+            shutil.copy(fixture("diff/net.pt"), os.path.join(tmp, "net.pt"))
+            main = subprocess.run(["bash", "-c", commands[0]], cwd=tmp, env=env, capture_output=True)
+            assert main.returncode == 0, main.stderr
+            shutil.copy(fixture("diff/" + branch), os.path.join(tmp, "net.pt"))
+            p = subprocess.run(["bash", "-c", commands[1]], cwd=tmp, env=env, capture_output=True,
+                               text=True)
+            assert p.returncode == status, f"{branch}: exit {p.returncode}: {p.stdout[-500:]} {p.stderr}"
+
+
+@test
+def diff_errors_exit_2():
+    with tempfile.TemporaryDirectory() as tmp:
+        bad = os.path.join(tmp, "bad.jsonl")
+        with open(bad, "w") as f:
+            f.write('{"record": "TensorSnapshot"}\n')
+        empty = os.path.join(tmp, "empty.jsonl")
+        open(empty, "w").close()
+        cases = [
+            ((os.path.join(ARGS.source, "configs", "net.yaml"), fixture("convnet.pt")),
+             r"cannot compare config records \(.*net\.yaml\) with model records"),
+            ((fixture("convnet.pt"), fixture("missing.pt")), r"missing\.pt: no such file"),
+            ((fixture("convnet.pt"), fixture("state_dict.pt")), r"a torch\.save file"),
+            ((bad, fixture("convnet.pt")), r"bad\.jsonl:1: starts with a TensorSnapshot record"),
+            ((empty, fixture("convnet.pt")),
+             r"empty\.jsonl: empty file: no records, no archive, no configuration rendering"),
+            ((fixture("convnet.pt"),), r"NEW is required"),
+        ]
+        for args, pattern in cases:
+            p = run("diff", *args)
+            assert p.returncode == 2, f"{args}: exit {p.returncode}"
+            assert p.stdout == "" and re.search(pattern, p.stderr), f"{args}: {p.stderr!r}"
+
+
+if __name__ == "__main__":
+    sys.exit(cli_common.main(cli_common.TESTS))

@@ -1,0 +1,246 @@
+#!/usr/bin/python3
+"""profile end to end: its records in every format, --trace, bad input, the progress line
+on a terminal, --timeout, forked calls and hooks, nested tensors' shapes as capture's.
+
+usage: test_profile.py --binary PATH --fixtures DIR --source REPO_ROOT [--no-torch] [TEST...]
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+import cli_common
+from cli_common import ARGS, assert_clean_error, fixture, model_source, run, run_script, torch_test
+
+
+def profile_args(*extra, inputs="inputs/everything_positional.npz"):
+    args = ["profile", fixture("everything.pt"), "--warmup", "1", "--runs", "2"]
+    if inputs:
+        args += ["--inputs", fixture(inputs)]
+    return [*args, *extra]
+
+
+def profile(*extra, inputs="inputs/everything_positional.npz"):
+    return run(*profile_args(*extra, inputs=inputs))
+
+
+@torch_test
+def profile_jsonl_json_and_table_agree():
+    lines = [json.loads(l) for l in profile().stdout.splitlines()]
+    kinds = [l["record"] for l in lines]
+    assert kinds[-1] == "ProfileSummary" and kinds[0] == "ModuleProfile", kinds
+    assert kinds == sorted(kinds, key=["ModuleProfile", "OperatorProfile", "ProfileSummary"].index)
+    summary = lines[-1]
+    assert list(summary) == ["record", "device", "warmup", "runs", "latency_ms", "throughput",
+                             "flops", "instrumented_ms", "peak_bytes", "parameter_bytes",
+                             "buffer_bytes", "modules", "operators"], list(summary)
+    assert (summary["device"], summary["warmup"], summary["runs"]) == ("cpu", 1, 2), summary
+    assert summary["modules"] == kinds.count("ModuleProfile") > 1
+    assert summary["operators"] == kinds.count("OperatorProfile") > 1
+    assert list(lines[0]) == ["record", "module_path", "module_type", "calls", "parameters",
+                              "input_shapes", "output_shapes", "flops", "self_flops", "time_ms",
+                              "self_time_ms", "allocated_bytes", "peak_bytes"], list(lines[0])
+    assert lines[0]["module_path"] == "<root>" and lines[0]["input_shapes"] == [[2, 2, 5], [2, 3]]
+    doc = json.loads(profile("--format", "json").stdout)
+    assert list(doc)[:3] == ["modules", "operators", "device"], list(doc)
+    assert [m["module_path"] for m in doc["modules"]] == [
+        l["module_path"] for l in lines if l["record"] == "ModuleProfile"]
+    table = profile("--format", "table").stdout
+    assert "Module (type)" in table and "Operator" in table and "Latency on cpu: median" in table
+    assert re.search(r"^<root> \(", table.splitlines()[3]), table
+
+
+@torch_test
+def profile_trace_is_chrome_trace_json_complete_or_absent():
+    with tempfile.TemporaryDirectory() as tmp:
+        trace = os.path.join(tmp, "trace.json")
+        p = profile("--trace", trace)
+        assert p.returncode == 0, p.stderr
+        doc = json.load(open(trace))
+        events = doc["traceEvents"]
+        assert events and all(e["ph"] == "X" and e["cat"] in ("module", "operator")
+                              for e in events), events[:3]
+        assert events[0]["name"] == "<root>", events[0]
+        # a trace that cannot be written: exit 1, no file, and nothing on stdout
+        missing = os.path.join(tmp, "no", "trace.json")
+        assert_clean_error(profile("--trace", missing), 1, r"no/trace\.json")
+        assert not os.path.exists(os.path.dirname(missing))
+        assert [f for f in os.listdir(tmp) if f != "trace.json"] == [], os.listdir(tmp)
+        # the trace is an output: never one of the inputs
+        assert_clean_error(profile("--trace", fixture("everything.pt")), 2,
+                           "--trace .* is an input of this command")
+        # nor standard output while the records go there: renamed over the shell's file, the
+        # trace would take the records' place (a pipe would mix the two)
+        records = os.path.join(tmp, "records.jsonl")
+        with open(records, "w") as out:
+            p = subprocess.run([ARGS.binary, *profile_args("--trace", "/dev/stdout")],
+                               stdout=out, stderr=subprocess.PIPE, text=True, timeout=120)
+        assert_clean_error(subprocess.CompletedProcess(p.args, p.returncode, "", p.stderr), 2,
+                           "--trace /dev/stdout is standard output, where the records go")
+        assert os.path.getsize(records) == 0
+        assert_clean_error(profile("--trace", "/dev/stdout"), 2, "is standard output")
+        # with the records in their own file, the trace may go to standard output
+        p = profile("--trace", "/dev/stdout", "-o", records)
+        assert p.returncode == 0, p.stderr
+        assert json.loads(p.stdout)["traceEvents"] and \
+            json.loads(open(records).read().splitlines()[-1])["record"] == "ProfileSummary"
+
+
+@torch_test
+def profile_bad_input_gets_one_line_and_the_right_status():
+    for extra, status, pattern in [
+        (("--runs", "0"), 2, r"--runs: must be an integer in \[1, 1000000\], got '0'"),
+        (("--warmup", "-1"), 2, r"--warmup: must be an integer in \[0, 1000000\], got '-1'"),
+        (("--module", "encoder.blok*"), 2, r"encoder\.blok\*"),
+        (("--inputs", fixture("inputs/everything_keyword.npz")), 2, r"one file"),
+    ]:
+        try:
+            assert_clean_error(profile(*extra), status, pattern)
+        except AssertionError as e:
+            raise AssertionError(f"{extra}: {e}") from None
+    assert_clean_error(profile(inputs="inputs/missing.npz"), 1, r"missing\.npz: no such file")
+    assert_clean_error(profile(inputs=None), 2, r"--inputs FILE or --shape NAME=DIMS is required")
+    assert_clean_error(profile(inputs="inputs/everything_bad_tokens.npz"), 1,
+                       r"everything\.pt: the model's forward raised on .*everything_bad_tokens\.npz: ")
+
+
+def run_on_a_terminal(args):
+    """Runs the binary with `args`, its stderr a pseudo-terminal: the finished process and what
+    the terminal was sent."""
+    import pty
+    main, secondary = pty.openpty()
+    try:
+        done = subprocess.run([ARGS.binary, *args], stdout=subprocess.PIPE, stderr=secondary,
+                              timeout=120)
+        os.close(secondary)
+        secondary = None
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(main, 65536)
+            except OSError:  # the terminal's other side is closed
+                break
+            if not chunk:
+                break
+            shown += chunk
+    finally:
+        os.close(main)
+        if secondary is not None:
+            os.close(secondary)
+    return done, shown.decode()
+
+
+@torch_test
+def profile_shows_progress_on_a_terminal_only():
+    # stderr a file: nothing on it
+    p = profile()
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    # stderr a terminal: the progress line, rewritten in place, then cleared
+    args = ["profile", fixture("everything.pt"), "--inputs",
+            fixture("inputs/everything_positional.npz"), "--warmup", "2", "--runs", "3"]
+    done, text = run_on_a_terminal(args)
+    assert done.returncode == 0, text
+    for step in ("warm-up forward 1/2", "warm-up forward 2/2", "timed forward 1/3",
+                 "timed forward 3/3"):
+        assert step in text, text
+    assert text.endswith("\r\x1b[K"), repr(text[-40:])
+    assert json.loads(done.stdout.decode().splitlines()[-1])["record"] == "ProfileSummary"
+    # log lines meanwhile take the progress line away first: each starts a line of its own
+    done, text = run_on_a_terminal([*args, "--log-level", "debug"])
+    assert done.returncode == 0, text
+    assert "debug: profile: ran the warm-up and timed forwards" in text, text
+    assert not re.search(r"forward \d+/\d+[^\r]", text), repr(text)
+    for line in re.split(r"\r\x1b\[K|\r?\n", text):
+        assert not line or line.startswith("vin-inspect: "), repr(line)
+
+
+@torch_test
+def profile_timeout_ends_a_forward_that_cannot_be_stopped():
+    single = fixture("inputs/single.npy")
+    start = time.monotonic()
+    p = run("profile", fixture("spin.pt"), "--inputs", single, "--timeout", "0.5")
+    assert time.monotonic() - start < 30
+    assert_clean_error(p, 1, r"spin\.pt: the forward on .*single\.npy did not finish within "
+                             r"0\.5 s \(--timeout\) and could not be stopped at a module call$")
+
+
+FORK_MODEL = model_source("fork_model.py")
+
+
+@torch_test
+def profile_attributes_forked_calls_and_the_hooks_calls():
+    # torch.jit.fork runs its task on an inter-op thread for any caller; profile's instrumented
+    # forward runs it inline at the fork, so the forked call is attributed where it was forked.
+    # The root's scripted hook calls `b` again (through a fork of its own); blk's hook calls
+    # blk.inner (profile's clone runs both hooks typed for its own classes).
+    with tempfile.TemporaryDirectory() as tmp:
+        archive = os.path.join(tmp, "fork.pt")
+        run_script(tmp, "fork_model.py", FORK_MODEL, archive)
+        p = run("capture", archive, "--shape", "x=64x8")
+        assert p.returncode == 0, p.stderr
+        captured = {}
+        for line in p.stdout.splitlines():
+            r = json.loads(line)
+            if r["record"] == "TensorSnapshot" and r["direction"] == "output":
+                captured[r["module_path"]] = captured.get(r["module_path"], 0) + 1
+        assert captured == {"<root>": 1, "a": 1, "b": 2, "blk": 1, "blk.inner": 1}, captured
+        trace = os.path.join(tmp, "trace.json")
+        for extra in ((), ("--trace", trace)):
+            p = run("profile", archive, "--shape", "x=64x8", "--warmup", "1", "--runs", "2", *extra)
+            assert p.returncode == 0, p.stderr
+            records = [json.loads(line) for line in p.stdout.splitlines()]
+            modules = {r["module_path"]: r for r in records if r["record"] == "ModuleProfile"}
+            assert {path: m["calls"] for path, m in modules.items()} == captured, modules
+            linear = 2 * 64 * 8 * 8  # one Linear(8, 8) on 64 rows
+            assert modules["a"]["flops"] == linear
+            assert modules["b"]["flops"] == modules["b"]["self_flops"] == 2 * linear
+            assert modules["blk.inner"]["flops"] == linear
+            assert modules["blk"]["flops"] == linear and modules["blk"]["self_flops"] == 0
+            assert modules["<root>"]["flops"] == 4 * linear
+            assert modules["<root>"]["self_flops"] == 0
+            assert records[-1]["flops"] == 4 * linear
+        spans = json.load(open(trace))["traceEvents"]
+        root = next(e for e in spans if e["name"] == "<root>")
+        forked = next(e for e in spans if e["name"] == "a")
+        assert root["ts"] <= forked["ts"] and forked["ts"] + forked["dur"] <= root["ts"] + root["dur"]
+
+
+NESTED_MODEL = model_source("nested_model.py")
+
+
+@torch_test
+def profile_writes_nested_tensor_shapes_as_capture_does():
+    # an eval TransformerEncoder with a padding mask runs its layers on nested tensors (contract
+    # 7.2): capture writes their shape with -1 where the components differ; profile's input and
+    # output shapes are capture's (they were left out)
+    with tempfile.TemporaryDirectory() as tmp:
+        archive, inputs = os.path.join(tmp, "nested.pt"), os.path.join(tmp, "nested.npz")
+        run_script(tmp, "nested_model.py", NESTED_MODEL, archive, inputs)
+        p = run("capture", archive, "--inputs", inputs)
+        assert p.returncode == 0, p.stderr
+        snapshots = [r for r in map(json.loads, p.stdout.splitlines())
+                     if r["record"] == "TensorSnapshot" and r["call_index"] == 0]
+        captured = {}
+        for s in snapshots:
+            captured.setdefault((s["module_path"], s["direction"]), []).append(s["shape"])
+        nested = [s for s in snapshots if s["sample_omission_reason"] == "nested_tensor"]
+        assert nested, "no nested tensor captured"  # LibTorch 1.13 and 2.6 take that path
+        p = run("profile", archive, "--inputs", inputs, "--warmup", "0", "--runs", "1")
+        assert p.returncode == 0, p.stderr
+        modules = [r for r in map(json.loads, p.stdout.splitlines())
+                   if r["record"] == "ModuleProfile"]
+        for m in modules:
+            for direction in ("input", "output"):
+                want = captured.get((m["module_path"], direction), [])
+                assert m[direction + "_shapes"] == want, (m["module_path"], direction, want)
+        for s in nested:
+            m = next(m for m in modules if m["module_path"] == s["module_path"])
+            assert s["shape"] in m[s["direction"] + "_shapes"], (s, m)
+            assert -1 in s["shape"], s
+
+
+if __name__ == "__main__":
+    sys.exit(cli_common.main(cli_common.TESTS))
