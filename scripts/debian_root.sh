@@ -60,7 +60,9 @@ root_stamp() { printf '%s\n%s\n' "$1" "$(tr ' ' '\n' <<<"$2" | sort -u | xargs)"
 # which rm must not walk into
 remove_unfinished_root() {
   [[ -e $1 ]] || return 0
-  findmnt --list --noheadings --output TARGET | grep -F "$1/" | sort -r | xargs -r -n1 umount -l
+  # none mounted is the common case (grep then fails, which pipefail would make fatal)
+  { findmnt --list --noheadings --output TARGET | grep -F "$1/" || true; } | sort -r |
+    xargs -r -n1 umount -l
   rm -rf --one-file-system "$1"
 }
 

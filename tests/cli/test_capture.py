@@ -9,6 +9,7 @@ usage: test_capture.py --binary PATH --fixtures DIR --source REPO_ROOT [--no-tor
 import json
 import math
 import os
+import resource
 import re
 import shutil
 import subprocess
@@ -165,8 +166,11 @@ def shape_inputs_are_the_tensors_python_makes_after_manual_seed():
                                                      r"\[-9223372036854775808, 18446744073709551615\]"),
                 (["--seed", "-9223372036854775809"], r"--seed: .*got '-9223372036854775809'"),
                 (["--int-high", "1e400"], r"--int-high: must be a positive integer, got '1e400'"),
-                (["--shape", "x=99999999999x99999999999"], r"would hold more than 17179869184 bytes"),
-                (["--shape", "x=1000000000000"], r"would hold more than 17179869184 bytes"),
+                (["--shape", "x=99999999999x99999999999"],
+                 r"would hold more than 18446744073709551615 bytes, past the 17179869184 bytes"),
+                (["--shape", "x=1000000000000"],
+                 r"--shape x=1000000000000: the tensor would hold 4000000000000 bytes, past the "
+                 r"17179869184 bytes --shape makes at most"),
                 (["--shape", "x=2:int8", "--int-high", "1000"],
                  r"--int-high 1000: --shape x is int8, which holds values below 128 only")):
             args = flags if "--shape" in flags else ["--shape", "x=2x4", *flags]
@@ -573,6 +577,26 @@ def custom_operators_load_with_load_library_and_vin_inspect_libraries():
                                      r"undefined symbol c10::not_in_this_libtorch\(\) \(was it "
                                      r"built against another LibTorch than [0-9.]+\?\)")
 
+
+
+@torch_test
+def a_shape_the_allocator_refuses_names_the_option_and_the_bytes():
+    # within --shape's 16 GiB but not within the memory the process may have: the message names
+    # the option, the argument and the bytes, never LibTorch's allocator text (issue 41)
+    def small_address_space():
+        resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+    for command in ("capture", "profile", "compare"):
+        args = [command, fixture("convnet.pt")] + ([fixture("convnet.pt")] if command == "compare" else [])
+        p = subprocess.run([ARGS.binary, *args, "--shape", "x=1x3x30000x30000"], capture_output=True,
+                           text=True, timeout=120, preexec_fn=small_address_space,
+                           env=dict(os.environ, GLIBC_TUNABLES=""))
+        assert_clean_error(p, 2, r"--shape x=1x3x30000x30000:float32: cannot allocate the "
+                                 r"10800000000 bytes of the tensor \(out of memory\)")
+        assert "alloc_cpu" not in p.stderr and "DefaultCPUAllocator" not in p.stderr, p.stderr
+    # the issue's example: past the bound, refused before anything is allocated
+    p = run("profile", fixture("convnet.pt"), "--shape", "x=100000x100000x100")
+    assert_clean_error(p, 2, r"--shape x=100000x100000x100: the tensor would hold 4000000000000 "
+                             r"bytes")
 
 if __name__ == "__main__":
     sys.exit(cli_common.main(cli_common.TESTS))

@@ -33,6 +33,26 @@ def diff_compares_integers_exactly_however_large():
         assert change["field"] == "total_parameters", change
         p = run("diff", sides[0], sides[0])
         assert p.returncode == 0, p.stdout + p.stderr
+        # a number is never equal to the string of its digits (contract 9.4), in saved records
+        # and inside a rendering's unwalked mapping alike
+        text = os.path.join(tmp, "text.jsonl")
+        with open(text, "w") as f:
+            f.write(json.dumps({"record": "ModelMetadata", "model_type": "m",
+                                "total_parameters": "18446744073709551617",
+                                "trainable_parameters": 0}) + "\n")
+        p = run("diff", sides[0], text)
+        assert p.returncode == 1, p.stdout + p.stderr
+        change = json.loads(p.stdout.splitlines()[0])
+        assert change["old"] == 18446744073709551617 and change["new"] == "18446744073709551617"
+        renderings = []
+        for name, value in (("number", "18446744073709551617"), ("text", '"18446744073709551617"')):
+            path = os.path.join(tmp, name + ".yaml")
+            with open(path, "w") as f:
+                f.write("!m.Config\nextras: {a: " + value + "}\n")
+            renderings.append(path)
+        p = run("diff", *renderings)
+        assert p.returncode == 1, p.stdout + p.stderr
+        assert '"path": ["extras", "a"]' in p.stdout, p.stdout
 
 
 @test

@@ -12,6 +12,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import sys
 import tempfile
 
@@ -317,6 +318,40 @@ def pipes_are_read_like_files_and_only_once():
         assert_clean_error(p, 1, r"/dev/fd/\d+: a stream that starts as none of the files this "
                                  r"tool reads")
 
+
+
+@test
+def a_stream_that_starts_as_no_file_kind_is_refused_after_its_first_bytes():
+    # 64 bytes of noise without a NUL, then the writer keeps the pipe open: the tool must refuse
+    # from those bytes, not wait for (or copy) the rest of the stream (issue 41)
+    noise = bytes(range(1, 65))[::-1]
+    for command in (["inspect-model"], ["inspect-config"], ["diff", fixture("convnet.pt")]):
+        p = subprocess.Popen([ARGS.binary, *command, "/dev/stdin"], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=False)
+        p.stdin.write(noise)
+        p.stdin.flush()
+        try:
+            status = p.wait(timeout=30)  # the pipe is still open: no end of file has come
+        finally:
+            p.stdin.close()
+        err = p.stderr.read().decode()
+        assert status in (1, 2), (command, status, err)
+        assert "starts as none of the files this tool reads" in err, err
+        assert "refused after its first 64 bytes" in err, err
+
+
+@test
+def a_byte_order_mark_before_jsonl_records_is_read_as_jsonl():
+    with tempfile.TemporaryDirectory() as tmp:
+        plain = os.path.join(tmp, "plain.jsonl")
+        marked = os.path.join(tmp, "marked.jsonl")
+        with open(plain, "w") as f:
+            f.write(run("inspect-model", fixture("convnet.pt")).stdout)
+        with open(marked, "wb") as f:
+            f.write(b"\xef\xbb\xbf" + open(plain, "rb").read())
+        p = run("diff", marked, plain)
+        assert p.returncode == 0, p.stdout + p.stderr
+        assert json.loads(p.stdout.splitlines()[-1])["identical"] is True
 
 if __name__ == "__main__":
     sys.exit(cli_common.main(cli_common.TESTS))

@@ -385,6 +385,29 @@ def overflow_attacks():
 
 
 
+def deep_model_json_attacks():
+    """PyTorch 1.0-1.2 archives whose model.json nests a value 100,000 deep: a dataType, a
+    submodule chain, and a deep value with a sibling key after it. Every JSON reader bounds the
+    depth while it parses (records/bounded_json), so each is a one-line error, never a crash of
+    the recursion in what copies the parsed value."""
+    deep = 100_000
+    tensor = '{"dims": ["2"], "offset": "0", "strides": ["1"], "requiresGrad": false, ' \
+             '"dataType": ' + "[" * deep + '"FLOAT"' + "]" * deep + "}"
+    chain = '{"name": "root", "submodules": [' + '{"name": "a", "submodules": [' * deep + \
+            '{"name": "a"}' + "]}" * deep + "]}"
+    sibling = '{"name": "root", "extra": ' + "{\"x\": " * deep + "1" + "}" * deep + \
+              ', "submodules": []}'
+    for name, main, tensors in (("model_json_deep_dtype.pt", '{"name": "root"}', "[" + tensor + "]"),
+                                ("model_json_deep_chain.pt", chain, "[]"),
+                                ("model_json_deep_sibling.pt", sibling, "[]")):
+        model = '{"protoVersion": "3", "producerName": "pytorch", "mainModule": ' + main + \
+                ', "tensors": ' + tensors + "}"
+        add(name, zip_of([("m/version", b"1\n"), ("m/model.json", model.encode())]),
+            [(["inspect-model", "{file}"], "error", 1),
+             (["inspect-model", "{file}", "--all"], "error", 1),
+             (["diff", "{file}", "{file}"], "error", 2)])
+
+
 def long_path_attacks():
     """Module trees 2,000 deep (the readers' limit) whose every attribute name is 30,000
     characters: a few megabytes of archive whose module paths, each its parent's and one more
@@ -562,6 +585,7 @@ def main():
     overflow_attacks()
     scale_attacks()
     long_path_attacks()
+    deep_model_json_attacks()
     zip_layout_attacks()
     with open(os.path.join(OUT, "manifest.json"), "w") as f:
         json.dump({"never_created": [PWNED, PWNED_SETSTATE], "files": MANIFEST}, f, indent=1)

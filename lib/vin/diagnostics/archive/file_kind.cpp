@@ -7,10 +7,12 @@
 namespace vin::diagnostics {
 namespace {
 
-// The first byte that is not white space is '{' (reads no further than that byte).
+// The first byte that is not white space is '{' (reads no further than that byte), after a
+// UTF-8 byte-order mark where the file has one (editors on Windows write it before jsonl too).
 bool starts_as_json_object(const InputFile& file) {
   std::vector<char> chunk(64 * 1024);
-  for (std::uint64_t at = 0; at < file.size();) {
+  std::uint64_t at = file.starts_with("\xEF\xBB\xBF") ? 3 : 0;
+  while (at < file.size()) {
     const std::size_t got = file.read_at(at, chunk.data(), chunk.size());
     if (got == 0) break;
     for (std::size_t i = 0; i < got; ++i)
@@ -35,10 +37,15 @@ FileKind zip_kind(const ZipArchive& zip) {
 std::string_view describe(FileKind kind) {
   // in the order of the enum
   static constexpr std::string_view kNames[] = {
-      "a TorchScript archive", "a torch.save file", "a zip file",
+      "a TorchScript archive",
+      "a torch.save file",
+      "a zip file",
       "a TorchScript archive of PyTorch 1.0 to 1.2 (model.json)",
-      "a TorchScript file of PyTorch 1.0's previews (PYTORCH1)", "an .npy array",
-      "a pickle (a torch.save file before PyTorch 1.6)", "JSON records", "a text file",
+      "a TorchScript file of PyTorch 1.0's previews (PYTORCH1)",
+      "an .npy array",
+      "a pickle (a torch.save file before PyTorch 1.6)",
+      "JSON records",
+      "a text file",
       "an empty file"};
   static_assert(std::size(kNames) == static_cast<std::size_t>(FileKind::empty) + 1);
   const auto index = static_cast<std::size_t>(kind);

@@ -4,13 +4,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
-#include <algorithm>
 #include <cstring>
 #include <vector>
 
 #include "vin/diagnostics/records/error.h"
+#include "vin/diagnostics/text/printable.h"
 
 namespace vin::diagnostics {
 namespace {
@@ -73,7 +74,25 @@ bool write_all(int fd, const char* data, std::size_t n) {
 
 bool is_binary_magic(std::string_view head) {
   return head.substr(0, 2) == "PK" || head.substr(0, 6) == "\x93NUMPY" ||
+         head.substr(0, 8) == "PYTORCH1" ||
          (!head.empty() && static_cast<unsigned char>(head[0]) == 0x80);
+}
+
+// Whether the first bytes of a stream can begin a text file (YAML, JSON records): UTF-8 (a
+// character cut at the end of the head aside) without control bytes other than tab, newline and
+// carriage return, after an optional byte-order mark. Random bytes fail within a few bytes.
+bool looks_like_text(std::string_view head) {
+  if (head.substr(0, 3) == "\xEF\xBB\xBF") head.remove_prefix(3);
+  for (const char c : head) {
+    const auto byte = static_cast<unsigned char>(c);
+    if ((byte < 0x20 && c != '\t' && c != '\n' && c != '\r') || byte == 0x7f) return false;
+  }
+  const std::size_t bad = first_invalid_utf8(head);
+  // a multi-byte character the head cuts off is not an error: at most 3 bytes from the end
+  return bad == std::string_view::npos ||
+         (head.size() == InputFile::kHeadBytes && head.size() - bad <= 3 &&
+          first_invalid_utf8(head.substr(0, bad)) == std::string_view::npos &&
+          static_cast<unsigned char>(head[bad]) >= 0xC2);
 }
 
 // The stream in `in`, copied whole into an anonymous temporary file (its descriptor and size).
@@ -93,10 +112,11 @@ std::pair<int, std::uint64_t> copy_stream(int in, const std::string& path) {
   const std::string_view head(buffer.data(), held);
   std::uint64_t limit = InputFile::kMaxBinaryStreamBytes;
   if (!is_binary_magic(head)) {
-    if (head.find('\0') != std::string_view::npos)
+    if (!looks_like_text(head))
       throw Error(path +
                   ": a stream that starts as none of the files this tool reads (a zip, a "
-                  "pickle, an .npy array or text)");
+                  "pickle, an .npy array or UTF-8 text); refused after its first " +
+                  std::to_string(held) + " bytes");
     limit = InputFile::kMaxTextStreamBytes;
   }
   Descriptor copy{anonymous_temporary_file(path)};
@@ -156,8 +176,8 @@ std::shared_ptr<const InputFile> InputFile::open(const std::string& path, std::s
 std::size_t InputFile::read_at(std::uint64_t offset, void* out, std::size_t n) const {
   std::size_t done = 0;
   while (done < n) {
-    const ssize_t got = ::pread(fd_, static_cast<char*>(out) + done, n - done,
-                                static_cast<off_t>(offset + done));
+    const ssize_t got =
+        ::pread(fd_, static_cast<char*>(out) + done, n - done, static_cast<off_t>(offset + done));
     if (got < 0) {
       if (errno == EINTR) continue;
       throw Error(path_ + ": cannot read: " + std::strerror(errno));
@@ -209,7 +229,8 @@ std::string_view WindowedReader::at(std::uint64_t offset, std::size_t n) {
                     n <= window_bytes_ - (offset - window_start_);
   if (!held) {
     window_start_ = offset;
-    window_bytes_ = offset >= file_.size() ? 0 : file_.read_at(offset, window_.data(), kWindowBytes);
+    window_bytes_ =
+        offset >= file_.size() ? 0 : file_.read_at(offset, window_.data(), kWindowBytes);
   }
   const auto from = static_cast<std::size_t>(offset - window_start_);
   return {window_.data() + from, std::min(n, window_bytes_ - from)};

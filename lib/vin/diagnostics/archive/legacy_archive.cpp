@@ -12,6 +12,7 @@
 #include "vin/diagnostics/archive/pickle_reader.h"
 #include "vin/diagnostics/archive/pickle_safety.h"
 #include "vin/diagnostics/archive/torchscript_literal.h"
+#include "vin/diagnostics/records/bounded_json.h"
 #include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/records/module_counts.h"
 #include "vin/diagnostics/text/dtypes.h"
@@ -24,6 +25,9 @@ namespace {
 constexpr std::uint64_t kMaxJsonBytes = std::uint64_t{64} << 20;
 constexpr std::uint64_t kMaxPickleBytes = std::uint64_t{256} << 20;
 constexpr std::size_t kMaxDepth = 2000;
+// model.json's nesting: two levels per module (its submodules' list and the module), and a few
+// for a module's own fields
+constexpr std::size_t kMaxJsonDepth = 2 * kMaxDepth + 64;
 
 // What the archive says that this reader cannot take: the caller adds the file's name.
 struct Malformed {
@@ -177,9 +181,15 @@ class LegacyReader {
   Json parse_model_json() {
     const auto text = zip_.read(prefix_ + "model.json", kMaxJsonBytes);
     if (!text) throw Malformed{"model.json is missing"};
-    Json parsed = Json::parse(*text, nullptr, false);
-    if (parsed.is_discarded()) throw Malformed{"model.json is not valid JSON"};
-    return parsed;
+    // bounded while it parses: the walk below copies values, which recurses
+    try {
+      return parse_bounded_json(*text, kMaxJsonDepth);
+    } catch (const JsonTooDeep&) {
+      throw Malformed{"model.json nests values more than " + std::to_string(kMaxJsonDepth) +
+                      " levels deep"};
+    } catch (const Json::exception&) {
+      throw Malformed{"model.json is not valid JSON"};
+    }
   }
 
   LegacyTensor tensor_entry(const Json& tensor) {

@@ -425,7 +425,12 @@ class ConfigWalker {
       return out;
     }
     charge_bytes(node.IsScalar() ? node.Scalar().size() : 0, node);
-    return to_json(resolve_field_scalar(node).value);
+    const Resolved r = resolve_field_scalar(node);
+    // an integer beyond 64 bits: the records write its digits as a string (contract 6), the
+    // comparison keeps it an integer, never equal to that string
+    if (r.type == "builtins.int")
+      if (const auto* digits = std::get_if<std::string>(&r.value)) return big_integer_json(*digits);
+    return to_json(r.value);
   }
 
   void charge_bytes(std::size_t n, const YAML::Node& at) {

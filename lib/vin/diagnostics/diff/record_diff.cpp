@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "vin/diagnostics/records/bounded_json.h"
 #include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/records/record_fields.h"
 #include "vin/diagnostics/text/printable.h"
@@ -35,8 +36,6 @@ const std::vector<const char*> kModuleProfileKeys = compared_fields("ModuleProfi
 const std::vector<const char*> kOperatorProfileKeys = compared_fields("OperatorProfile");
 const std::vector<const char*> kProfileSummaryKeys = compared_fields("ProfileSummary");
 
-struct NestedTooDeep {};
-
 // Whether `name` is one of `names`.
 bool one_of(const std::string& name, std::initializer_list<const char*> names) {
   return std::any_of(names.begin(), names.end(), [&](const char* n) { return name == n; });
@@ -59,115 +58,7 @@ void require_keys(const Json& j, const std::vector<const char*>& keys, const cha
     if (!j.contains(key)) throw Error(where + ": a " + record + " without '" + key + "'");
 }
 
-// Parses JSON text, refusing values nested deeper than any record (nlohmann's recursive copy
-// and comparison would otherwise run out of stack on a hostile file).
-// The DOM Json::parse builds, built from the parser's events with three differences:
-//  - an object's members are appended without ordered_json's search for the key (a scan of the
-//    members so far: a 300,000-key object took minutes); a repeated key still replaces the value
-//    where it first was, found through an index made once an object has many members;
-//  - a value inside more than kMaxJsonDepth containers throws NestedTooDeep (nlohmann's copies
-//    and destructors recurse);
-//  - an integer too large for 64 bits, which nlohmann reads as a double (18446744073709551617
-//    and 18446744073709551616 would be one number), is kept as its digits in a string, so that
-//    values compare exactly, however large.
-class RecordDom {
- public:
-  explicit RecordDom(Json& root) : root_(root) {}
-
-  bool null() { return put(nullptr); }
-  bool boolean(bool v) { return put(v); }
-  bool number_integer(Json::number_integer_t v) { return put(v); }
-  bool number_unsigned(Json::number_unsigned_t v) { return put(v); }
-  bool number_float(Json::number_float_t v, const std::string& text) {
-    const bool integer =
-        !text.empty() && text.find_first_not_of("-0123456789") == std::string::npos;
-    return integer ? put(text) : put(v);
-  }
-  bool string(std::string& v) { return put(std::move(v)); }
-  bool binary(Json::binary_t& v) { return put(Json::binary(std::move(v))); }
-  bool start_object(std::size_t) { return open(Json::object()); }
-  bool start_array(std::size_t) { return open(Json::array()); }
-  bool end_object() { return close(); }
-  bool end_array() { return close(); }
-  bool key(std::string& name) {
-    Open& top = open_.back();
-    // ordered_json's members as the vector they are (its operator[] takes keys)
-    auto& members = static_cast<Json::object_t::Container&>(top.value->get_ref<Json::object_t&>());
-    constexpr std::size_t kIndexFrom = 16;  // below it a scan is cheaper than an index
-    std::optional<std::size_t> found;
-    if (!top.index.empty()) {
-      if (const auto it = top.index.find(name); it != top.index.end()) found = it->second;
-    } else {
-      for (std::size_t i = 0; i < members.size(); ++i)
-        if (members[i].first == name) found = i;
-    }
-    if (found) {
-      slot_ = &members[*found].second;
-      return true;
-    }
-    members.emplace_back(name, nullptr);  // no search for the key
-    if (!top.index.empty() || members.size() >= kIndexFrom) {
-      if (top.index.empty())
-        for (std::size_t i = 0; i + 1 < members.size(); ++i) top.index.emplace(members[i].first, i);
-      top.index.emplace(name, members.size() - 1);
-    }
-    slot_ = &members.back().second;
-    return true;
-  }
-  template <class Exception>
-  bool parse_error(std::size_t, const std::string&, const Exception& error) {
-    throw error;
-  }
-
- private:
-  struct Open {
-    Json* value;
-    std::unordered_map<std::string, std::size_t> index;  // of an object with many members
-  };
-
-  // Where the next value goes: the root, the array being read, or the member just named.
-  Json* place(Json value) {
-    if (open_.size() > static_cast<std::size_t>(kMaxJsonDepth)) throw NestedTooDeep();
-    if (open_.empty()) {
-      root_ = std::move(value);
-      return &root_;
-    }
-    Json& top = *open_.back().value;
-    if (top.is_array()) {
-      auto& items = top.get_ref<Json::array_t&>();
-      items.push_back(std::move(value));
-      return &items.back();
-    }
-    *slot_ = std::move(value);
-    return slot_;
-  }
-  template <class T>
-  bool put(T&& value) {
-    place(Json(std::forward<T>(value)));
-    return true;
-  }
-  bool open(Json container) {
-    // (the containers open around a value are never appended to while it is read, so the
-    // pointers held here stay valid)
-    open_.push_back(Open{place(std::move(container)), {}});
-    return true;
-  }
-  bool close() {
-    open_.pop_back();
-    return true;
-  }
-
-  Json& root_;
-  std::vector<Open> open_;
-  Json* slot_ = nullptr;
-};
-
-Json parse_bounded(const std::string& text) {
-  Json root;
-  RecordDom dom(root);
-  Json::sax_parse(text, &dom);
-  return root;
-}
+Json parse_bounded(const std::string& text) { return parse_bounded_json(text, kMaxJsonDepth); }
 
 // document[key], or an empty list where the document has none
 const Json& list_at(const Json& document, const char* key) {
@@ -272,7 +163,7 @@ Json parse_record_line(const std::string& line, const std::string& where) {
   Json j;
   try {
     j = parse_bounded(line);
-  } catch (const NestedTooDeep&) {
+  } catch (const JsonTooDeep&) {
     throw Error(where + ": a JSON value nested more than " + std::to_string(kMaxJsonDepth) +
                 " levels deep, which no record has");
   } catch (const std::exception&) {
@@ -419,7 +310,7 @@ RecordSet read_json_document(const std::string& text, const std::string& path) {
   Json document;
   try {
     document = parse_bounded(text);
-  } catch (const NestedTooDeep&) {
+  } catch (const JsonTooDeep&) {
     throw Error(path + ": a JSON value nested more than " + std::to_string(kMaxJsonDepth) +
                 " levels deep, which no record has");
   } catch (const std::exception&) {
@@ -588,6 +479,9 @@ RecordSet read_record_file(const InputFile& file) {
                 " GiB, more than any record file this tool writes");
   InputFileBuffer buffer(file);
   std::istream in(&buffer);
+  // a UTF-8 byte-order mark (editors on Windows write one) is not part of the records
+  const std::streamoff start = file.starts_with("\xEF\xBB\xBF") ? 3 : 0;
+  in.seekg(start);
   // jsonl when the first line is a whole record; else the indented `--format json` document
   std::string first;
   while (std::getline(in, first) && first.find_first_not_of(" \t\r") == std::string::npos) {
@@ -599,11 +493,11 @@ RecordSet read_record_file(const InputFile& file) {
     const Json j = parse_bounded(first);
     jsonl = j.is_object() && j.contains("record");
   } catch (const std::exception&) {
-  } catch (const NestedTooDeep&) {
+  } catch (const JsonTooDeep&) {
     jsonl = true;  // read_jsonl says what is wrong with the line
   }
   in.clear();
-  in.seekg(0);
+  in.seekg(start);
   if (jsonl) return read_jsonl(in, path);
   std::ostringstream text;
   text << in.rdbuf();

@@ -82,6 +82,8 @@ void dump_scalar_into(const Json& value, std::string& out) {
     out += value.get<bool>() ? "true" : "false";
   } else if (value.is_null()) {
     out += "null";
+  } else if (is_big_integer(value)) {
+    out += big_integer_digits(value);
   } else {
     out += value.dump();
   }

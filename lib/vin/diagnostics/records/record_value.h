@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cmath>
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -20,6 +21,24 @@ inline Json json_float(double value) {
   if (std::isnan(value)) return "NaN";
   if (std::isinf(value)) return value > 0 ? "Infinity" : "-Infinity";
   return value;
+}
+
+/// An integer beyond 64 bits, read from JSON records or a YAML rendering, held as its decimal
+/// digits in a value of its own kind (a binary value of subtype kBigIntegerSubtype): printed as
+/// the JSON number it is, and never equal to the string of the same digits (contract 9.4).
+inline constexpr std::uint8_t kBigIntegerSubtype = 0x69;
+inline Json big_integer_json(const std::string& digits) {
+  return Json::binary(Json::binary_t::container_type(digits.begin(), digits.end()),
+                      kBigIntegerSubtype);
+}
+inline bool is_big_integer(const Json& value) {
+  return value.is_binary() && value.get_binary().has_subtype() &&
+         value.get_binary().subtype() == kBigIntegerSubtype;
+}
+/// The digits of a big_integer_json value.
+inline std::string big_integer_digits(const Json& value) {
+  const auto& bytes = value.get_binary();
+  return std::string(bytes.begin(), bytes.end());
 }
 
 /// The members of a JSON object by key, found in constant time: ordered_json finds a key by

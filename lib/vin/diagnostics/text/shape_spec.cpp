@@ -43,7 +43,8 @@ ShapeSpec parse_shape_spec(const std::string& text) {
     } else {
       const std::int64_t n = digits.empty() ? 0 : std::stoll(digits);
       spec.shape.push_back(n);
-      if (n != 0 && elements > std::numeric_limits<std::uint64_t>::max() / static_cast<std::uint64_t>(n))
+      if (n != 0 &&
+          elements > std::numeric_limits<std::uint64_t>::max() / static_cast<std::uint64_t>(n))
         overflow = true;
       else
         elements *= static_cast<std::uint64_t>(n);
@@ -52,9 +53,13 @@ ShapeSpec parse_shape_spec(const std::string& text) {
   }
   const std::uint64_t element_size =
       static_cast<std::uint64_t>(dtype_named(spec.dtype)->element_size);
-  if (overflow || elements > kMaxShapeBytes / element_size)
-    throw bad("the tensor would hold more than " + std::to_string(kMaxShapeBytes) +
-              " bytes, the most --shape makes");
+  std::uint64_t bytes = 0;
+  if (overflow || __builtin_mul_overflow(elements, element_size, &bytes))
+    throw bad("the tensor would hold more than 18446744073709551615 bytes, past the " +
+              std::to_string(kMaxShapeBytes) + " bytes --shape makes at most");
+  if (bytes > kMaxShapeBytes)
+    throw bad("the tensor would hold " + std::to_string(bytes) + " bytes, past the " +
+              std::to_string(kMaxShapeBytes) + " bytes --shape makes at most");
   return spec;
 }
 

@@ -25,6 +25,18 @@ namespace {
 
 using Kwargs = std::vector<std::pair<std::string, c10::IValue>>;
 
+// The message for a --shape tensor the allocator refused: the option, the argument and the bytes.
+std::string shape_allocation_failure(const ShapeSpec& spec) {
+  std::string dims;
+  std::uint64_t bytes = static_cast<std::uint64_t>(dtype_named(spec.dtype)->element_size);
+  for (const std::int64_t d : spec.shape) {
+    dims += (dims.empty() ? "" : "x") + std::to_string(d);
+    bytes *= static_cast<std::uint64_t>(d);  // within kMaxShapeBytes: checked when parsed
+  }
+  return "--shape " + spec.name + "=" + dims + ":" + spec.dtype + ": cannot allocate the " +
+         std::to_string(bytes) + " bytes of the tensor (out of memory)";
+}
+
 // --- .npy / .npz ----------------------------------------------------------------------------
 
 // the array's dtype, as the npy reader accepts only those with a LibTorch type
@@ -440,9 +452,15 @@ ForwardInputs make_shaped_inputs(const ShapedInputs& shaped, const torch::jit::M
         const auto options = at::TensorOptions().dtype(dtype);
         // bool: torch.randint(0, 2), the only range a bool holds
         const std::int64_t high = dtype == at::kBool ? 2 : shaped.int_high;
-        at::Tensor t = at::isFloatingType(dtype)
-                           ? at::randn(spec->shape, generator, options)
-                           : at::randint(0, high, spec->shape, generator, options);
+        at::Tensor t;
+        try {
+          t = at::isFloatingType(dtype) ? at::randn(spec->shape, generator, options)
+                                        : at::randint(0, high, spec->shape, generator, options);
+        } catch (const std::bad_alloc&) {
+          throw Error(shape_allocation_failure(*spec));
+        } catch (const c10::Error&) {  // LibTorch's allocator reports running out this way
+          throw Error(shape_allocation_failure(*spec));
+        }
         raw.kwargs.emplace_back(spec->name, std::move(t));
       }
       return bind_to_schema(raw, model, source, method);
