@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (preset fuzz: clang 14, ASan + UBSan, tests/fuzz) and runs each
+# Builds the libFuzzer targets (preset fuzz: the distribution's clang, ASan + UBSan, tests/fuzz) and runs each
 # for SECONDS (default 60), two at a time, seeded from the test fixtures (tests/fuzz/fuzz_seeds.py).
 # With an odd number of targets the last one runs as two processes of SECONDS/2 side by side on
 # its one corpus (as libFuzzer's -jobs=2 would), so that no core waits through a last round.
