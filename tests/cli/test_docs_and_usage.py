@@ -152,6 +152,24 @@ def the_defaults_the_docs_give_are_the_ones_help_gives():
             assert f"default {default}" in row, \
                 f"{page} says of {option} {row.strip()!r}; {command} --help: default {default}"
     assert checked >= 10, f"only {checked} documented defaults found"
+    # and the man page's option entries (.TP, the option, then its text up to the next entry)
+    with open(os.path.join(ARGS.source, "man", "vin-inspect.1")) as f:
+        man = f.read().replace("\\-", "-")
+    entries = re.split(r"\n\.(?:TP|SH|SS|PP)\n", man)
+    checked = 0
+    for (command, option), default in sorted(defaults.items()):
+        for entry in entries:
+            head, _, body = entry.partition("\n")
+            if not re.search(re.escape(option) + r"(?![\w-])", head):
+                continue
+            said = re.search(r"default ([^;,.)]+(?:\.\d+)?)", body)
+            if not said:
+                continue
+            checked += 1
+            assert said.group(1).strip() == default, \
+                f"the man page says of {option} 'default {said.group(1)}'; {command} --help: {default}"
+    assert checked >= 8, f"only {checked} defaults found in the man page"
+    print(f"  ({checked} defaults in the man page checked)")
 
 
 @test
