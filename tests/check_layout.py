@@ -8,7 +8,7 @@
 - ARCHITECTURE.md names every such folder, in an order each folder keeps: its files include
   only from itself and the folders drawn above it (the request types that cross into the
   LibTorch plugin, `*_request.h`, are the one way up: the plugin's table names them);
-- every script the README names (`scripts/x.sh`, `scripts/x.py`), and every file under scripts/
+- every script the README or docs/ names (`scripts/x.sh`, `scripts/x.py`), and every file under scripts/
   that starts with `#!`, is executable in git (mode 100755): the README runs them directly;
 - no function in apps/ or lib/ is longer than 150 lines (a lambda counts as part of the
   function it is written in), and apps/vin-inspect/main.cpp, which only dispatches, is under 300.
@@ -122,7 +122,12 @@ def main():
             if rank.get(m.group(1), -1) > rank[folder]:
                 problems.append(f"{os.path.relpath(path, root)}:{number} includes from "
                                 f"{m.group(1)}/, drawn below {folder}/ in ARCHITECTURE.md")
+    # the README and the docs/ pages it sends readers to run scripts directly
     readme = open(os.path.join(root, "README.md")).read()
+    docs = os.path.join(root, "docs")
+    for page in sorted(os.listdir(docs)):
+        if page.endswith(".md"):
+            readme += open(os.path.join(docs, page)).read()
     modes = {}
     for line in subprocess.run(["git", "ls-files", "-s", "scripts"], cwd=root, capture_output=True,
                                text=True).stdout.splitlines():
@@ -135,7 +140,7 @@ def main():
                 scripts.add(path)
     for script in sorted(scripts):
         if modes.get(script) != "100755":
-            problems.append(f"{script} is run directly (README, #!) but is not executable in git")
+            problems.append(f"{script} is run directly (README, docs/, #!) but is not executable in git")
     for folder, path in files + [(None, p) for p in apps]:
         if not path.endswith((".h", ".cpp")):
             continue

@@ -353,5 +353,29 @@ def a_byte_order_mark_before_jsonl_records_is_read_as_jsonl():
         assert p.returncode == 0, p.stdout + p.stderr
         assert json.loads(p.stdout.splitlines()[-1])["identical"] is True
 
+
+@torch_test
+def a_torch_package_and_a_saved_whole_module_are_named_as_what_they_are():
+    # what people have besides TorchScript archives, each refused naming what it is (issue 41)
+    with tempfile.TemporaryDirectory() as tmp:
+        package, module, state = (os.path.join(tmp, n) for n in ("net.package.pt", "whole.pt", "sd.pt"))
+        subprocess.run([sys.executable, "-c", f"""
+import torch
+from torch.package import PackageExporter
+net = torch.nn.Linear(2, 3)
+with PackageExporter({package!r}) as e:
+    e.extern("torch.**")
+    e.save_pickle("model", "model.pkl", net)
+torch.save(net, {module!r})
+torch.save(net.state_dict(), {state!r})
+"""], check=True)
+        p = run("inspect-model", package)
+        assert_clean_error(p, 1, r"net\.package\.pt: a torch\.package archive .*PackageImporter")
+        p = run("inspect-model", module)
+        assert_clean_error(p, 1, r"whole\.pt: a torch\.save file holding a pickled Python object "
+                                 r"of class torch\.nn\.modules\.linear\.Linear .*torch\.jit\.save")
+        p = run("inspect-model", state)
+        assert_clean_error(p, 1, r"sd\.pt: a torch\.save file \(tensors or a state dict\)")
+
 if __name__ == "__main__":
     sys.exit(cli_common.main(cli_common.TESTS))

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -44,6 +45,37 @@ std::uint64_t read_version(const ZipArchive& zip, const std::string& prefix) {
   return version;
 }
 
+// torch.package (torch/package/package_exporter.py) writes its bookkeeping under .data/ of its top
+// folder: extern_modules, python_version, version.
+bool is_torch_package(const ZipArchive& zip) {
+  const std::string top = zip.first_folder();
+  return zip.find(top + ".data/extern_modules") || zip.find(top + ".data/python_version");
+}
+
+// The class a torch.save file's data.pkl is an instance of, when it is a Python object rather
+// than tensors or a state dict (torch.save(model, path) of a whole nn.Module): its first opcode
+// after the protocol is a GLOBAL naming the class, "module\nname\n" (protocol 2, torch.save's).
+std::optional<std::string> pickled_object_class(const ZipArchive& zip) {
+  const auto index = zip.find(zip.first_folder() + "data.pkl");
+  if (!index) return std::nullopt;
+  std::string head(512, '\0');  // the first opcodes only: the class is named at the start
+  ZipArchive::Member member = zip.open(*index, "data.pkl");
+  head.resize(member.read(head.data(), head.size()));
+  const std::string* pickle = &head;
+  if (pickle->size() < 4 || pickle->compare(0, 3, "\x80\x02" "c") != 0) return std::nullopt;
+  const std::size_t module_end = pickle->find('\n', 3);
+  if (module_end == std::string::npos) return std::nullopt;
+  const std::size_t name_end = pickle->find('\n', module_end + 1);
+  if (name_end == std::string::npos) return std::nullopt;
+  const std::string module = pickle->substr(3, module_end - 3);
+  const std::string name = pickle->substr(module_end + 1, name_end - module_end - 1);
+  // what tensors and state dicts begin with
+  if (module == "collections" || module == "torch._utils" || module == "torch" ||
+      module == "builtins" || module.rfind("numpy", 0) == 0)
+    return std::nullopt;
+  return module + "." + name;
+}
+
 }  // namespace
 
 ArchiveLayout probe_torchscript_archive(const ClassifiedFile& file) {
@@ -66,6 +98,12 @@ ArchiveLayout probe_torchscript_archive(const ClassifiedFile& file) {
     case FileKind::other_zip:
       if (file.zip->entries().empty())
         throw Error(path + ": an empty zip archive, not a TorchScript archive");
+      if (is_torch_package(*file.zip))
+        throw Error(path +
+                    ": a torch.package archive (torch.package.PackageExporter), which only "
+                    "Python's torch.package.PackageImporter loads: it holds Python code and "
+                    "pickles, not a TorchScript archive; export the model with "
+                    "torch.jit.save(torch.jit.script(model), path)");
       throw Error(path + ": a zip archive without data.pkl, not a PyTorch archive");
     case FileKind::legacy_torchscript:
       throw Error(legacy_archive_message(path));
@@ -75,6 +113,12 @@ ArchiveLayout probe_torchscript_archive(const ClassifiedFile& file) {
                   "(PYTORCH1, 2018, before the zip archives of PyTorch 1.0), which no released "
                   "PyTorch reads; export the model again with a released PyTorch's torch.jit.save");
     case FileKind::torch_save_zip:
+      if (const auto object_class = pickled_object_class(*file.zip))
+        throw Error(path + ": a torch.save file holding a pickled Python object of class " +
+                    printable(*object_class, 200) +
+                    " (torch.save of a whole model), which only Python with that class's code "
+                    "loads; make an archive this tool reads with "
+                    "torch.jit.save(torch.jit.script(model), path) or torch.jit.trace");
       throw Error(path +
                   ": a torch.save file (tensors or a state dict), not a TorchScript archive; "
                   "export the model with torch.jit.save(torch.jit.script(model), path)");
