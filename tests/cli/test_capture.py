@@ -598,5 +598,15 @@ def a_shape_the_allocator_refuses_names_the_option_and_the_bytes():
     assert_clean_error(p, 2, r"--shape x=100000x100000x100: the tensor would hold 4000000000000 "
                              r"bytes")
 
+
+@torch_test
+def a_device_that_does_not_exist_is_refused_not_mapped_to_another():
+    for command in ("capture", "profile"):
+        p = run(command, fixture("convnet.pt"), "--shape", "images=1x3x8x8", "--device", "cpu:1")
+        assert_clean_error(p, 2, r"device 'cpu:1' does not exist: there is one cpu device")
+    p = run("compare", fixture("convnet.pt"), fixture("convnet.pt"), "--shape", "images=1x3x8x8",
+            "--device-b", "cpu:3")
+    assert_clean_error(p, 2, r"device 'cpu:3' does not exist")
+
 if __name__ == "__main__":
     sys.exit(cli_common.main(cli_common.TESTS))

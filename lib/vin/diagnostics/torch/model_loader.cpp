@@ -205,6 +205,12 @@ c10::Device resolve_device(const std::string& device) {
                        " CUDA device(s) present");
   } else if (!parsed.is_cpu() && !parsed.is_meta()) {
     throw UsageError("device '" + device + "' is not supported (use cpu or cuda[:N])");
+  } else if (parsed.has_index() && parsed.index() != 0) {
+    // LibTorch parses cpu:1 and maps it to the one CPU device; it does not exist
+    throw UsageError("device '" + device + "' does not exist: there is one " +
+                     (parsed.is_cpu() ? std::string("cpu") : std::string("meta")) +
+                     " device (" + (parsed.is_cpu() ? "cpu" : "meta") + " or " +
+                     (parsed.is_cpu() ? "cpu:0" : "meta:0") + ")");
   }
   return parsed;
 }
