@@ -79,6 +79,21 @@ std::optional<std::vector<std::string>> selected_modules(const std::vector<std::
   return given;
 }
 
+void add_walk_limits(CLI::App& sub, std::int64_t& max_nodes, std::int64_t& max_depth) {
+  add_integer(sub, "--max-traversal-nodes", max_nodes, 1, kNoUpperBound,
+              "Nodes visited per input/output walk");
+  add_integer(sub, "--max-container-depth", max_depth, 1, kNoUpperBound,
+              "Container edges followed per walk");
+}
+
+std::vector<diagnostics::NamedPath> RunOptions::named_inputs(
+    std::vector<diagnostics::NamedPath> archives) const {
+  std::vector<diagnostics::NamedPath> named;
+  for (const std::string& file : inputs) named.push_back({"--inputs", file});
+  named.insert(named.end(), archives.begin(), archives.end());
+  return named;
+}
+
 void RunOptions::add(CLI::App& sub, const std::string& inputs_help,
                      const std::string& timeout_help) {
   auto* files = sub.add_option("--inputs", inputs, inputs_help)->type_name("FILE");

@@ -16,6 +16,7 @@
 
 #include "vin/diagnostics/capture/capture_request.h"
 #include "vin/diagnostics/output/output_format.h"
+#include "vin/diagnostics/output/output_plan.h"
 #include "vin/diagnostics/text/shape_spec.h"
 
 namespace vin::cli {
@@ -53,6 +54,10 @@ void add_modules(CLI::App& sub, std::vector<std::string>& modules, const std::st
 /// The --module values as the requests take them: nothing for every module.
 std::optional<std::vector<std::string>> selected_modules(const std::vector<std::string>& given);
 
+/// --max-traversal-nodes and --max-container-depth: the bounds of one input or output walk
+/// (capture and compare walk alike).
+void add_walk_limits(CLI::App& sub, std::int64_t& max_nodes, std::int64_t& max_depth);
+
 /// The options of every command that runs an archive's forward (capture, compare, profile), in
 /// one place so that the commands cannot drift apart.
 struct RunOptions {
@@ -72,6 +77,10 @@ struct RunOptions {
   std::optional<diagnostics::ShapedInputs> shaped_inputs(bool required = true) const;
   /// What the options say of a run (its archive and device are the command's).
   void apply_to(diagnostics::ForwardRun& run, bool inputs_required = true) const;
+  /// The files the run reads, as the output plan names them: each --inputs file, then
+  /// `archives` ({"ARCHIVE", path}, compare's "A" and "B").
+  std::vector<diagnostics::NamedPath> named_inputs(
+      std::vector<diagnostics::NamedPath> archives) const;
 };
 
 }  // namespace vin::cli

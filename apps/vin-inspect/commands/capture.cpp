@@ -46,10 +46,7 @@ class Capture : public Command {
                 "Values copied per tensor");
     add_integer(sub, "--max-bytes", quotas_.max_bytes, 1, kNoUpperBound,
                 "Source-dtype bytes copied in all");
-    add_integer(sub, "--max-traversal-nodes", quotas_.max_traversal_nodes, 1, kNoUpperBound,
-                "Nodes visited per input/output walk");
-    add_integer(sub, "--max-container-depth", quotas_.max_container_depth, 1, kNoUpperBound,
-                "Container edges followed per walk");
+    add_walk_limits(sub, quotas_.max_traversal_nodes, quotas_.max_container_depth);
     sub.add_flag("--stats", request_.stats,
                  "Add statistics over each whole tensor and report the first non-finite one");
     sub.add_flag("--fail-on-nonfinite", fail_on_nonfinite_,
@@ -60,10 +57,8 @@ class Capture : public Command {
   int run() override {
     request_.module_paths = selected_modules(modules_);
     run_.apply_to(request_.run);
-    std::vector<vd::NamedPath> inputs;
-    for (const std::string& file : request_.run.inputs) inputs.push_back({"--inputs", file});
-    inputs.push_back({"ARCHIVE", request_.run.archive});
-    vd::OutputPlan plan = plan_outputs(output_, inputs, {{"--save", save_}});
+    vd::OutputPlan plan = plan_outputs(
+        output_, run_.named_inputs({{"ARCHIVE", request_.run.archive}}), {{"--save", save_}});
     if (save_) {
       request_.save_path = plan.destination("--save");
       request_.save_name = *save_;

@@ -43,10 +43,7 @@ class Compare : public Command {
     sub.add_flag("--equal-nan", request_.equal_nan, "NaN on both sides counts as equal");
     add_integer(sub, "--max-compare-bytes", request_.max_compare_bytes, 1, kNoUpperBound,
                 "A's tensors kept whole; past it, pairs are compared by statistics");
-    add_integer(sub, "--max-traversal-nodes", request_.max_traversal_nodes, 1, kNoUpperBound,
-                "Nodes visited per input/output walk");
-    add_integer(sub, "--max-container-depth", request_.max_container_depth, 1, kNoUpperBound,
-                "Container edges followed per walk");
+    add_walk_limits(sub, request_.max_traversal_nodes, request_.max_container_depth);
     output_.add(sub);
   }
 
@@ -55,11 +52,8 @@ class Compare : public Command {
     // which side is an archive (and so needs --inputs or --shape) compare_sides tells, opening
     // each file once
     run_.apply_to(request_.run, false);
-    std::vector<vd::NamedPath> inputs;
-    for (const std::string& file : request_.run.inputs) inputs.push_back({"--inputs", file});
-    inputs.push_back({"A", request_.a.path});
-    inputs.push_back({"B", request_.b.path});
-    vd::OutputPlan plan = plan_outputs(output_, inputs);
+    vd::OutputPlan plan =
+        plan_outputs(output_, run_.named_inputs({{"A", request_.a.path}, {"B", request_.b.path}}));
     // a forward past --timeout that cannot be stopped: the message, then compare's status for
     // trouble (from the plugin's watchdog thread)
     request_.on_abandoned = [&plan](const std::string& message) {

@@ -50,10 +50,8 @@ class Profile : public Command {
   int run() override {
     request_.module_paths = selected_modules(modules_);
     run_.apply_to(request_.run);
-    std::vector<vd::NamedPath> inputs;
-    for (const std::string& file : request_.run.inputs) inputs.push_back({"--inputs", file});
-    inputs.push_back({"ARCHIVE", request_.run.archive});
-    vd::OutputPlan plan = plan_outputs(output_, inputs, {{"--trace", trace_}});
+    vd::OutputPlan plan = plan_outputs(
+        output_, run_.named_inputs({{"ARCHIVE", request_.run.archive}}), {{"--trace", trace_}});
     request_.trace = trace_.has_value();
     ProgressLine progress;
     request_.on_progress = [&progress](vd::ProfilePhase phase, std::int64_t done,
