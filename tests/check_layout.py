@@ -29,6 +29,10 @@ MAX_FUNCTION_LINES = 150
 MAX_MAIN_LINES = 300
 # a brace that opens a body after `)`: a function's, unless the parenthesis was a statement's
 STATEMENT_KEYWORDS = re.compile(r"\b(if|for|while|switch|catch)\s*$")
+# what may stand between a parameter list's `)` and the body: qualifiers, ref-qualifiers
+# (`run() && {`), a trailing return type (`-> std::string {`)
+FUNCTION_TAIL = re.compile(
+    r"(\s*(\boverride|\bconst|\bnoexcept|\bfinal|\bmutable|&&|&|->\s*[\w:<>,\s*&]+?))*$")
 CODE_OR_NOT = re.compile(r"""//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'""", re.S)
 
 
@@ -46,10 +50,7 @@ def long_functions(path, limit):
         if c == "\n":
             line += 1
         elif c == "{":
-            before = text[:i].rstrip()
-            for word in ("override", "const", "noexcept", "final", "mutable"):
-                if before.endswith(word):
-                    before = before[: -len(word)].rstrip()
+            before = FUNCTION_TAIL.sub("", text[:i].rstrip())
             is_function = False
             if before.endswith(")"):
                 depth, j = 0, len(before) - 1

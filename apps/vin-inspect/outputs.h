@@ -34,7 +34,7 @@ void write_records(const diagnostics::OutputPlan& plan, const std::string& file,
     write(out);
     return out.str();
   });
-  diagnostics::write_output(plan.destination(kRecordsOutput), text, plan.target(kRecordsOutput));
+  diagnostics::write_output(plan.destination(kRecordsOutput), text);
 }
 
 }  // namespace vin::cli

@@ -61,11 +61,20 @@ TEST_CASE("outputs are staged beside their targets and put in place by commit") 
   {
     OutputPlan plan({{"ARCHIVE", dir / "net.pt"}},
                     {{"--output", dir / "old.jsonl"}, {"--trace", dir / "new.json"}});
-    const std::string records = plan.destination("--output");
-    const std::string trace = plan.destination("--trace");
-    CHECK(fs::path(records).parent_path() == dir.path);
-    CHECK(fs::path(records).filename().string().rfind(".old.jsonl.vin-inspect-", 0) == 0);
-    write_output(records, "the new records\n");
+    const PlannedOutput records = plan.destination("--output");
+    const PlannedOutput trace = plan.destination("--trace");
+    CHECK(records.shown == dir / "old.jsonl");
+    CHECK(fs::path(records.path).parent_path() == dir.path);
+    CHECK(fs::path(records.path).filename().string().rfind(".old.jsonl.vin-inspect-", 0) == 0);
+    CHECK(dir.entries() == 3);  // old.jsonl and the two staging files
+    {
+      // the staging file is written in place: no second temporary beside it
+      OutputFile file(records);
+      file.write("the new records\n");
+      CHECK(dir.entries() == 3);
+      file.commit();
+    }
+    CHECK(read_file(records.path) == "the new records\n");
     write_output(trace, "{}");
     // nothing in place before the commit
     CHECK(read_file(dir / "old.jsonl") == "the old records\n");

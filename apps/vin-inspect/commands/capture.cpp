@@ -60,8 +60,7 @@ class Capture : public Command {
     vd::OutputPlan plan = plan_outputs(
         output_, run_.named_inputs({{"ARCHIVE", request_.run.archive}}), {{"--save", save_}});
     if (save_) {
-      request_.save_path = plan.destination("--save");
-      request_.save_name = *save_;
+      request_.save = plan.destination("--save");
     }
     if (fail_on_nonfinite_) request_.stats = true;
     request_.limits = vd::CaptureLimits(quotas_);

@@ -73,8 +73,7 @@ class Profile : public Command {
     if (request_.trace)
       vd::write_output(
           plan.destination("--trace"),
-          vd::chrome_trace_json(result.spans, request_.run.archive, result.records.summary),
-          plan.target("--trace"));
+          vd::chrome_trace_json(result.spans, request_.run.archive, result.records.summary));
     write_records(plan, request_.run.archive, [&](std::ostream& out) {
       vd::write_profile(out, result.records, output_.parsed_format());
     });

@@ -77,185 +77,210 @@ class Machine {
           break;  // refused below
       }
       const Op op = static_cast<Op>(code.op);
-      switch (op) {
-        case Op::PROTO:
-          break;
-        case Op::STOP:
-          if (stack_.size() != 1 || !stack_.back()) throw UnsupportedPickle("bad STOP");
-          doc_.root = stack_.back();
-          return std::move(doc_);
-        case Op::MARK:
-          marks_.push_back(stack_.size());
-          break;
-        case Op::NONE:
-          push(shared(none_, Kind::none));
-          break;
-        case Op::NEWTRUE:
-          push(shared(true_, Kind::boolean, [](PickleValue& v) { v.boolean = true; }));
-          break;
-        case Op::NEWFALSE:
-          push(shared(false_, Kind::boolean));
-          break;
-        case Op::BININT1:
-          push(shared(small_ints_[code.value & 0xff], Kind::integer,
-                      [&](PickleValue& v) { v.integer = static_cast<std::int64_t>(code.value); }));
-          break;
-        case Op::BININT2:
-          push_int(static_cast<std::int64_t>(code.value));
-          break;
-        case Op::BININT:
-          push_int(static_cast<std::int32_t>(code.value));
-          break;
-        case Op::LONG1:
-          push_int(long1(argument(code)));
-          break;
-        case Op::BINFLOAT: {
-          std::uint64_t bits = 0;  // the 8 bytes again, big-endian
-          for (unsigned char c : p_.substr(code.at + 1, 8)) bits = (bits << 8) | c;
-          auto v = make(Kind::floating);
-          std::memcpy(&v->floating, &bits, sizeof bits);
-          push(v);
-          break;
-        }
-        case Op::BINUNICODE:
-        case Op::SHORT_BINUNICODE:
-        case Op::BINSTRING:
-        case Op::SHORT_BINSTRING:
-          push_text(Kind::string, argument(code));
-          break;
-        case Op::BINBYTES:
-        case Op::SHORT_BINBYTES:
-          push_text(Kind::bytes, argument(code));
-          break;
-        case Op::EMPTY_TUPLE:
-          push(shared(empty_tuple_, Kind::tuple));
-          break;
-        case Op::EMPTY_LIST:
-          push(make(Kind::list));
-          break;
-        case Op::EMPTY_DICT:
-          push(make(Kind::dict));
-          break;
-        case Op::TUPLE: {
-          auto v = make(Kind::tuple);
-          v->items = pop_to_mark();
-          push(v);
-          break;
-        }
-        case Op::TUPLE1:
-        case Op::TUPLE2:
-        case Op::TUPLE3: {
-          auto v = make(Kind::tuple);
-          const std::size_t n = stack_effect(code.op).takes;
-          need_stack(n);
-          v->items.assign(stack_.end() - static_cast<std::ptrdiff_t>(n), stack_.end());
-          stack_.resize(stack_.size() - n);
-          push(v);
-          break;
-        }
-        case Op::LIST: {
-          auto v = make(Kind::list);
-          v->items = pop_to_mark();
-          push(v);
-          break;
-        }
-        case Op::DICT: {
-          auto v = make(Kind::dict);
-          v->items = pop_to_mark();
-          if (v->items.size() % 2) throw UnsupportedPickle("DICT with an odd count");
-          push(v);
-          break;
-        }
-        case Op::APPENDS: {
-          auto items = pop_to_mark();
-          auto list = top(Kind::list);
-          list->items.insert(list->items.end(), items.begin(), items.end());
-          break;
-        }
-        case Op::APPEND: {
-          auto item = pop();
-          top(Kind::list)->items.push_back(item);
-          break;
-        }
-        case Op::SETITEMS: {
-          auto items = pop_to_mark();
-          if (items.size() % 2) throw UnsupportedPickle("SETITEMS with an odd count");
-          auto dict = top(Kind::dict);
-          dict->items.insert(dict->items.end(), items.begin(), items.end());
-          break;
-        }
-        case Op::SETITEM: {
-          auto value = pop();
-          auto key = pop();
-          auto dict = top(Kind::dict);
-          dict->items.push_back(key);
-          dict->items.push_back(value);
-          break;
-        }
-        case Op::BINPUT:
-        case Op::LONG_BINPUT:
-          memo_put(code.value);
-          break;
-        case Op::MEMOIZE:
-          memo_put(memo_.size());
-          break;
-        case Op::BINGET:
-        case Op::LONG_BINGET:
-          push(memo_get(code.value));
-          break;
-        case Op::GLOBAL: {
-          // "module\nname\n" between the opcode and pos_
-          const std::string_view lines = p_.substr(code.at + 1, pos_ - code.at - 2);
-          const std::size_t nl = lines.find('\n');
-          const std::string module(lines.substr(0, nl));
-          const std::string name(lines.substr(nl + 1));
-          auto v = make(Kind::global);
-          v->text = module + "." + name;
-          push(v);
-          break;
-        }
-        case Op::NEWOBJ: {  // NEWOBJ: cls, args
-          pop();            // the arguments: TorchScript writes an empty tuple
-          auto cls = pop();
-          if (cls->kind != Kind::global) throw UnsupportedPickle("NEWOBJ of a non-global");
-          auto v = make(Kind::object);
-          v->text = cls->text;
-          push(v);
-          break;
-        }
-        case Op::REDUCE: {  // REDUCE: callable, args
-          auto args = pop();
-          auto callable = pop();
-          push(reduce(*this, callable, args));
-          break;
-        }
-        case Op::BUILD: {  // BUILD: object, state
-          auto state = pop();
-          auto object = top(Kind::object);
-          if (object->state) throw UnsupportedPickle("BUILD twice on one object");
-          object->state = state;
-          break;
-        }
-        case Op::BINPERSID:
-          push(storage(pop()));
-          break;
-        case Op::POP:
-          pop();
-          break;
-        case Op::POP_MARK:
-          pop_to_mark();
-          break;
-        case Op::DUP:
-          push(top_any());
-          break;
-        default:
-          throw UnsupportedPickle("opcode " + std::to_string(code.op) + " not understood");
+      if (op == Op::PROTO) continue;
+      if (op == Op::STOP) {
+        if (stack_.size() != 1 || !stack_.back()) throw UnsupportedPickle("bad STOP");
+        doc_.root = stack_.back();
+        return std::move(doc_);
       }
+      if (!push_constant(op, code) && !build_container(op, code) && !apply_object_op(op, code))
+        throw UnsupportedPickle("opcode " + std::to_string(code.op) + " not understood");
     }
     throw UnsupportedPickle("no STOP");
   }
 
  private:
+  // the opcodes that push one value read from their argument (false: not one of them)
+  bool push_constant(Op op, const PickleOpcode& code) {
+    switch (op) {
+      case Op::NONE:
+        push(shared(none_, Kind::none));
+        break;
+      case Op::NEWTRUE:
+        push(shared(true_, Kind::boolean, [](PickleValue& v) { v.boolean = true; }));
+        break;
+      case Op::NEWFALSE:
+        push(shared(false_, Kind::boolean));
+        break;
+      case Op::BININT1:
+        push(shared(small_ints_[code.value & 0xff], Kind::integer,
+                    [&](PickleValue& v) { v.integer = static_cast<std::int64_t>(code.value); }));
+        break;
+      case Op::BININT2:
+        push_int(static_cast<std::int64_t>(code.value));
+        break;
+      case Op::BININT:
+        push_int(static_cast<std::int32_t>(code.value));
+        break;
+      case Op::LONG1:
+        push_int(long1(argument(code)));
+        break;
+      case Op::BINFLOAT: {
+        std::uint64_t bits = 0;  // the 8 bytes again, big-endian
+        for (unsigned char c : p_.substr(code.at + 1, 8)) bits = (bits << 8) | c;
+        auto v = make(Kind::floating);
+        std::memcpy(&v->floating, &bits, sizeof bits);
+        push(v);
+        break;
+      }
+      case Op::BINUNICODE:
+      case Op::SHORT_BINUNICODE:
+      case Op::BINSTRING:
+      case Op::SHORT_BINSTRING:
+        push_text(Kind::string, argument(code));
+        break;
+      case Op::BINBYTES:
+      case Op::SHORT_BINBYTES:
+        push_text(Kind::bytes, argument(code));
+        break;
+      case Op::EMPTY_TUPLE:
+        push(shared(empty_tuple_, Kind::tuple));
+        break;
+      case Op::EMPTY_LIST:
+        push(make(Kind::list));
+        break;
+      case Op::EMPTY_DICT:
+        push(make(Kind::dict));
+        break;
+      default:
+        return false;
+    }
+    return true;
+  }
+
+  // MARK, and the opcodes that make or fill a tuple, list or dict from the stack
+  bool build_container(Op op, const PickleOpcode& code) {
+    switch (op) {
+      case Op::MARK:
+        marks_.push_back(stack_.size());
+        break;
+      case Op::TUPLE: {
+        auto v = make(Kind::tuple);
+        v->items = pop_to_mark();
+        push(v);
+        break;
+      }
+      case Op::TUPLE1:
+      case Op::TUPLE2:
+      case Op::TUPLE3: {
+        auto v = make(Kind::tuple);
+        const std::size_t n = stack_effect(code.op).takes;
+        need_stack(n);
+        v->items.assign(stack_.end() - static_cast<std::ptrdiff_t>(n), stack_.end());
+        stack_.resize(stack_.size() - n);
+        push(v);
+        break;
+      }
+      case Op::LIST: {
+        auto v = make(Kind::list);
+        v->items = pop_to_mark();
+        push(v);
+        break;
+      }
+      case Op::DICT: {
+        auto v = make(Kind::dict);
+        v->items = pop_to_mark();
+        if (v->items.size() % 2) throw UnsupportedPickle("DICT with an odd count");
+        push(v);
+        break;
+      }
+      case Op::APPENDS: {
+        auto items = pop_to_mark();
+        auto list = top(Kind::list);
+        list->items.insert(list->items.end(), items.begin(), items.end());
+        break;
+      }
+      case Op::APPEND: {
+        auto item = pop();
+        top(Kind::list)->items.push_back(item);
+        break;
+      }
+      case Op::SETITEMS: {
+        auto items = pop_to_mark();
+        if (items.size() % 2) throw UnsupportedPickle("SETITEMS with an odd count");
+        auto dict = top(Kind::dict);
+        dict->items.insert(dict->items.end(), items.begin(), items.end());
+        break;
+      }
+      case Op::SETITEM: {
+        auto value = pop();
+        auto key = pop();
+        auto dict = top(Kind::dict);
+        dict->items.push_back(key);
+        dict->items.push_back(value);
+        break;
+      }
+      default:
+        return false;
+    }
+    return true;
+  }
+
+  // the memo, globals and objects, persistent ids and stack manipulation
+  bool apply_object_op(Op op, const PickleOpcode& code) {
+    switch (op) {
+      case Op::BINPUT:
+      case Op::LONG_BINPUT:
+        memo_put(code.value);
+        break;
+      case Op::MEMOIZE:
+        memo_put(memo_.size());
+        break;
+      case Op::BINGET:
+      case Op::LONG_BINGET:
+        push(memo_get(code.value));
+        break;
+      case Op::GLOBAL: {
+        // "module\nname\n" between the opcode and pos_
+        const std::string_view lines = p_.substr(code.at + 1, pos_ - code.at - 2);
+        const std::size_t nl = lines.find('\n');
+        const std::string module(lines.substr(0, nl));
+        const std::string name(lines.substr(nl + 1));
+        auto v = make(Kind::global);
+        v->text = module + "." + name;
+        push(v);
+        break;
+      }
+      case Op::NEWOBJ: {  // NEWOBJ: cls, args
+        pop();            // the arguments: TorchScript writes an empty tuple
+        auto cls = pop();
+        if (cls->kind != Kind::global) throw UnsupportedPickle("NEWOBJ of a non-global");
+        auto v = make(Kind::object);
+        v->text = cls->text;
+        push(v);
+        break;
+      }
+      case Op::REDUCE: {  // REDUCE: callable, args
+        auto args = pop();
+        auto callable = pop();
+        push(reduce(*this, callable, args));
+        break;
+      }
+      case Op::BUILD: {  // BUILD: object, state
+        auto state = pop();
+        auto object = top(Kind::object);
+        if (object->state) throw UnsupportedPickle("BUILD twice on one object");
+        object->state = state;
+        break;
+      }
+      case Op::BINPERSID:
+        push(storage(pop()));
+        break;
+      case Op::POP:
+        pop();
+        break;
+      case Op::POP_MARK:
+        pop_to_mark();
+        break;
+      case Op::DUP:
+        push(top_any());
+        break;
+      default:
+        return false;
+    }
+    return true;
+  }
+
   // the bytes of a counted argument (a string's, a LONG1's), which end at pos_
   std::string_view argument(const PickleOpcode& code) const {
     return p_.substr(pos_ - static_cast<std::size_t>(code.value),

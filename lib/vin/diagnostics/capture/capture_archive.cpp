@@ -14,9 +14,9 @@ namespace vin::diagnostics {
 namespace {
 
 // capture --save: the whole tensors as an .npz, complete or not at all (NpzWriter, OutputFile)
-void save_tensors(const std::string& path, const std::string& shown,
+void save_tensors(const PlannedOutput& destination,
                   const std::vector<std::pair<std::string, at::Tensor>>& tensors) {
-  NpzWriter writer(path, shown);
+  NpzWriter writer(destination);
   for (const auto& [name, tensor] : tensors) {
     const char* descr = npy_descr(tensor.scalar_type());
     if (!descr) continue;  // a dtype numpy has no type for (LibTorch 2's unsigned 16/32/64)
@@ -37,7 +37,7 @@ CaptureResult capture_archive(const CaptureRequest& request) {
   stopwatch.lap("instrumented the model");
   if (request.stats) capture.add_consumer(std::make_shared<NonfiniteCheck>());
   std::shared_ptr<TensorSaver> saver;
-  if (request.save_path) {
+  if (request.save) {
     saver = std::make_shared<TensorSaver>(request.save_max_bytes);
     capture.add_consumer(saver);
   }
@@ -73,8 +73,8 @@ CaptureResult capture_archive(const CaptureRequest& request) {
   }
   result.snapshots = capture.snapshots();
   result.summary = capture.summary();
-  if (request.save_path) {
-    save_tensors(*request.save_path, request.save_name, saver->saved());
+  if (request.save) {
+    save_tensors(*request.save, saver->saved());
     stopwatch.lap("saved the tensors");
   }
   return result;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "vin/diagnostics/output/output_sink.h"
 #include "vin/diagnostics/records/capture_records.h"
 #include "vin/diagnostics/text/shape_spec.h"
 
@@ -42,9 +43,9 @@ struct ForwardRun {
 /// What to capture.
 struct CaptureRequest {
   ForwardRun run;
-  /// capture --save: the .npz to write the recorded snapshots' whole tensors to
-  std::optional<std::string> save_path;
-  std::string save_name;  ///< the file the user named, for messages ("" : save_path itself)
+  /// capture --save: the .npz to write the recorded snapshots' whole tensors to, as an
+  /// OutputPlan's destination (written in place; the plan puts it over its target)
+  std::optional<PlannedOutput> save;
   std::int64_t save_max_bytes = std::int64_t{1} << 30;   ///< capture --save-max-bytes
   std::optional<std::vector<std::string>> module_paths;  ///< nothing: every module
   CaptureLimits limits;

@@ -63,7 +63,8 @@ std::string npy_header(std::string_view descr, const std::vector<std::int64_t>& 
   return header + dict;
 }
 
-NpzWriter::NpzWriter(const std::string& path, const std::string& shown) : file_(path, shown) {}
+NpzWriter::NpzWriter(const std::string& path) : file_(path) {}
+NpzWriter::NpzWriter(const PlannedOutput& planned) : file_(planned) {}
 
 bool NpzWriter::fits(const std::string& name, std::size_t nbytes) const {
   // a generous header allowance: the .npy header and both zip headers

@@ -25,8 +25,9 @@ struct NpyView {
 class NpzWriter {
  public:
   /// Starts writing to `path` (OutputFile's rules); throws Error naming it when it cannot.
-  /// `shown`: the name messages use (OutputFile's)
-  explicit NpzWriter(const std::string& path, const std::string& shown = "");
+  explicit NpzWriter(const std::string& path);
+  /// The same for an output an OutputPlan staged: written in place.
+  explicit NpzWriter(const PlannedOutput& planned);
 
   /// Whether a member `name` of `nbytes` data bytes still fits the format's limits.
   bool fits(const std::string& name, std::size_t nbytes) const;

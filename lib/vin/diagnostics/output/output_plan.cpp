@@ -47,17 +47,6 @@ bool same_file(const Identity& a, const Identity& b) {
   return a.resolved == b.resolved;
 }
 
-// The mode a new file gets from open(2) with 0666: what the umask allows.
-mode_t default_file_mode() {
-  const mode_t mask = ::umask(0);
-  ::umask(mask);
-  return 0666 & ~mask;
-}
-
-[[noreturn]] void cannot_write(const std::string& target, int error) {
-  throw Error(target + ": cannot write: " + std::strerror(error));
-}
-
 }  // namespace
 
 OutputPlan::OutputPlan(const std::vector<NamedPath>& inputs, const std::vector<Output>& outputs) {
@@ -112,46 +101,24 @@ OutputPlan::OutputPlan(const std::vector<NamedPath>& inputs, const std::vector<O
   for (const Output& out : outputs) {
     Planned plan{out.option, out.path.value_or("-"), "-", ""};
     if (plan.target != "-") {
-      struct stat st {};
-      mode_t mode = default_file_mode();
-      std::string final_path = plan.target;
-      plan.destination = plan.target;
-      if (::stat(plan.target.c_str(), &st) == 0) {
-        if (S_ISDIR(st.st_mode)) throw Error(plan.target + ": cannot write: Is a directory");
-        if (!S_ISREG(st.st_mode)) {  // a device or a FIFO: written in place, when its turn comes
-          planned_.push_back(std::move(plan));
-          continue;
-        }
-        // through a symbolic link: the file it points to is replaced, not the link
-        std::error_code ec;
-        const fs::path real = fs::canonical(plan.target, ec);
-        if (!ec) final_path = real.string();
-        mode = st.st_mode & 07777;
+      StagingFile staged = stage_beside(plan.target, plan.target);
+      if (staged.temp.empty()) {  // a device or a FIFO: written in place, when its turn comes
+        plan.destination = plan.target;
+      } else {
+        ::close(staged.fd);
+        plan.destination = std::move(staged.temp);
+        plan.final_path = std::move(staged.final_path);
       }
-      const fs::path final_fs(final_path);
-      const fs::path folder = final_fs.has_parent_path() ? final_fs.parent_path() : fs::path(".");
-      std::string name =
-          (folder / ("." + final_fs.filename().string() + ".vin-inspect-XXXXXX")).string();
-      const int fd = ::mkostemp(name.data(), O_CLOEXEC);
-      if (fd < 0) cannot_write(plan.target, errno);
-      const bool mode_set = ::fchmod(fd, mode) == 0;
-      const int error = errno;
-      ::close(fd);
-      plan.destination = name;
-      plan.final_path = final_path;
-      planned_.push_back(std::move(plan));
-      if (!mode_set) cannot_write(planned_.back().target, error);
-    } else {
-      planned_.push_back(std::move(plan));
     }
+    planned_.push_back(std::move(plan));
   }
 }
 
 OutputPlan::~OutputPlan() { discard(); }
 
-const std::string& OutputPlan::destination(const std::string& option) const {
+PlannedOutput OutputPlan::destination(const std::string& option) const {
   for (const Planned& plan : planned_)
-    if (plan.option == option) return plan.destination;
+    if (plan.option == option) return {plan.destination, plan.target};
   throw std::logic_error("OutputPlan: no output named " + option);
 }
 
@@ -162,7 +129,7 @@ const std::string& OutputPlan::target(const std::string& option) const {
 }
 
 bool OutputPlan::to_standard_output(const std::string& option) const {
-  return destination(option) == "-";
+  return destination(option).path == "-";
 }
 
 void OutputPlan::commit() {

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "vin/diagnostics/output/output_sink.h"
+
 namespace vin::diagnostics {
 
 /// A file a command reads or writes, with what names it on the command line ("--save",
@@ -44,9 +46,10 @@ class OutputPlan {
   OutputPlan& operator=(OutputPlan&&) = delete;
 
   /// Where the output named `option` is to be written: its staging file (a regular file, or one
-  /// that does not exist yet), the target itself (an existing device or FIFO, written in place),
-  /// or "-" for standard output. Every writer (write_output, OutputFile, NpzWriter) takes it.
-  const std::string& destination(const std::string& option) const;
+  /// that does not exist yet), the target itself (an existing device or FIFO), or "-" for
+  /// standard output, with the target's name for messages. Every writer (write_output,
+  /// OutputFile, NpzWriter) takes it and writes it in place.
+  PlannedOutput destination(const std::string& option) const;
   /// The file the user named for the output `option` ("-" for standard output): what messages
   /// about it say (writers take it as their `shown` name).
   const std::string& target(const std::string& option) const;

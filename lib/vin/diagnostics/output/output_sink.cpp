@@ -41,45 +41,70 @@ mode_t default_file_mode() {
 
 }  // namespace
 
-OutputFile::OutputFile(const std::string& target, const std::string& shown) : target_(target) {
+StagingFile stage_beside(const std::string& target, const std::string& shown) {
+  StagingFile staged;
+  struct stat st;
+  mode_t mode = default_file_mode();
+  staged.final_path = target;
+  if (::stat(target.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) throw Error(shown + ": cannot write: Is a directory");
+    if (!S_ISREG(st.st_mode)) return staged;  // a device or a FIFO: written in place
+    // through a symbolic link: replace the file it points to, not the link
+    std::error_code ec;
+    const fs::path real = fs::canonical(target, ec);
+    if (!ec) staged.final_path = real.string();
+    mode = st.st_mode & 07777;
+  }
+  const fs::path path(staged.final_path);
+  const fs::path folder = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  std::string temp = (folder / ("." + path.filename().string() + ".vin-inspect-XXXXXX")).string();
+  std::vector<char> name(temp.begin(), temp.end());
+  name.push_back('\0');
+  const int fd = ::mkostemp(name.data(), O_CLOEXEC);
+  if (fd < 0) fail(shown, "cannot write", errno);
+  if (::fchmod(fd, mode) != 0) {
+    const int error = errno;
+    ::close(fd);
+    ::unlink(name.data());
+    fail(shown, "cannot write", error);
+  }
+  staged.fd = fd;
+  staged.temp = name.data();
+  return staged;
+}
+
+OutputFile::OutputFile(const std::string& target) {
   if (target.empty() || target == "-") {
     fd_ = STDOUT_FILENO;
     where_ = "standard output";
     return;
   }
-  where_ = shown.empty() ? target : shown;
-  struct stat st;
-  mode_t mode = default_file_mode();
-  std::string final_path = target;
-  if (::stat(target.c_str(), &st) == 0) {
-    if (S_ISDIR(st.st_mode)) throw Error(where_ + ": cannot write: Is a directory");
-    if (!S_ISREG(st.st_mode)) {  // a device or a FIFO: written in place
-      fd_ = ::open(target.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
-      if (fd_ < 0) fail(where_, "cannot write", errno);
-      owns_fd_ = true;
-      return;
-    }
-    // through a symbolic link: replace the file it points to, not the link
-    std::error_code ec;
-    const fs::path real = fs::canonical(target, ec);
-    if (!ec) final_path = real.string();
-    mode = st.st_mode & 07777;
+  where_ = target;
+  StagingFile staged = stage_beside(target, where_);
+  if (staged.temp.empty()) {  // a device or a FIFO
+    open_in_place(target);
+    return;
   }
-  final_ = final_path;
-  const fs::path path(final_path);
-  const fs::path folder = path.has_parent_path() ? path.parent_path() : fs::path(".");
-  std::string temp = (folder / ("." + path.filename().string() + ".vin-inspect-XXXXXX")).string();
-  std::vector<char> name(temp.begin(), temp.end());
-  name.push_back('\0');
-  fd_ = ::mkostemp(name.data(), O_CLOEXEC);
+  fd_ = staged.fd;
+  owns_fd_ = true;
+  temp_ = std::move(staged.temp);
+  final_ = std::move(staged.final_path);
+}
+
+OutputFile::OutputFile(const PlannedOutput& planned) {
+  if (planned.path.empty() || planned.path == "-") {
+    fd_ = STDOUT_FILENO;
+    where_ = "standard output";
+    return;
+  }
+  where_ = planned.shown.empty() ? planned.path : planned.shown;
+  open_in_place(planned.path);
+}
+
+void OutputFile::open_in_place(const std::string& path) {
+  fd_ = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
   if (fd_ < 0) fail(where_, "cannot write", errno);
   owns_fd_ = true;
-  temp_ = name.data();
-  if (::fchmod(fd_, mode) != 0) {
-    const int error = errno;
-    discard();
-    fail(where_, "cannot write", error);
-  }
 }
 
 OutputFile::~OutputFile() { discard(); }
@@ -120,8 +145,14 @@ bool names_standard_output(const std::string& path) {
          named.st_ino == out.st_ino;
 }
 
-void write_output(const std::string& target, std::string_view text, const std::string& shown) {
-  OutputFile file(target, shown);
+void write_output(const std::string& target, std::string_view text) {
+  OutputFile file(target);
+  file.write(text);
+  file.commit();
+}
+
+void write_output(const PlannedOutput& planned, std::string_view text) {
+  OutputFile file(planned);
   file.write(text);
   file.commit();
 }

@@ -17,15 +17,36 @@ class OutputClosed : public Error {
   OutputClosed() : Error("standard output was closed") {}
 };
 
-/// Output written piece by piece with write_output's guarantees: a regular file (or a new one) is
-/// written under a temporary name beside it and renamed over it by commit(); destroyed without a
-/// commit (a failed write, an exception), the temporary is removed and the old file stays. A
-/// device or FIFO is written in place; "" or "-" is standard output. Errors as write_output's;
-/// they name `shown` when given (the file the user named, where `target` is the file an
-/// OutputPlan staged for it).
+/// Where an OutputPlan put one output (OutputPlan::destination): its staging file, the target
+/// itself (an existing device or FIFO) or "-"; `shown` is the file the user named, the name
+/// messages use. A writer given one writes it in place: the plan renames it over its target.
+struct PlannedOutput {
+  std::string path;
+  std::string shown;
+};
+
+/// A staging file made beside `target` (the file a link points to, for a link) with the mode the
+/// file will have: the target's, or what the umask allows for a new one. `fd` is open for
+/// writing; `final_path` is what to rename `temp` to. For a target that exists and is not a
+/// regular file (a device, a FIFO) nothing is made: `temp` is empty and `fd` -1. Throws Error
+/// naming `shown` for a folder or a file that cannot be made.
+struct StagingFile {
+  int fd = -1;
+  std::string temp;
+  std::string final_path;
+};
+StagingFile stage_beside(const std::string& target, const std::string& shown);
+
+/// Output written piece by piece with write_output's guarantees. Given a path, a regular file
+/// (or a new one) is written under a temporary name beside it and renamed over it by commit();
+/// destroyed without a commit (a failed write, an exception), the temporary is removed and the
+/// old file stays. Given a PlannedOutput, the destination is written in place (the plan staged
+/// it). A device or FIFO is written in place; "" or "-" is standard output. Errors as
+/// write_output's; they name the PlannedOutput's `shown`.
 class OutputFile {
  public:
-  explicit OutputFile(const std::string& target, const std::string& shown = "");
+  explicit OutputFile(const std::string& target);
+  explicit OutputFile(const PlannedOutput& planned);
   ~OutputFile();
   OutputFile(const OutputFile&) = delete;
   OutputFile& operator=(const OutputFile&) = delete;
@@ -35,9 +56,9 @@ class OutputFile {
   void commit();
 
  private:
+  void open_in_place(const std::string& path);
   void discard() noexcept;
 
-  std::string target_;
   std::string where_;  // for messages: the target, or "standard output"
   std::string final_;  // the path the temporary is renamed to
   std::string temp_;   // the temporary, until renamed
@@ -54,8 +75,9 @@ bool names_standard_output(const std::string& path);
 /// A regular file (or a new one) is written to a temporary file in the same folder, then renamed
 /// over `target`; anything else that exists there (a device such as /dev/null, a FIFO) is written
 /// in place. Throws OutputClosed on EPIPE, and Error naming `target` (or "standard output") and
-/// the system's reason for any other failed open, write, close or rename (`shown` instead of
-/// `target` when given, as OutputFile's).
-void write_output(const std::string& target, std::string_view text, const std::string& shown = "");
+/// the system's reason for any other failed open, write, close or rename.
+void write_output(const std::string& target, std::string_view text);
+/// The same for an output a plan staged: written in place, errors naming `planned.shown`.
+void write_output(const PlannedOutput& planned, std::string_view text);
 
 }  // namespace vin::diagnostics

@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <variant>
 
+#include "vin/diagnostics/output/table_views.h"
 #include "vin/diagnostics/records/json_encoding.h"
 #include "vin/diagnostics/text/printable.h"
 
@@ -222,14 +223,9 @@ std::string format_model_table(const ModelMetadata& model) {
   const bool tensors = model.details().parameter_bytes.has_value();
   const bool attributes = !model.modules().empty() && model.modules()[0].details().attributes;
   TextTable table;
-  table.add_column("Module", TextTable::Align::left);
-  table.add_column("Type", TextTable::Align::left);
-  table.add_column("Parameters", TextTable::Align::right);
-  table.add_column("Trainable", TextTable::Align::right);
-  table.add_column("Buffers", TextTable::Align::right);
-  table.add_column("Mode", TextTable::Align::left);
-  if (tensors) table.add_column("Size", TextTable::Align::right);
-  if (attributes) table.add_column("Settings", TextTable::Align::left);
+  add_view_columns(table, table_view("model"), [&](std::string_view header) {
+    return (header != "Size" || tensors) && (header != "Settings" || attributes);
+  });
   for (const auto& m : model.modules()) {
     std::vector<std::string> row{tree_label(m.path()),
                                  m.module_type(),
@@ -347,10 +343,7 @@ std::string stats_text(const TensorSnapshot& s) {
 
 std::string format_config_table(const ModelStructureSpec& spec) {
   TextTable table;
-  table.add_column("Field", TextTable::Align::left);
-  table.add_column("Declared", TextTable::Align::left);
-  table.add_column("Configured", TextTable::Align::left);
-  table.add_column("Value", TextTable::Align::left);
+  add_view_columns(table, table_view("config"), [](std::string_view) { return true; });
   for (const auto& f : spec.fields()) {
     std::string label = indentation(f.path().size() - 1);
     // a model held in a sequence has no record of its own: show its index beside its fields
@@ -382,16 +375,10 @@ std::string format_capture_table(const std::vector<TensorSnapshot>& snapshots,
                                  const CaptureSummary& summary, const ForwardSources* sources) {
   TextTable table;
   const bool with_sources = sources && sources->files.size() > 1;
-  if (with_sources) table.add_column("Input", TextTable::Align::left);
-  table.add_column("Module", TextTable::Align::left);
-  table.add_column("Call", TextTable::Align::right);
-  table.add_column("Side", TextTable::Align::left);
-  table.add_column("Tensor", TextTable::Align::left);
-  table.add_column("Shape", TextTable::Align::left);
-  table.add_column("Dtype", TextTable::Align::left);
-  table.add_column("First values", TextTable::Align::left);
   const bool with_stats = summary.with_stats;
-  if (with_stats) table.add_column("Stats", TextTable::Align::left);
+  add_view_columns(table, table_view("capture"), [&](std::string_view header) {
+    return (header != "Input" || with_sources) && (header != "Stats" || with_stats);
+  });
   std::size_t forward = 0;
   for (std::size_t row_index = 0; row_index < snapshots.size(); ++row_index) {
     const TensorSnapshot& s = snapshots[row_index];
@@ -480,13 +467,7 @@ std::string format_comparison_table(const CompareResult& result) {
   });
   if (!shown.empty()) {
     TextTable table;
-    table.add_column("Tensor", TextTable::Align::left);
-    table.add_column("A", TextTable::Align::left);
-    table.add_column("B", TextTable::Align::left);
-    table.add_column("Mismatches", TextTable::Align::right);
-    table.add_column("Max abs", TextTable::Align::right);
-    table.add_column("Max rel", TextTable::Align::right);
-    table.add_column("atol/rtol", TextTable::Align::left);
+    add_view_columns(table, table_view("compare"), [](std::string_view) { return true; });
     for (std::size_t i = 0; i < shown.size() && i < kWorstPairs; ++i) {
       const TensorComparison& c = *shown[i];
       const auto side = [](const auto& shape, const auto& dtype) {
@@ -615,13 +596,7 @@ std::string shapes_text(const std::vector<std::vector<std::int64_t>>& shapes) {
 std::string format_profile_table(const ProfileRecords& profile) {
   const ProfileSummary& s = profile.summary;
   TextTable modules;
-  modules.add_column("Module (type)", TextTable::Align::left);
-  modules.add_column("Output shape", TextTable::Align::left);
-  modules.add_column("Parameters", TextTable::Align::right);
-  modules.add_column("FLOPs", TextTable::Align::right);
-  modules.add_column("Time ms", TextTable::Align::right);
-  modules.add_column("Share", TextTable::Align::right);
-  modules.add_column("Peak memory", TextTable::Align::right);
+  add_view_columns(modules, table_view("profile"), [](std::string_view) { return true; });
   std::vector<std::string> paths;
   for (const auto& m : profile.modules) paths.push_back(m.module_path);
   const std::vector<std::string> labels = tree_labels_of_rows(paths);
@@ -636,11 +611,7 @@ std::string format_profile_table(const ProfileRecords& profile) {
   std::string out = rule + '\n' + modules.render() + '\n' + rule + '\n';
 
   TextTable operators;
-  operators.add_column("Operator", TextTable::Align::left);
-  operators.add_column("Calls", TextTable::Align::right);
-  operators.add_column("FLOPs", TextTable::Align::right);
-  operators.add_column("Time ms", TextTable::Align::right);
-  operators.add_column("Share", TextTable::Align::right);
+  add_view_columns(operators, table_view("profile operators"), [](std::string_view) { return true; });
   const std::size_t shown_operators = std::min(profile.operators.size(), kProfileTableOperators);
   for (std::size_t i = 0; i < shown_operators; ++i) {
     const OperatorProfile& o = profile.operators[i];
