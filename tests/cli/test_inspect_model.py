@@ -145,6 +145,37 @@ def each_bad_input_gets_a_clear_one_line_error():
 
 
 @torch_test
+def details_are_bounded_by_what_was_read():
+    # one 2 MB string held once in the pickle and named by 100 modules: the records stop at the
+    # detail budget (64 MiB here) instead of printing 200 MB, and the model record says so
+    with tempfile.TemporaryDirectory() as tmp:
+        archive = os.path.join(tmp, "shared_string.pt")
+        run_script(tmp, "shared_string.py", model_source("shared_string.py"), archive)
+        p = run("inspect-model", archive, "--attributes")
+        assert p.returncode == 0, p.stderr
+        assert len(p.stdout) < 70 << 20, len(p.stdout)
+        records = [json.loads(line) for line in p.stdout.splitlines()]
+        assert records[0]["record"] == "ModelMetadata", records[0]
+        assert records[0]["stopped_by"] == "detail_budget", records[0]
+        texts = [r["attributes"]["text"] for r in records if r.get("path", "").startswith("leaves.")]
+        assert len(texts) == 100, len(texts)
+        assert texts[0] == "x" * (2 << 20)
+        assert texts[-1] == {"type_marker": "builtins.str"}, texts[-1]
+        shown = sum(isinstance(t, str) for t in texts)
+        assert 25 <= shown <= 32, shown  # 64 MiB of 2 MiB values
+        p = run("inspect-model", archive, "--attributes", "--format", "table")
+        assert p.returncode == 0 and "\nStopped by: detail_budget\n" in p.stdout, p.stderr
+        # the module LibTorch loaded shares the string too, and is described within the same budget
+        p = run("inspect-model", archive, "--attributes", "--load-with-libtorch")
+        assert p.returncode == 0 and len(p.stdout) < 70 << 20, (p.stderr, len(p.stdout))
+        loaded = [json.loads(line) for line in p.stdout.splitlines()]
+        assert loaded[0]["stopped_by"] == "detail_budget", loaded[0]
+        assert [r.get("attributes") for r in loaded] == [r.get("attributes") for r in records]
+        p = run("inspect-model", archive)  # without details nothing is budgeted
+        assert p.returncode == 0 and "stopped_by" not in p.stdout, p.stderr
+
+
+@torch_test
 def structure_of_an_archive_libtorch_cannot_load_is_still_described():
     # written by a "newer PyTorch" (format version 99): inspect-model reads the archive itself;
     # capture, which must run it, says why LibTorch cannot

@@ -574,6 +574,57 @@ def zip_layout_attacks():
         [(["inspect-model", "{file}"], "safe", 0), (["inspect-model", "{file}", "--all"], "safe", 0)])
 
 
+def output_budget_attacks():
+    """Archives that hold a value once and name it from every module (issue 41): an 8 MB string
+    in data.pkl's memo, the attribute of 500 modules (4 GB of --attributes records); a legacy
+    tensor table entry of 100,000 dimensions registered by 10,000 modules (8 GB of --tensors
+    records). What inspect-model prints is bounded by what it read (records/detail_budget):
+    records, with the values past the budget given by their type, never an abort."""
+    text = "x" * (8 << 20)
+    leaf = type("Leaf", (), {"__module__": "__torch__"})
+    root = type("Root", (), {"__module__": "__torch__"})
+    model = root.__new__(root)
+    model.__dict__["training"] = True
+    for i in range(500):
+        node = leaf.__new__(leaf)
+        node.__dict__.update({"training": True, "text": text})
+        model.__dict__[f"l{i}"] = node
+    fake = type(sys)("__torch__")
+    fake.Leaf, fake.Root = leaf, root
+    saved, sys.modules["__torch__"] = sys.modules.get("__torch__"), fake
+    try:
+        data_pkl = pickle.dumps(model, protocol=2)  # the string once, then memo references
+    finally:
+        if saved is None:
+            del sys.modules["__torch__"]
+        else:
+            sys.modules["__torch__"] = saved
+    code = ("class Leaf(Module):\n  __parameters__ = []\n  __buffers__ = []\n"
+            "  training : bool\n  text : str\n"
+            "class Root(Module):\n  __parameters__ = []\n  __buffers__ = []\n"
+            "  training : bool\n" + "".join(f"  l{i} : __torch__.Leaf\n" for i in range(500)))
+    add("memo_string_500_modules.pt",
+        zip_of([("m/version", b"3\n"), ("m/data.pkl", data_pkl),
+                ("m/code/__torch__.py", code.encode()),
+                ("m/constants.pkl", pickle.dumps((), protocol=2))]),
+        [(["inspect-model", "{file}", "--attributes"], "safe", 0),
+         (["inspect-model", "{file}", "--all"], "safe", 0)])
+    rank, modules = 100_000, 10_000
+    tensor = {"dims": ["1"] * rank, "offset": "0", "strides": ["1"] * rank,
+              "requiresGrad": True, "dataType": "FLOAT", "data": {"key": "tensors/0"},
+              "device": "cpu"}
+    main = {"name": "root", "submodules": [
+        {"name": f"m{i}", "parameters": [{"name": "w", "tensorId": "0"}]}
+        for i in range(modules)]}
+    model_json = {"protoVersion": "3", "producerName": "pytorch", "mainModule": main,
+                  "tensors": [tensor]}
+    add("legacy_shape_10000_modules.pt",
+        zip_of([("m/version", b"1\n"), ("m/tensors/0", struct.pack("<f", 1.0)),
+                ("m/model.json", json.dumps(model_json).encode())]),
+        [(["inspect-model", "{file}", "--tensors"], "safe", 0),
+         (["inspect-model", "{file}", "--all"], "safe", 0)])
+
+
 def main():
     global OUT
     OUT = sys.argv[1]
@@ -586,6 +637,7 @@ def main():
     scale_attacks()
     long_path_attacks()
     deep_model_json_attacks()
+    output_budget_attacks()
     zip_layout_attacks()
     with open(os.path.join(OUT, "manifest.json"), "w") as f:
         json.dump({"never_created": [PWNED, PWNED_SETSTATE], "files": MANIFEST}, f, indent=1)

@@ -1,3 +1,4 @@
+#include "vin/diagnostics/records/detail_budget.h"
 #include "vin/diagnostics/archive/archive_structure.h"
 
 #include <unordered_map>
@@ -28,11 +29,13 @@ struct PathsTooLong {};
 class StructureWalker {
  public:
   StructureWalker(const ClassSources& classes, const InspectDetails& details,
-                  const StorageChecksums& checksums, ArchiveConstant constant)
+                  const StorageChecksums& checksums, ArchiveConstant constant,
+                  std::uint64_t bytes_read)
       : classes_(classes),
         details_(details),
         checksums_(checksums),
-        constant_(std::move(constant)) {}
+        constant_(std::move(constant)),
+        budget_(bytes_read) {}
 
   ModelMetadata run(PickleRef root) {
     const ClassSource* root_class = module_class(root);
@@ -48,6 +51,7 @@ class StructureWalker {
     ModelDetails model_details;
     if (details_.tensors) counts_.put_bytes(model_details);
     if (details_.signature) model_details.methods = signatures(*root_class);
+    model_details.stopped_by = budget_.stopped_by();
     return ModelMetadata(python_type_name(root->text), counts_.total(), counts_.trainable(),
                          std::move(modules_), std::move(model_details));
   }
@@ -97,12 +101,13 @@ class StructureWalker {
         if (value->kind != Kind::tensor)
           throw UnsupportedPickle(module->text + "." + key + " is not a tensor this reader knows");
         const std::int64_t n = value->numel;
-        if (details_.tensors)
-          (is_buffer ? buffer_list : parameter_list)
-              .push_back(
-                  tensor_metadata(key, is_buffer ? "buffer" : "parameter", value, checksums_));
-        const std::int64_t nbytes =
-            details_.tensors ? (is_buffer ? buffer_list : parameter_list).back().nbytes : 0;
+        std::int64_t nbytes = 0;
+        if (details_.tensors) {
+          nbytes = tensor_nbytes(value);
+          if (auto t = listed_tensor(key, is_buffer ? "buffer" : "parameter", value, checksums_,
+                                     budget_))
+            (is_buffer ? buffer_list : parameter_list).push_back(std::move(*t));
+        }
         if (is_buffer)
           counts_.buffer(direct, value, n, nbytes);
         else
@@ -112,7 +117,7 @@ class StructureWalker {
       } else if (module_class(value)) {
         children.emplace_back(name, value);
       } else if (details_.attributes && is_described_attribute(name, value)) {
-        attributes.set(key, attribute_value(value));
+        attributes.set(key, budget_.admit(attribute_value(value)));
       }
     }
     ModuleDetails module_details;
@@ -125,7 +130,7 @@ class StructureWalker {
       require_state_for_every_attribute(module, cls, names);
       for (const auto& [name, literal] : cls.constants)
         if (!is_bookkeeping_name(name))
-          attributes.set(name, parse_torchscript_literal(literal, constant_));
+          attributes.set(name, budget_.admit(parse_torchscript_literal(literal, constant_)));
       module_details.attributes = attributes.take();
     }
     modules_.emplace_back(path.empty() ? kRootPath : path, python_type_name(module->text),
@@ -177,6 +182,7 @@ class StructureWalker {
   const InspectDetails details_;
   const StorageChecksums& checksums_;
   const ArchiveConstant constant_;
+  DetailBudget budget_;  // the attribute values and tensors printed, bounded by what was read
   std::vector<ModuleMetadata> modules_;
   std::unordered_set<const PickleValue*> seen_modules_;
   ModelCounts<const PickleValue*> counts_;
@@ -240,7 +246,10 @@ std::optional<ModelMetadata> read_archive_metadata(const ArchiveLayout& layout,
       throw Error(path + ": the record data.pkl cannot be read safely: " + *problem);
     const PickleDocument document = read_pickle(*data);
     ArchiveConstants constant(path, constants);
-    return StructureWalker(classes, details, checksums, std::ref(constant)).run(document.root);
+    std::uint64_t bytes_read = 0;
+    for (const auto& [name, bytes] : records) bytes_read += bytes.size();
+    return StructureWalker(classes, details, checksums, std::ref(constant), bytes_read)
+        .run(document.root);
   } catch (const UnsupportedPickle& e) {
     if (why_not) *why_not = e.what();
     return std::nullopt;

@@ -1,3 +1,4 @@
+#include "vin/diagnostics/records/detail_budget.h"
 #include "vin/diagnostics/archive/legacy_archive.h"
 
 #include <cstdio>
@@ -156,6 +157,7 @@ class LegacyReader {
     ModelDetails model_details;
     if (details_.tensors) counts_.put_bytes(model_details);
     if (details_.signature) model_details.methods = signatures(root);
+    model_details.stopped_by = budget_.stopped_by();
     return ModelMetadata(python_type_name("__torch__" + atoms(root_name)), counts_.total(),
                          counts_.trainable(), std::move(modules_), std::move(model_details));
   }
@@ -181,6 +183,7 @@ class LegacyReader {
   Json parse_model_json() {
     const auto text = zip_.read(prefix_ + "model.json", kMaxJsonBytes);
     if (!text) throw Malformed{"model.json is missing"};
+    budget_.read(text->size());
     // bounded while it parses: the walk below copies values, which recurses
     try {
       return parse_bounded_json(*text, kMaxJsonDepth);
@@ -234,6 +237,7 @@ class LegacyReader {
       const auto bytes = zip_.read(prefix_ + "attributes.pkl", kMaxPickleBytes);
       if (!bytes) throw Malformed{"an attribute with a value, and no attributes.pkl"};
       attribute_bytes_ = *bytes;
+      budget_.read(attribute_bytes_.size());
       if (const auto problem = pickle_problem(attribute_bytes_))
         throw Malformed{"the record attributes.pkl cannot be read safely: " + *problem};
       try {
@@ -271,7 +275,9 @@ class LegacyReader {
       const bool is_buffer = flag(p, "isBuffer");
       const TensorMetadata& t = tensor_at(id).metadata;
       registered.insert(name);
-      if (details_.tensors) {
+      // admitted before the copy: one table entry may be named by every module
+      if (details_.tensors &&
+          budget_.admit_tensor(t.shape.size(), name.size() + t.dtype.size() + t.device.size())) {
         TensorMetadata named = t;
         named.name = name;
         named.kind = is_buffer ? "buffer" : "parameter";
@@ -294,8 +300,9 @@ class LegacyReader {
         const PickleRef value = id >= 0 ? attribute_at(id) : nullptr;
         training = value && value->kind == PickleValue::Kind::boolean && value->boolean;
       } else if (details_.attributes && !is_bookkeeping_name(name) && type != "Tensor") {
-        attributes.set(name,
-                       id >= 0 ? attribute_value(typed_list_items(attribute_at(id))) : Json());
+        attributes.set(name, budget_.admit(id >= 0 ? attribute_value(typed_list_items(
+                                                         attribute_at(id)))
+                                                   : Json()));
       }
     }
     ModuleDetails module_details;
@@ -363,6 +370,7 @@ class LegacyReader {
   const ZipArchive& zip_;
   const std::string prefix_;
   const InspectDetails details_;
+  DetailBudget budget_;  // the attribute values and tensors printed, bounded by what was read
   std::vector<LegacyTensor> tensors_;
   std::string attribute_bytes_;
   std::optional<PickleDocument> attributes_;

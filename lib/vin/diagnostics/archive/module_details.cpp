@@ -62,27 +62,50 @@ const Dtype* storage_dtype(std::string_view storage_type) {
   return dtype_of_storage(storage_type.substr(kPrefix.size()));
 }
 
-TensorMetadata tensor_metadata(const std::string& name, const char* kind, PickleRef tensor,
-                               const StorageChecksums& checksums) {
+namespace {
+
+const Dtype& tensor_dtype(PickleRef tensor) {
   // the rebuild call's arguments: (storage, offset, size, stride, ...); the storage's persistent
   // id: ('storage', type, key, location, numel); both checked by the pickle reader
+  const Dtype* dtype = storage_dtype(tensor->items.at(0)->text);
+  if (!dtype) throw UnsupportedPickle("a tensor of storage type " + tensor->items.at(0)->text);
+  return *dtype;
+}
+
+}  // namespace
+
+std::int64_t tensor_nbytes(PickleRef tensor) {
+  std::int64_t nbytes = 0;
+  if (__builtin_mul_overflow(tensor->numel, std::int64_t{tensor_dtype(tensor).element_size},
+                             &nbytes))
+    throw UnsupportedPickle("a tensor whose size in bytes overflows");
+  return nbytes;
+}
+
+std::optional<TensorMetadata> listed_tensor(const std::string& name, const char* kind,
+                                            PickleRef tensor, const StorageChecksums& checksums,
+                                            DetailBudget& budget) {
+  const Dtype& dtype = tensor_dtype(tensor);
   const PickleRef storage = tensor->items.at(0);
-  const Dtype* dtype = storage_dtype(storage->text);
-  if (!dtype) throw UnsupportedPickle("a tensor of storage type " + storage->text);
   const PickleRef key = storage->items.at(2);
   const PickleRef location = storage->items.at(3);
   if (key->kind != Kind::string || location->kind != Kind::string)
     throw UnsupportedPickle("a storage reference without a key or location");
+  const std::int64_t nbytes = tensor_nbytes(tensor);
+  const std::vector<PickleRef>& sizes = tensor->items.at(2)->items;
+  const std::string dtype_name = dtype.python_name();
+  if (!budget.admit_tensor(sizes.size(), name.size() + dtype_name.size() + location->text.size()))
+    return std::nullopt;
   TensorMetadata t;
   t.name = name;
   t.kind = kind;
-  for (const PickleRef size : tensor->items.at(2)->items) t.shape.push_back(size->integer);
-  t.dtype = dtype->python_name();
+  t.shape.reserve(sizes.size());
+  for (const PickleRef size : sizes) t.shape.push_back(size->integer);
+  t.dtype = dtype_name;
   t.device = location->text;
   t.requires_grad = tensor->requires_grad;
   t.numel = tensor->numel;
-  if (__builtin_mul_overflow(t.numel, std::int64_t{dtype->element_size}, &t.nbytes))
-    throw UnsupportedPickle("a tensor whose size in bytes overflows");
+  t.nbytes = nbytes;
   if (const auto it = checksums.find(key->text); it != checksums.end())
     t.storage_crc32 = it->second;
   return t;

@@ -279,6 +279,7 @@ std::string format_model_table(const ModelMetadata& model) {
   for (const auto& [label, value] : lines)
     out += label + std::string(label_width - label.size() + 1, ' ') +
            std::string(value_width - value.size(), ' ') + shown(value) + '\n';
+  if (const auto& why = model.details().stopped_by) out += "Stopped by: " + shown(*why) + '\n';
   if (const auto& methods = model.details().methods) {
     out += "Signatures:\n";
     for (const auto& method : *methods) out += "  " + shown(signature_text(method)) + '\n';

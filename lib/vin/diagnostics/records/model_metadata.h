@@ -84,10 +84,12 @@ struct ModelDetails {
   std::optional<std::int64_t> parameter_bytes;          ///< each parameter tensor counted once
   std::optional<std::int64_t> buffer_bytes;             ///< each buffer tensor counted once
   std::optional<std::vector<MethodSignature>> methods;  ///< forward first, then in code order
+  /// set when the details reached their budget (records/detail_budget.h): why, and what then
+  std::optional<std::string> stopped_by;
 
   friend bool operator==(const ModelDetails& a, const ModelDetails& b) {
     return a.parameter_bytes == b.parameter_bytes && a.buffer_bytes == b.buffer_bytes &&
-           a.methods == b.methods;
+           a.methods == b.methods && a.stopped_by == b.stopped_by;
   }
 };
 

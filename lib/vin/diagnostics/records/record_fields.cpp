@@ -37,6 +37,12 @@ constexpr Field<ModelMetadata> kModelFields[] = {
        return bytes ? Json(*bytes) : absent_field();
      },
      detail},
+    {"stopped_by",
+     [](const ModelMetadata& m) {
+       const auto& why = m.details().stopped_by;
+       return why ? Json(*why) : absent_field();
+     },
+     detail, false},
 };
 
 constexpr Field<ModuleMetadata> kModuleFields[] = {

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <unordered_set>
 
+#include "vin/diagnostics/records/detail_budget.h"
 #include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/records/module_counts.h"
 #include "vin/diagnostics/text/type_names.h"
@@ -101,13 +102,15 @@ MethodSignature method_signature(const torch::jit::Function& method) {
 // Walks the module tree once, in named_modules order, and accumulates the records.
 class ModelWalker {
  public:
-  explicit ModelWalker(const InspectDetails& details) : details_(details) {}
+  ModelWalker(const InspectDetails& details, std::uint64_t bytes_read)
+      : details_(details), budget_(bytes_read) {}
 
   ModelMetadata run(const torch::jit::Module& root) {
     visit(root, "");
     ModelDetails model_details;
     if (details_.tensors) counts_.put_bytes(model_details);
     if (details_.signature) model_details.methods = signatures(root);
+    model_details.stopped_by = budget_.stopped_by();
     return ModelMetadata(module_type_name(root), counts_.total(), counts_.trainable(),
                          std::move(modules_), std::move(model_details));
   }
@@ -130,7 +133,7 @@ class ModelWalker {
         const std::string& name = type->getAttributeName(slot);
         if (details_.attributes && !is_bookkeeping_name(name) && name != "training" &&
             !is_module(value) && !value.isTensor())
-          attributes.set(name, record_value(value));
+          attributes.set(name, budget_.admit(record_value(value)));
         continue;
       }
       if (!value.isTensor()) continue;  // a slot registered as None
@@ -138,12 +141,13 @@ class ModelWalker {
       if (!tensor.defined()) continue;
       const std::int64_t n = tensor.numel();
       const c10::TensorImpl* identity = tensor.unsafeGetTensorImpl();
-      if (details_.tensors)
-        (is_buffer ? buffer_list : parameter_list)
-            .push_back(tensor_metadata(type->getAttributeName(slot),
-                                       is_buffer ? "buffer" : "parameter", tensor));
-      const std::int64_t nbytes =
-          details_.tensors ? (is_buffer ? buffer_list : parameter_list).back().nbytes : 0;
+      std::int64_t nbytes = 0;
+      if (details_.tensors) {
+        TensorMetadata t = tensor_metadata(type->getAttributeName(slot),
+                                           is_buffer ? "buffer" : "parameter", tensor);
+        nbytes = t.nbytes;
+        if (budget_.admit(t)) (is_buffer ? buffer_list : parameter_list).push_back(std::move(t));
+      }
       if (is_buffer)
         counts_.buffer(direct, identity, n, nbytes);
       else
@@ -158,7 +162,8 @@ class ModelWalker {
     if (details_.attributes) {
       for (size_t i = 0; i < type->numConstants(); ++i)
         if (!is_bookkeeping_name(type->getConstantName(i)))
-          attributes.set(type->getConstantName(i), record_value(type->getConstant(i)));
+          attributes.set(type->getConstantName(i),
+                         budget_.admit(record_value(type->getConstant(i))));
       module_details.attributes = attributes.take();
     }
     modules_.emplace_back(path.empty() ? kRootPath : path, module_type_name(module),
@@ -189,6 +194,7 @@ class ModelWalker {
   std::vector<ModuleMetadata> modules_;
   std::unordered_set<const c10::ivalue::Object*> seen_modules_;
   ModelCounts<const c10::TensorImpl*> counts_;
+  DetailBudget budget_;  // the attribute values and tensors printed, bounded by what was read
 };
 
 }  // namespace
@@ -198,14 +204,20 @@ std::string module_type_name(const torch::jit::Module& module) {
   return name ? python_type_name(name->qualifiedName()) : "<unnamed>";
 }
 
-ModelMetadata inspect_model(const torch::jit::Module& model, const InspectDetails& details) {
-  return ModelWalker(details).run(model);
+ModelMetadata inspect_model(const torch::jit::Module& model, const InspectDetails& details,
+                            std::uint64_t bytes_read) {
+  return ModelWalker(details, bytes_read).run(model);
 }
 
 ModelMetadata describe_with_libtorch(const ArchiveLayout& archive, const InspectDetails& details) {
   const torch::jit::Module model = load_torchscript_archive(archive, "cpu");
+  // what LibTorch read beside the tensors' storages: data.pkl, constants.pkl, code/, ...
+  std::uint64_t bytes_read = 0;
+  const std::string storages = archive.record_prefix + "data/";
+  for (const auto& entry : archive.zip->entries())
+    if (entry.name.compare(0, storages.size(), storages) != 0) bytes_read += entry.size;
   try {
-    return inspect_model(model, details);
+    return inspect_model(model, details, bytes_read);
   } catch (const Error& e) {
     throw Error(archive.path() + ": " + e.what());
   }

@@ -4,6 +4,7 @@
 
 #include <torch/csrc/jit/api/module.h>
 
+#include <cstdint>
 #include <string>
 
 #include "vin/diagnostics/archive/archive_layout.h"
@@ -18,8 +19,10 @@ namespace vin::diagnostics {
 /// tensor once. Reads only: training flags, devices and tensors are left as they are.
 /// `details` adds TensorMetadata (with the CRC-32 of each storage's bytes, which is what the
 /// archive's zip directory records), attributes with the class's constants, and the root's
-/// method signatures, as docs/records.md describes them.
-ModelMetadata inspect_model(const torch::jit::Module& model, const InspectDetails& details = {});
+/// method signatures, as docs/records.md describes them, within a detail budget of
+/// `bytes_read` (records/detail_budget.h: what the module was read from; 0 for the least).
+ModelMetadata inspect_model(const torch::jit::Module& model, const InspectDetails& details = {},
+                            std::uint64_t bytes_read = 0);
 
 /// A module's type as the records name it: its class's Python name ("torch.nn.modules.linear.
 /// Linear"), or "<unnamed>".
