@@ -8,7 +8,7 @@
 usage: eager_capture.py --factory FILE.py:FUNCTION | MODULE:FUNCTION  (a function returning the
        nn.Module) [--state ARCHIVE.pt] (copy its parameters, buffers and training flags into the
        eager model) --inputs FILE (.npz: arr_N positional, other names keyword; .npy; or a
-       torch.save file of a tensor, tuple, or dict) [--eval] -o OUT.npz
+       torch.save file of a tensor, tuple, or dict) [--eval] [--seed N] -o OUT.npz
 
 Library use: `capture_to_npz(model, args, kwargs, "eager.npz")`.
 
@@ -20,7 +20,9 @@ per walk, as the tool's defaults). A submodule's inputs are its positional argum
 forward's trailing defaults filled in, and keyword arguments passed positionally, as TorchScript
 calls submodules. Tensors are copied when seen; bfloat16 is saved as float32, quantized tensors
 dequantized; nested, sparse and meta tensors are left out. The forward runs under
-torch.no_grad(). Needs python3-torch and python3-numpy.
+torch.no_grad(), from `torch.manual_seed(seed)` (`--seed`, default 0), as the tool's forwards
+start from the state --seed gives (contract 9.2): a model with dropout in training mode draws
+the same masks on both sides. Needs python3-torch and python3-numpy.
 """
 import argparse
 import importlib
@@ -233,6 +235,8 @@ def main() -> int:
     parser.add_argument("--state", help="a TorchScript archive whose weights the model takes")
     parser.add_argument("--inputs", required=True)
     parser.add_argument("--eval", action="store_true")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="torch.manual_seed before the forward, as vin-inspect's --seed")
     parser.add_argument("-o", "--output", required=True)
     args = parser.parse_args()
     model = load_factory(args.factory)()
@@ -246,6 +250,7 @@ def main() -> int:
     if args.eval:
         model.eval()
     call_args, call_kwargs = load_inputs(args.inputs)
+    torch.manual_seed(args.seed)  # after the factory, whose initialisers draw from it
     n = capture_to_npz(model, call_args, call_kwargs, args.output)
     print(f"{args.output}: {n} tensors", file=sys.stderr)
     return 0

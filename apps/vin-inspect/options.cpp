@@ -105,7 +105,8 @@ void RunOptions::add(CLI::App& sub, const std::string& inputs_help,
   files->excludes(shape);
   sub.add_option(
          "--seed", seed,
-         "The generator's seed for --shape, as torch.manual_seed takes it (default " + seed + ")")
+         "torch.manual_seed(N) before --shape's tensors are made; every forward starts from the "
+         "generator's state after them (default " + seed + ")")
       ->type_name("N")
       ->check(CLI::Validator(
           [](std::string& text) -> std::string {
@@ -144,7 +145,6 @@ std::optional<vd::ShapedInputs> RunOptions::shaped_inputs(bool required) const {
     return std::nullopt;
   }
   vd::ShapedInputs out = shaped;
-  out.seed = vd::parse_seed(seed);
   for (const auto& text : shapes) out.shapes.push_back(vd::parse_shape_spec(text));
   vd::check_shaped_inputs(out);
   return out;
@@ -153,6 +153,7 @@ std::optional<vd::ShapedInputs> RunOptions::shaped_inputs(bool required) const {
 void RunOptions::apply_to(vd::ForwardRun& run, bool inputs_required) const {
   run.inputs = inputs;
   run.shaped = shaped_inputs(inputs_required);
+  run.seed = vd::parse_seed(seed);
   run.eval = eval;
   run.quantized_engine = quantized_engine;
   run.timeout_seconds = timeout_seconds;

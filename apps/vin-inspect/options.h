@@ -63,7 +63,7 @@ void add_walk_limits(CLI::App& sub, std::int64_t& max_nodes, std::int64_t& max_d
 struct RunOptions {
   std::vector<std::string> inputs;
   std::vector<std::string> shapes;   // --shape texts, parsed by shaped_inputs()
-  std::string seed = "0";            // --seed text, parsed by shaped_inputs() as torch does
+  std::string seed = "0";            // --seed text, parsed by apply_to() as torch.manual_seed does
   diagnostics::ShapedInputs shaped;  // --int-high
   bool eval = false;
   std::optional<std::string> quantized_engine;

@@ -14,7 +14,8 @@ import sys
 import tempfile
 
 import cli_common
-from cli_common import ARGS, assert_clean_error, fixture, run, torch_test
+from cli_common import (ARGS, assert_clean_error, fixture, model_source, run, run_script,
+                        torch_test)
 
 
 def compare_run(*args):
@@ -90,6 +91,48 @@ def compare_a_scripted_model_with_its_eager_model_through_eager_capture():
         status, pairs, summary = compare_run(fixture("resnet18.pt"), eager, "--inputs", inputs)
         assert status == 0 and summary["pairs"] == len(pairs) > 100, summary
         assert summary["only_in_a"] == summary["only_in_b"] == 0
+
+
+@torch_test
+def a_model_in_training_mode_agrees_with_itself_and_with_python():
+    # --seed is the random state every forward starts from (contract 9.2): dropout draws the
+    # same masks on every run, on each side of compare, for each inputs file, and as Python does
+    # after torch.manual_seed(seed)
+    with tempfile.TemporaryDirectory() as tmp:
+        archive = os.path.join(tmp, "dropout.pt")
+        source = os.path.join(tmp, "dropout_model.py")
+        run_script(tmp, "dropout_model.py", model_source("dropout_model.py"), archive)
+        x = ["--shape", "x=6x8"]
+        first, again = run("capture", archive, *x), run("capture", archive, *x)
+        assert first.returncode == 0 and first.stdout == again.stdout, first.stderr
+        assert '"seed"' not in first.stdout  # the default seed: the seed API's three fields
+        seeded = run("capture", archive, *x, "--seed", "5")
+        assert seeded.returncode == 0 and seeded.stdout != first.stdout, seeded.stderr
+        assert json.loads(seeded.stdout.splitlines()[-1])["seed"] == 5
+        for seed in ("0", "5"):
+            status, pairs, summary = compare_run(archive, archive, *x, "--seed", seed)
+            assert status == 0 and summary["beyond"] == 0 and summary["pairs"] == len(pairs) > 0
+            assert summary["seed"] == int(seed), summary
+        # two inputs files, the same values: each forward starts from the same state
+        inputs = os.path.join(tmp, "x.npz")
+        subprocess.run([sys.executable, "-c", "import numpy as np, sys; np.savez(sys.argv[1], x="
+                        "np.random.default_rng(0).standard_normal((6, 8)).astype(np.float32))",
+                        inputs], check=True)
+        p = run("capture", archive, "--inputs", inputs, "--inputs", inputs, "--module", "drop")
+        assert p.returncode == 0, p.stderr
+        snaps = [json.loads(l) for l in p.stdout.splitlines()][:-1]
+        outputs = [s["values"] for s in snaps if s["direction"] == "output"]
+        assert len(outputs) == 2 and outputs[0] == outputs[1], snaps
+        assert 0.0 in outputs[0]  # dropout did zero elements
+        # the eager model from the same weights and torch.manual_seed(0): the same masks
+        for seed, expected in (("0", 0), ("1", 1)):
+            eager = os.path.join(tmp, f"eager{seed}.npz")
+            p = subprocess.run([os.path.join(ARGS.source, "scripts", "eager_capture.py"),
+                                "--factory", source + ":make", "--state", archive, "--inputs",
+                                inputs, "--seed", seed, "-o", eager], capture_output=True, text=True)
+            assert p.returncode == 0, p.stderr
+            status, _, summary = compare_run(archive, eager, "--inputs", inputs)
+            assert status == expected and summary["only_in_a"] == summary["only_in_b"] == 0, summary
 
 
 @torch_test

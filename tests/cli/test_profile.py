@@ -36,8 +36,9 @@ def profile_jsonl_json_and_table_agree():
     summary = lines[-1]
     assert list(summary) == ["record", "device", "warmup", "runs", "latency_ms", "throughput",
                              "flops", "instrumented_ms", "peak_bytes", "parameter_bytes",
-                             "buffer_bytes", "modules", "operators"], list(summary)
+                             "buffer_bytes", "modules", "operators", "seed"], list(summary)
     assert (summary["device"], summary["warmup"], summary["runs"]) == ("cpu", 1, 2), summary
+    assert summary["seed"] == 0, summary
     assert summary["modules"] == kinds.count("ModuleProfile") > 1
     assert summary["operators"] == kinds.count("OperatorProfile") > 1
     assert list(lines[0]) == ["record", "module_path", "module_type", "calls", "parameters",

@@ -193,5 +193,5 @@ TEST_CASE("compare's records: the keys a saved tensor's name carries, and the JS
         R"({"pairs": 0, "within": 0, "beyond": 0, "only_in_a": 0, "only_in_b": 0, )"
         R"("first_divergence": {"module_path": "layer1.0.conv1", "call_index": 3, )"
         R"("direction": "output", "tensor_path": ["output", "0", "a/b"]}, "atol": 1.0, )"
-        R"("rtol": null, "statistics_only": 0})");
+        R"("rtol": null, "statistics_only": 0, "seed": 0})");
 }

@@ -125,7 +125,7 @@ TEST_CASE("profile_archive records each module call with its FLOPs, shapes and p
 
   ProfileRequest request;
   request.run.archive = archive;
-  request.run.shaped = ShapedInputs{{parse_shape_spec("x=2x4")}, 0, 2};
+  request.run.shaped = ShapedInputs{{parse_shape_spec("x=2x4")}, 2};
   request.warmup = 1;
   request.runs = 2;
   request.trace = true;

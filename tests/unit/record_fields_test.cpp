@@ -129,11 +129,12 @@ TEST_CASE("the JSON encoding writes the tables' fields in their order") {
   CHECK(keys(to_json(Change{})) == field_names("Change", true));
   CHECK(keys(to_json(DiffSummary{})) == field_names("DiffSummary", true));
 
-  SUBCASE("a capture summary has its detail fields only with --stats or --save") {
+  SUBCASE("a capture summary has its detail fields only with --stats, --save or a --seed") {
     CaptureSummary summary;
     CHECK(keys(to_json(summary)) == field_names("CaptureSummary", false));
     summary.with_stats = true;
     summary.saved.emplace();
+    summary.seed = 5;
     CHECK(keys(to_json(summary)) == field_names("CaptureSummary", true));
   }
 }

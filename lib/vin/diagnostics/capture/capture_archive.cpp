@@ -52,6 +52,7 @@ CaptureResult capture_archive(const CaptureRequest& request) {
         so_far.snapshots = std::move(copy->first);
         so_far.summary = copy->second;
       }
+      so_far.summary.seed = request.run.seed;
       if (request.on_abandoned) request.on_abandoned(so_far);
     };
     const auto step = [&](std::size_t i) {
@@ -73,6 +74,7 @@ CaptureResult capture_archive(const CaptureRequest& request) {
   }
   result.snapshots = capture.snapshots();
   result.summary = capture.summary();
+  result.summary.seed = request.run.seed;
   if (request.save) {
     save_tensors(*request.save, saver->saved());
     stopwatch.lap("saved the tensors");

@@ -31,6 +31,9 @@ struct ForwardRun {
   std::vector<std::string> inputs;  ///< one forward per file, in order
   /// one forward on tensors made from shapes, when given (instead of `inputs`)
   std::optional<ShapedInputs> shaped;
+  /// --seed: torch.manual_seed(seed) before `shaped` is made, and the random state every
+  /// forward starts from (torch/random_start.h)
+  std::uint64_t seed = 0;
   std::string device = "cpu";  ///< map location of the archive and of the inputs
   bool eval = false;           ///< switch every module to eval mode first
   /// --quantized-engine: the backend of quantized operators ("qnnpack", "fbgemm", "onednn",

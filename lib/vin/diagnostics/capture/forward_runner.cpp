@@ -147,7 +147,10 @@ void select_quantized_engine(const std::string& name) {
 
 LoadedRun::LoadedRun(const ForwardRun& run, const std::function<void(const char*)>& on_stage,
                      const ArchiveLayout* probed)
-    : run_(run), device_(resolve_device(run.device)), input_names_(run.inputs) {
+    : run_(run),
+      device_(resolve_device(run.device)),
+      input_names_(run.inputs),
+      random_start_(run.seed) {
   // before the load: its packed parameters are packed for the engine in force at __setstate__
   if (run_.quantized_engine) select_quantized_engine(*run_.quantized_engine);
   model_ = naming_out_of_memory(run_.archive, "loading the archive", [&] {
@@ -162,7 +165,7 @@ LoadedRun::LoadedRun(const ForwardRun& run, const std::function<void(const char*
         path, "reading the inputs", [&] { return read_forward_inputs(path, model_, device_); }));
   if (run_.shaped) {
     inputs_.push_back(naming_out_of_memory(kShapedInputsName, "making the tensors", [&] {
-      return make_shaped_inputs(*run_.shaped, model_, device_);
+      return make_shaped_inputs(*run_.shaped, random_start_.generator(), model_, device_);
     }));
     input_names_.push_back(kShapedInputsName);
   }
@@ -187,6 +190,7 @@ std::optional<RunFailure> run_forwards(LoadedRun& loaded, const ForwardStep& ste
       watchdog->arm(deadline, name);
     }
     try {
+      loaded.random_start().apply(loaded.device());
       step(i);
     } catch (const std::exception& e) {
       if (watchdog) watchdog->disarm();

@@ -17,6 +17,7 @@
 #include "vin/diagnostics/capture/capture_request.h"
 #include "vin/diagnostics/capture/stoppable_forward.h"
 #include "vin/diagnostics/torch/forward_inputs.h"
+#include "vin/diagnostics/torch/random_start.h"
 
 namespace vin::diagnostics {
 
@@ -41,6 +42,8 @@ class LoadedRun {
   std::vector<ForwardInputs>& inputs() { return inputs_; }
   /// What each forward's inputs are called in messages and records: the file, or `--shape`.
   const std::vector<std::string>& input_names() const { return input_names_; }
+  /// The random state each forward starts from (--seed; run_forwards applies it).
+  RandomStart& random_start() { return random_start_; }
 
  private:
   ForwardRun run_;
@@ -48,6 +51,7 @@ class LoadedRun {
   torch::jit::Module model_;
   std::vector<ForwardInputs> inputs_;
   std::vector<std::string> input_names_;
+  RandomStart random_start_;
 };
 
 /// Why the forwards stopped: one or two lines naming the archive and the inputs (ran past
@@ -70,7 +74,8 @@ using OnAbandoned = std::function<void(const std::string& message)>;
 /// or leaves it as LibTorch has it for any user (profile's warm-up and timed forwards).
 enum class GraphOptimisation { off, as_configured };
 
-/// Runs `step` for each of the run's inputs in order, without autograd and with the graph
+/// Runs `step` for each of the run's inputs in order, each from the run's random start
+/// (contract 9.2), without autograd and with the graph
 /// executor's optimisation as `optimisation` says (restored on return), each under the run's
 /// --timeout. `stoppable`: the capture (a ModelCapture) whose
 /// observers stop a forward past its deadline at the next module call; without one (or when no

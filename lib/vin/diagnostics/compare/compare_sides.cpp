@@ -161,6 +161,7 @@ class Comparer {
     ComparisonSummary& s = out.summary;
     s.atol = request_.atol;
     s.rtol = request_.rtol;
+    s.seed = request_.run.seed;
     for (Kept& a : kept_) {
       TensorComparison c;
       if (a.result) {

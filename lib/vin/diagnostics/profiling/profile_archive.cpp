@@ -215,6 +215,7 @@ ProfileResult profile_archive(const ProfileRequest& request) {
   summary.device = at::empty({0}, at::TensorOptions().device(device)).device().str();
   summary.warmup = request.warmup;
   summary.runs = request.runs;
+  summary.seed = request.run.seed;
   summary.parameter_bytes = distinct_bytes(loaded.model().parameters());
   summary.buffer_bytes = distinct_bytes(loaded.model().buffers());
   const OnAbandoned abandoned = [&request](const std::string& message) {

@@ -186,6 +186,9 @@ struct CaptureSummary {
     std::int64_t unsaved = 0;
   };
   std::optional<Saved> saved;
+  /// --seed: the random state every forward started from (printed when not 0: the seed's
+  /// record keeps its three fields on a default run)
+  std::uint64_t seed = 0;
 };
 
 /// Which inputs file each forward of a capture ran on, for people (the table's Input column):

@@ -39,6 +39,7 @@ struct ComparisonSummary {
   std::optional<double> atol;                 ///< --atol, or null for the per-dtype defaults
   std::optional<double> rtol;
   std::int64_t statistics_only = 0;  ///< pairs compared by statistics only
+  std::uint64_t seed = 0;            ///< --seed: both sides' forwards started from it
 };
 
 /// What was compared: the records in order (A's capture order, then B's one-sided tensors), the

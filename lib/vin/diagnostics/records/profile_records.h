@@ -57,6 +57,7 @@ struct ProfileSummary {
   std::int64_t buffer_bytes = 0;
   std::int64_t modules = 0;    ///< ModuleProfile records
   std::int64_t operators = 0;  ///< OperatorProfile records
+  std::uint64_t seed = 0;      ///< --seed: the random state every forward started from
 };
 
 /// A profile's records, as `vin-inspect profile` prints them and diff reads them back.

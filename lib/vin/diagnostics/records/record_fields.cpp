@@ -172,6 +172,8 @@ constexpr Field<CaptureSummary> kCaptureSummaryFields[] = {
     {"unsaved_tensors",
      [](const CaptureSummary& s) { return s.saved ? Json(s.saved->unsaved) : absent_field(); },
      detail},
+    {"seed", [](const CaptureSummary& s) { return s.seed ? Json(s.seed) : absent_field(); },
+     detail},
 };
 
 // --- compare --------------------------------------------------------------------------------
@@ -216,6 +218,7 @@ constexpr Field<ComparisonSummary> kComparisonSummaryFields[] = {
     {"atol", [](const ComparisonSummary& s) { return float_or_null(s.atol); }},
     {"rtol", [](const ComparisonSummary& s) { return float_or_null(s.rtol); }},
     {"statistics_only", [](const ComparisonSummary& s) { return Json(s.statistics_only); }},
+    {"seed", [](const ComparisonSummary& s) { return Json(s.seed); }},
 };
 
 // --- profile: diff compares what does not depend on the machine (contract 8) ---------------
@@ -279,6 +282,7 @@ constexpr Field<ProfileSummary> kProfileSummaryFields[] = {
      not_compared},
     {"operators", [](const ProfileSummary& s) { return Json(s.operators); }, Presence::always,
      not_compared},
+    {"seed", [](const ProfileSummary& s) { return Json(s.seed); }, Presence::always, not_compared},
 };
 
 // --- diff -----------------------------------------------------------------------------------

@@ -24,10 +24,10 @@ inline constexpr std::uint64_t kMaxShapeBytes = std::uint64_t{16} << 30;
 /// non-negative integer, the tensor within kMaxShapeBytes).
 ShapeSpec parse_shape_spec(const std::string& text);
 
-/// Inputs made from shapes (capture and compare --shape, --seed, --int-high).
+/// Inputs made from shapes (capture and compare --shape, --int-high; they are drawn from the
+/// generator --seed seeds, ForwardRun::seed).
 struct ShapedInputs {
   std::vector<ShapeSpec> shapes;
-  std::uint64_t seed = 0;     ///< as torch.manual_seed(seed)
   std::int64_t int_high = 2;  ///< integer dtypes: torch.randint(0, int_high)
 };
 

@@ -1,6 +1,5 @@
 #include "vin/diagnostics/torch/forward_inputs.h"
 
-#include <ATen/CPUGeneratorImpl.h>
 
 #include <ATen/ATen.h>
 #include <torch/version.h>
@@ -427,8 +426,8 @@ c10::ScalarType shape_dtype(const std::string& name) {
 
 }  // namespace
 
-ForwardInputs make_shaped_inputs(const ShapedInputs& shaped, const torch::jit::Module& model,
-                                 const c10::Device& device) {
+ForwardInputs make_shaped_inputs(const ShapedInputs& shaped, at::Generator& generator,
+                                 const torch::jit::Module& model, const c10::Device& device) {
   if (shaped.int_high < 1) throw UsageError("--int-high must be a positive integer");
   const std::string source = "--shape";
   ForwardInputs bound;
@@ -445,7 +444,6 @@ ForwardInputs make_shaped_inputs(const ShapedInputs& shaped, const torch::jit::M
       std::stable_sort(order.begin(), order.end(), [&](const ShapeSpec* a, const ShapeSpec* b) {
         return index_of(*a) < index_of(*b);
       });
-      at::Generator generator = at::detail::createCPUGenerator(shaped.seed);
       ForwardInputs raw;
       for (const ShapeSpec* spec : order) {
         const c10::ScalarType dtype = shape_dtype(spec->dtype);

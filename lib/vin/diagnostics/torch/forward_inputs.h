@@ -2,6 +2,7 @@
 // arguments of the model's `forward`.
 #pragma once
 
+#include <ATen/core/Generator.h>
 #include <torch/csrc/jit/api/module.h>
 
 #include <string>
@@ -43,12 +44,12 @@ ForwardInputs read_forward_inputs(const std::string& path, const torch::jit::Mod
 at::Tensor npy_to_tensor(NpyArray&& array);
 
 /// Inputs made from `--shape` specs, passed as keyword arguments and bound like an .npz file's:
-/// made on the CPU in the order of forward's arguments from one generator seeded with
-/// `shaped.seed`, exactly as Python's `torch.manual_seed(seed)` followed by `torch.randn(shape,
+/// made on the CPU in the order of forward's arguments from `generator` (a RandomStart's: seeded
+/// with --seed), exactly as Python's `torch.manual_seed(seed)` followed by `torch.randn(shape,
 /// dtype=...)` (floating dtypes), `torch.randint(0, int_high, shape, dtype=...)` (integer
 /// dtypes) or `torch.randint(0, 2, ...)` (bool) in that order makes them, then placed on `device`.
 /// Throws UsageError naming forward's arguments when the specs do not fit them.
-ForwardInputs make_shaped_inputs(const ShapedInputs& shaped, const torch::jit::Module& model,
-                                 const c10::Device& device);
+ForwardInputs make_shaped_inputs(const ShapedInputs& shaped, at::Generator& generator,
+                                 const torch::jit::Module& model, const c10::Device& device);
 
 }  // namespace vin::diagnostics
