@@ -390,6 +390,37 @@ def a_raised_message_of_several_lines_is_reported_whole_on_one_line():
                                r"rows must be 1\\x0asee the model card\\x09section 2\n  at ")
 
 
+NUL_RAISES = [
+    # (the raise, the reason printed): LibTorch's interpreter cuts a raised message at its first
+    # NUL; the literal in the serialized code the report quotes gives it back whole
+    ('raise ValueError("before\\x00after the nul")', "ValueError: before\\x00after the nul"),
+    ('raise RuntimeError("\\x00at the start")', "RuntimeError: \\x00at the start"),
+    ('raise ValueError("line one\\nline\\x00two\\x01")',
+     "ValueError: line one\\x0aline\\x00two\\x01"),
+    # a message TorchScript cannot print inline (non-ASCII) sits in constants.pkl, out of the
+    # report's reach: it stays as LibTorch gives it (docs/capture.md)
+    ('raise ValueError("caf\\u00e9\\x00after")', "ValueError: caf\u00e9"),
+]
+
+
+@torch_test
+def a_raised_message_holding_a_nul_is_reported_whole_and_escaped():
+    # issue 41: a NUL in a forward's error message is printed whole, escaped
+    with tempfile.TemporaryDirectory() as tmp:
+        for index, (raise_line, reason) in enumerate(NUL_RAISES):
+            archive = os.path.join(tmp, f"nul{index}.pt")
+            run_script(tmp, f"nul{index}.py",
+                       linear_net(f"if x.size(0) > 1:\n            {raise_line}"), archive)
+            for command in ("capture", "profile", "compare"):
+                args = (command, archive) + ((archive,) if command == "compare" else ())
+                p = run(*args, "--shape", "x=2x4")
+                status = 2 if command == "compare" else 1  # compare's errors exit as diff's
+                assert p.returncode == status, (command, raise_line, p.stderr)
+                assert_clean_error(subprocess.CompletedProcess(p.args, status, "", p.stderr), status,
+                                   rf"nul{index}\.pt: the model's forward raised on --shape: "
+                                   + re.escape(reason) + r"\n  at ")
+
+
 # --- usage errors and bad inputs --------------------------------------------------------------
 
 @torch_test

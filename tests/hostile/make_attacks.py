@@ -17,8 +17,10 @@ quadratically with their depth); element counts that overflow; and zips whose lo
 directory disagree, whose members overlap or lie outside the archive (issue 45).
 
 Expectations in the manifest: "error" (that exit status, nothing on stdout, a one-line message
-naming the file) or "safe" (exit 0 with records on stdout, or a clean error): for files that are
-harmless to read as data, whatever the code inside them would do when run.
+naming the file), "safe" (exit 0 with records on stdout, or a clean error): for files that are
+harmless to read as data, whatever the code inside them would do when run, or "forward_error"
+(that exit status, the records so far on stdout, the error naming the file), each with the text
+the error must hold where one is named.
 """
 import bz2
 import io
@@ -45,14 +47,16 @@ MANIFEST = []
 
 
 def add(name, data, runs):
-    """Writes `name` and records how it is run: [(args, expectation, status)], where args use
-    {file}, {model} (a fixture archive) and {input} (a fixture inputs file)."""
+    """Writes `name` and records how it is run: [(args, expectation, status[, stderr_has])],
+    where args use {file}, {model} (a fixture archive) and {input} (a fixture inputs file), and
+    stderr_has is text the error must hold."""
     path = os.path.join(OUT, name)
     if data is not None:
         with open(path, "wb") as f:
             f.write(data if isinstance(data, bytes) else data.encode())
-    MANIFEST.append({"file": name, "runs": [{"args": a, "expect": e, "status": s}
-                                            for a, e, s in runs]})
+    MANIFEST.append({"file": name, "runs": [
+        {"args": run[0], "expect": run[1], "status": run[2],
+         **({"stderr_has": run[3]} if len(run) > 3 else {})} for run in runs]})
 
 
 def archive_runs(inspect="error", capture="error", config="error"):
@@ -625,6 +629,23 @@ def output_budget_attacks():
          (["inspect-model", "{file}", "--all"], "safe", 0)])
 
 
+class NulMessage(nn.Module):
+    def forward(self, x):
+        if x.size(0) > 0:
+            raise ValueError("before\x00after the nul")
+        return x
+
+
+def raised_message_attacks():
+    """A forward whose raised message holds a NUL (issue 41): LibTorch's interpreter passes it on
+    cut at the NUL; the error prints it whole, escaped."""
+    add("nul_in_raised_message.pt", zip_of(archive_members(NulMessage())),
+        [([command, "{file}", "--shape", "x=2"], "forward_error", 1,
+          "ValueError: before\\x00after the nul") for command in ("capture", "profile")] +
+        [(["compare", "{file}", "{file}", "--shape", "x=2"], "forward_error", 2,
+          "ValueError: before\\x00after the nul")])
+
+
 def main():
     global OUT
     OUT = sys.argv[1]
@@ -638,6 +659,7 @@ def main():
     long_path_attacks()
     deep_model_json_attacks()
     output_budget_attacks()
+    raised_message_attacks()
     zip_layout_attacks()
     with open(os.path.join(OUT, "manifest.json"), "w") as f:
         json.dump({"never_created": [PWNED, PWNED_SETSTATE], "files": MANIFEST}, f, indent=1)

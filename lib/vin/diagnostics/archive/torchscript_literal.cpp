@@ -1,9 +1,12 @@
 #include "vin/diagnostics/archive/torchscript_literal.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <iterator>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "vin/diagnostics/archive/class_source.h"
@@ -74,55 +77,6 @@ std::size_t closing_bracket(std::string_view text, std::size_t open) {
   return std::string_view::npos;
 }
 
-std::string unescape_string(std::string_view literal) {
-  const char quote = literal.front();
-  if (literal.size() < 2 || literal.back() != quote) unsupported("unterminated string", literal);
-  std::string out;
-  for (std::size_t i = 1; i + 1 < literal.size(); ++i) {
-    char c = literal[i];
-    if (c == quote) unsupported("a string literal that ends early", literal);
-    if (c == '\\') {
-      if (i + 2 >= literal.size()) unsupported("a string literal ending in a backslash", literal);
-      switch (literal[++i]) {
-        case '\\':
-          c = '\\';
-          break;
-        case '\'':
-          c = '\'';
-          break;
-        case '"':
-          c = '"';
-          break;
-        case 'n':
-          c = '\n';
-          break;
-        case 't':
-          c = '\t';
-          break;
-        case 'r':
-          c = '\r';
-          break;
-        case 'a':
-          c = '\a';
-          break;
-        case 'b':
-          c = '\b';
-          break;
-        case 'f':
-          c = '\f';
-          break;
-        case 'v':
-          c = '\v';
-          break;
-        default:
-          unsupported("an escape this reader does not know", literal);
-      }
-    }
-    out += c;
-  }
-  return out;
-}
-
 Json parse_number(std::string_view text) {
   if (text == "inf") return json_float(std::numeric_limits<double>::infinity());
   if (text == "-inf") return json_float(-std::numeric_limits<double>::infinity());
@@ -151,7 +105,7 @@ Json parse_value(std::string_view text, const ArchiveConstant& constant, int dep
   if (text == "True") return true;
   if (text == "False") return false;
   const char first = text.front();
-  if (first == '"' || first == '\'') return unescape_string(text);
+  if (first == '"' || first == '\'') return decode_string_literal(text);
   if (first == '(' || first == '[') {
     if (closing_bracket(text, 0) != text.size() - 1) unsupported("not one literal", text);
     Json items = Json::array();
@@ -223,6 +177,43 @@ MethodSignature parse_method_signature(const MethodSource& method,
     signature.arguments.push_back(std::move(out));
   }
   return signature;
+}
+
+std::string decode_string_literal(std::string_view literal) {
+  if (literal.size() < 2 || (literal.front() != '"' && literal.front() != '\'') ||
+      literal.back() != literal.front())
+    unsupported("unterminated string", literal);
+  const char quote = literal.front();
+  std::string out;
+  for (std::size_t i = 1; i + 1 < literal.size(); ++i) {
+    char c = literal[i];
+    if (c == quote) unsupported("a string literal that ends early", literal);
+    if (c == '\\') {
+      if (i + 2 >= literal.size()) unsupported("a string literal ending in a backslash", literal);
+      c = literal[++i];
+      if (c >= '0' && c <= '7') {
+        // TorchScript prints every other control byte as three octal digits (`\000`, `\033`)
+        unsigned value = 0;
+        std::size_t digits = 0;
+        for (; digits < 3 && i + 1 < literal.size() && literal[i] >= '0' && literal[i] <= '7';
+             ++digits, ++i)
+          value = value * 8 + static_cast<unsigned>(literal[i] - '0');
+        --i;
+        if (value > 0xff) unsupported("an octal escape past 0377", literal);
+        out += static_cast<char>(value);
+        continue;
+      }
+      static constexpr std::pair<char, char> kEscapes[] = {
+          {'\\', '\\'}, {'\'', '\''}, {'"', '"'},  {'n', '\n'}, {'t', '\t'},
+          {'r', '\r'},  {'a', '\a'},  {'b', '\b'}, {'f', '\f'}, {'v', '\v'}};
+      const auto* known = std::find_if(std::begin(kEscapes), std::end(kEscapes),
+                                       [c](const auto& escape) { return escape.first == c; });
+      if (known == std::end(kEscapes)) unsupported("an escape this reader does not know", literal);
+      c = known->second;
+    }
+    out += c;
+  }
+  return out;
 }
 
 }  // namespace vin::diagnostics

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <string>
 #include <string_view>
 
 #include "vin/diagnostics/archive/class_source.h"
@@ -24,6 +25,11 @@ using ArchiveConstant = std::function<Json(std::size_t index)>;
 /// their escapes, tuples and lists of these (as arrays), `CONSTANTS.cN`, and `torch.device(...)`
 /// (a type marker). Throws UnsupportedPickle for anything else.
 Json parse_torchscript_literal(std::string_view text, const ArchiveConstant& constant);
+
+/// The text of a string literal as TorchScript prints it (quoted with `"` or `'`; the escapes
+/// `\\ \' \" \n \t \r \a \b \f \v` and octal `\ooo` for other control bytes). Throws
+/// UnsupportedPickle for anything else.
+std::string decode_string_literal(std::string_view literal);
 
 /// The record of a method from its printed signature: the arguments after `self` with their
 /// types as printed (Python's str(argument.type) spelling) and defaults, and the return type.

@@ -7,10 +7,13 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <string_view>
 #include <vector>
 
 #include "vin/diagnostics/archive/archive_layout.h"
+#include "vin/diagnostics/archive/pickle_reader.h"
+#include "vin/diagnostics/archive/torchscript_literal.h"
 #include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/records/log_sink.h"
 #include "vin/diagnostics/text/printable.h"
@@ -77,6 +80,44 @@ bool is_python_frame(std::string_view line) {
   return std::all_of(number.begin(), number.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
+// LibTorch's interpreter rebuilds a raised message through `what()`, so a message holding a NUL
+// reaches us cut at it (Python's torch prints it cut too). When the raise's message is a literal,
+// the serialized code the report quotes holds it whole: `ops.prim.RaiseException("a\000b", ...)`.
+// The literal is the message when what we were given is its text up to its first NUL.
+std::optional<std::string> message_cut_at_nul(const std::vector<std::string_view>& lines,
+                                              std::size_t message_line, std::string_view cut) {
+  constexpr std::string_view kRaise = "ops.prim.RaiseException(";
+  // a traced or scripted report may go on with the Python source (`original code`): not ours
+  std::size_t serialized_end = message_line;
+  for (std::size_t i = 0; i < message_line; ++i)
+    if (lines[i].substr(0, 39) == "Traceback of TorchScript, original code") {
+      serialized_end = i;
+      break;
+    }
+  for (std::size_t i = serialized_end; i-- > 0;) {
+    const std::size_t at = lines[i].find(kRaise);
+    if (at == std::string_view::npos) continue;
+    std::string_view rest = lines[i].substr(at + kRaise.size());
+    if (rest.empty() || (rest[0] != '"' && rest[0] != '\'')) return std::nullopt;
+    std::size_t end = 1;
+    while (end < rest.size() && rest[end] != rest[0]) end += rest[end] == '\\' ? 2 : 1;
+    if (end >= rest.size()) return std::nullopt;
+    try {
+      std::string whole = decode_string_literal(rest.substr(0, end + 1));
+      const std::size_t nul = whole.find('\0');
+      if (nul == std::string::npos) return std::nullopt;
+      std::string_view before(whole.data(), nul);
+      while (!before.empty() && (before.back() == ' ' || before.back() == '\r'))
+        before.remove_suffix(1);
+      if (before != cut) return std::nullopt;
+      return whole;
+    } catch (const UnsupportedPickle&) {
+      return std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 ForwardFailure describe_forward_failure(const std::exception& error) {
@@ -114,6 +155,11 @@ ForwardFailure describe_forward_failure(const std::exception& error) {
   std::string_view first = lines[message];
   for (std::string_view prefix : {"RuntimeError: ", "builtins."})
     if (first.substr(0, prefix.size()) == prefix) first.remove_prefix(prefix.size());
+  // `builtins.ValueError: msg` keeps its class (`ValueError: `) ahead of the message
+  const std::size_t class_label =
+      lines[message].substr(0, 9) == "builtins." && first.find(": ") != std::string_view::npos
+          ? first.find(": ") + 2
+          : 0;
   // a message of several lines (`raise ValueError("a\nb")`) is the model's own: kept whole, its
   // newlines escaped by printable(); LibTorch separates further detail (the backends an operator
   // is registered for) by a blank line, and a C++ backtrace would begin "Exception raised from"
@@ -124,6 +170,8 @@ ForwardFailure describe_forward_failure(const std::exception& error) {
     reason += lines[i];
   }
   while (!reason.empty() && (reason.back() == ' ' || reason.back() == '\r')) reason.pop_back();
+  if (auto whole = message_cut_at_nul(lines, message, std::string_view(reason).substr(std::min(class_label, reason.size()))))
+    reason = std::string(first.substr(0, class_label)) + *whole;
   failure.reason =
       printable(reason.empty() ? "the TorchScript interpreter gave no reason" : reason);
   return failure;
