@@ -247,6 +247,45 @@ def the_guides_ci_example_passes_new_weights_and_fails_a_changed_model():
 
 
 @test
+def names_that_are_not_utf8_stay_distinct_in_records_and_read_back():
+    # the judgement of issue 41: bytes that are not UTF-8 are written as Python's os.fsdecode
+    # holds them (\udcXX), so two such names never collapse into one replacement character
+    with tempfile.TemporaryDirectory() as tmp:
+        first, second = (os.path.join(tmp, os.fsdecode(b"m\xff.pt")),
+                         os.path.join(tmp, os.fsdecode(b"m\xfe.pt")))
+        for path in (first, second):
+            shutil.copyfile(fixture("convnet.pt"), path)
+        p = run("diff", first, first)
+        assert p.returncode == 0, p.stdout + p.stderr
+        p = run("diff", first, second)
+        assert p.returncode == 0, p.stdout + p.stderr
+        assert "\\udcff" in p.stdout and "\\udcfe" in p.stdout, p.stdout
+        summary = json.loads(p.stdout)
+        assert os.fsencode(summary["old"]) == os.fsencode(first), summary
+        assert os.fsencode(summary["new"]) == os.fsencode(second), summary
+        p = run("diff", first, second, "--format", "table")
+        assert p.returncode == 0 and "m\\xff.pt" in p.stdout, p.stdout
+        saved = os.path.join(tmp, "saved.jsonl")
+        assert run("inspect-model", first, "-o", saved).returncode == 0
+        assert run("diff", saved, second).returncode == 0
+        # record strings holding such bytes read back as the same bytes and stay distinct
+        sides = []
+        for name in (b"Net\xff", b"Net\xfe"):
+            side = os.path.join(tmp, name.hex() + ".jsonl")
+            with open(side, "w") as f:
+                f.write(json.dumps({"record": "ModelMetadata", "model_type": os.fsdecode(name),
+                                    "total_parameters": 1, "trainable_parameters": 1}) + "\n")
+            sides.append(side)
+        assert run("diff", sides[0], sides[0]).returncode == 0
+        p = run("diff", *sides)
+        assert p.returncode == 1, p.stdout + p.stderr
+        change = json.loads(p.stdout.splitlines()[0])
+        assert (os.fsencode(change["old"]), os.fsencode(change["new"])) == (b"Net\xff", b"Net\xfe"), change
+        missing = os.path.join(tmp, os.fsdecode(b"gone\xff.pt"))
+        assert_clean_error(run("inspect-model", missing), 1, r"gone\\xff\.pt: no such file")
+
+
+@test
 def diff_errors_exit_2():
     with tempfile.TemporaryDirectory() as tmp:
         bad = os.path.join(tmp, "bad.jsonl")

@@ -412,6 +412,53 @@ def deep_model_json_attacks():
              (["diff", "{file}", "{file}"], "error", 2)])
 
 
+def colliding_name_attacks():
+    """Submodule names that would give two modules one path (issue 41): in model.json a child
+    named "a.b" beside a child "a" holding "b", an empty name (its parent's path), two siblings of
+    one name. nn.Module.add_module refuses all three; every reader refuses them with the reason,
+    rather than print two records of one path."""
+    cases = {
+        "model_json_dotted_name.pt": ([{"name": "a.b"}, {"name": "a", "submodules": [{"name": "b"}]}],
+                                      "is named 'a.b'"),
+        "model_json_empty_name.pt": ([{"name": "a", "submodules": [{"name": ""}]}],
+                                     "a submodule of 'a' has an empty name"),
+        "model_json_twin_names.pt": ([{"name": "x"}, {"name": "x"}],
+                                     "two submodules of '<root>' are named 'x'"),
+    }
+    for name, (submodules, message) in cases.items():
+        model = {"protoVersion": "3", "producerName": "pytorch",
+                 "mainModule": {"name": "root", "submodules": submodules}, "tensors": []}
+        add(name, zip_of([("m/version", b"1\n"), ("m/model.json", json.dumps(model).encode())]),
+            [(["inspect-model", "{file}"], "error", 1, message),
+             (["diff", "{file}", "{file}"], "error", 2, message)])
+    # the same in data.pkl: a module object holding a child under the name "a.b"
+    leaf = type("Leaf", (), {"__module__": "__torch__"})
+    root = type("Root", (), {"__module__": "__torch__"})
+    model = root.__new__(root)
+    child = leaf.__new__(leaf)
+    child.__dict__["training"] = True
+    model.__dict__.update({"training": True, "a.b": child})
+    fake = type(sys)("__torch__")
+    fake.Leaf, fake.Root = leaf, root
+    saved, sys.modules["__torch__"] = sys.modules.get("__torch__"), fake
+    try:
+        data_pkl = pickle.dumps(model, protocol=2)
+    finally:
+        if saved is None:
+            del sys.modules["__torch__"]
+        else:
+            sys.modules["__torch__"] = saved
+    code = ("class Leaf(Module):\n  __parameters__ = []\n  __buffers__ = []\n  training : bool\n"
+            "class Root(Module):\n  __parameters__ = []\n  __buffers__ = []\n  training : bool\n"
+            "  a.b : __torch__.Leaf\n")
+    add("data_pkl_dotted_name.pt",
+        zip_of([("m/version", b"3\n"), ("m/data.pkl", data_pkl),
+                ("m/code/__torch__.py", code.encode()),
+                ("m/constants.pkl", pickle.dumps((), protocol=2))]),
+        [(["inspect-model", "{file}"], "error", 1, "is named 'a.b'"),
+         (["diff", "{file}", "{file}"], "error", 2, "is named 'a.b'")])
+
+
 def long_path_attacks():
     """Module trees 2,000 deep (the readers' limit) whose every attribute name is 30,000
     characters: a few megabytes of archive whose module paths, each its parent's and one more
@@ -658,6 +705,7 @@ def main():
     scale_attacks()
     long_path_attacks()
     deep_model_json_attacks()
+    colliding_name_attacks()
     output_budget_attacks()
     raised_message_attacks()
     zip_layout_attacks()

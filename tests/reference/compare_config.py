@@ -142,7 +142,7 @@ def run_tool(binary: str, case: dict):
     cmd = [binary, case.get("command", "inspect-config"), os.path.join(case["dir"], case["input"]),
            *case.get("args", [])]
     rc, stdout, stderr, seconds = timed_run(cmd, TIMEOUT_S)
-    # json.dumps output is ASCII: a byte that is not UTF-8 fails the layout check as U+FFFD
+    # the records are ASCII (bytes not UTF-8 as \udcXX); anything else fails the layout check as U+FFFD
     return rc, stdout.decode("utf-8", errors="replace"), stderr, seconds
 
 

@@ -29,7 +29,15 @@ TEST_CASE("lines are written with Python's json.dumps separators and escapes") {
   j["nested"] = Json::object({{"k", Json::array()}});
   CHECK(dump_line(j) == R"({"b": 1, "a": [1, 2.5, "x", null, true], "nested": {"k": []}})");
   CHECK(dump_line(Json("µ\"\n")) == R"("\u00b5\"\n")");
-  CHECK(dump_line(Json(std::string("bad \xff byte"))) == R"("bad \ufffd byte")");
+  // as Python's json.dumps: control characters, non-ASCII, past U+FFFF as a surrogate pair
+  CHECK(dump_line(Json("\x01\x1b\x7f\t\r\b\f\\")) == "\"\\u0001\\u001b\\u007f\\t\\r\\b\\f\\\\\"");
+  CHECK(dump_line(Json("\xe2\x82\xac \xf0\x9f\x98\x80")) == R"("\u20ac \ud83d\ude00")");
+  // a byte that is not UTF-8 as os.fsdecode's surrogateescape holds it: two such names differ
+  CHECK(dump_line(Json(std::string("bad \xff byte"))) == R"("bad \udcff byte")");
+  CHECK(dump_line(Json(std::string("a\xfe\xc3"))) == R"("a\udcfe\udcc3")");
+  // an encoded surrogate and an overlong form are not UTF-8 either
+  CHECK(dump_line(Json(std::string("\xed\xa0\x80\xc0\xaf"))) ==
+        R"("\udced\udca0\udc80\udcc0\udcaf")");
   CHECK(dump_line(Json(std::numeric_limits<std::int64_t>::max())) == "9223372036854775807");
   CHECK(dump_line(Json(0.1450803279876709)) == "0.1450803279876709");
   CHECK(dump_line(Json(1.0)) == "1.0");

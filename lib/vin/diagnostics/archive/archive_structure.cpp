@@ -1,5 +1,5 @@
-#include "vin/diagnostics/records/detail_budget.h"
 #include "vin/diagnostics/archive/archive_structure.h"
+#include "vin/diagnostics/records/detail_budget.h"
 
 #include <unordered_map>
 #include <unordered_set>
@@ -23,7 +23,10 @@ constexpr std::size_t kMaxDepth = 2000;  // deeper module trees go to LibTorch
 
 using Kind = PickleValue::Kind;
 
-struct PathsTooLong {};
+// module paths this reader refuses outright (too long, or one module's path another's)
+struct UnfitPaths {
+  std::string why;
+};
 
 // Walks the module objects in named_modules order, as inspect_model walks a loaded module.
 class StructureWalker {
@@ -115,6 +118,8 @@ class StructureWalker {
       } else if (name == "training") {
         training = value->kind == Kind::boolean && value->boolean;
       } else if (module_class(value)) {
+        if (std::string why = unfit_submodule_name(path, name); !why.empty())
+          throw UnfitPaths{std::move(why)};
         children.emplace_back(name, value);
       } else if (details_.attributes && is_described_attribute(name, value)) {
         attributes.set(key, budget_.admit(attribute_value(value)));
@@ -138,7 +143,7 @@ class StructureWalker {
                           std::move(module_details));
     for (auto it = children.rbegin(); it != children.rend(); ++it) {
       path_bytes_ += path.size() + 1 + it->first.size();
-      if (path_bytes_ > kMaxModulePathBytes) throw PathsTooLong();
+      if (path_bytes_ > kMaxModulePathBytes) throw UnfitPaths{kModulePathsTooLongMessage};
       pending.push_back(
           {it->second, path.empty() ? std::string(it->first) : path + "." + std::string(it->first),
            depth + 1});
@@ -255,8 +260,8 @@ std::optional<ModelMetadata> read_archive_metadata(const ArchiveLayout& layout,
     return std::nullopt;
   } catch (const CountOverflow&) {
     throw Error(path + ": " + kCountOverflowMessage);
-  } catch (const PathsTooLong&) {
-    throw Error(path + ": " + kModulePathsTooLongMessage);
+  } catch (const UnfitPaths& e) {
+    throw Error(path + ": " + e.why);
   }
 }
 

@@ -1,4 +1,3 @@
-#include "vin/diagnostics/records/detail_budget.h"
 #include "vin/diagnostics/archive/legacy_archive.h"
 
 #include <cstdio>
@@ -14,7 +13,9 @@
 #include "vin/diagnostics/archive/pickle_safety.h"
 #include "vin/diagnostics/archive/torchscript_literal.h"
 #include "vin/diagnostics/records/bounded_json.h"
+#include "vin/diagnostics/records/detail_budget.h"
 #include "vin/diagnostics/records/error.h"
+#include "vin/diagnostics/records/json_encoding.h"
 #include "vin/diagnostics/records/module_counts.h"
 #include "vin/diagnostics/text/dtypes.h"
 #include "vin/diagnostics/text/printable.h"
@@ -50,7 +51,7 @@ const Dtype& data_type(const Json& value, bool quantized) {
         (value.is_number_integer() && value.get<std::int64_t>() == kNumbers[i]))
       name = kTypes[i].second;
   if (!name)
-    throw Malformed{"a tensor of data type " + printable(value.dump()) +
+    throw Malformed{"a tensor of data type " + printable(dump_line(value)) +
                     ", which no PyTorch module holds"};
   if (quantized) {
     if (*name == "uint8")
@@ -143,8 +144,17 @@ class LegacyReader {
         throw Malformed{"a module tree deeper than " + std::to_string(kMaxDepth) + " levels"};
       visit(*next.module, next.path, next.qualified);
       const Json& subs = member(*next.module, "submodules", Json::value_t::array);
+      std::unordered_set<std::string> sibling_names;
+      for (const Json& sub : subs) {
+        if (!sub.is_object()) throw Malformed{"a submodule that is not a ModuleDef object"};
+        const std::string name = member(sub, "name", Json::value_t::string);
+        if (std::string why = unfit_submodule_name(next.path, name); !why.empty())
+          throw Malformed{std::move(why)};
+        if (!sibling_names.insert(name).second)
+          throw Malformed{"two submodules of '" + (next.path.empty() ? kRootPath : next.path) +
+                          "' are named '" + name + "'"};
+      }
       for (auto it = subs.rbegin(); it != subs.rend(); ++it) {
-        if (!it->is_object()) throw Malformed{"a submodule that is not a ModuleDef object"};
         const std::string name = member(*it, "name", Json::value_t::string);
         // each path and type name holds its parent's: bounded, or a deep tree of long names
         // costs memory quadratic in its depth
@@ -300,9 +310,9 @@ class LegacyReader {
         const PickleRef value = id >= 0 ? attribute_at(id) : nullptr;
         training = value && value->kind == PickleValue::Kind::boolean && value->boolean;
       } else if (details_.attributes && !is_bookkeeping_name(name) && type != "Tensor") {
-        attributes.set(name, budget_.admit(id >= 0 ? attribute_value(typed_list_items(
-                                                         attribute_at(id)))
-                                                   : Json()));
+        attributes.set(
+            name,
+            budget_.admit(id >= 0 ? attribute_value(typed_list_items(attribute_at(id))) : Json()));
       }
     }
     ModuleDetails module_details;

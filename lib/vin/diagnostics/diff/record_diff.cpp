@@ -48,9 +48,6 @@ Json without(const Json& j, std::initializer_list<const char*> keys) {
   return out;
 }
 
-// Two values are equal when they print the same (so 1 and 1.0 differ, NaN equals NaN).
-bool same(const Json& a, const Json& b) { return dump_line(a) == dump_line(b); }
-
 void require_keys(const Json& j, const std::vector<const char*>& keys, const char* record,
                   const std::string& where) {
   if (!j.is_object()) throw Error(where + ": a " + record + " that is not a JSON object");
@@ -237,8 +234,8 @@ RecordSet read_profile_jsonl(RecordLines& lines, std::optional<RecordLines::Line
   if (!summary) throw Error(path + ": profile records without their ProfileSummary (cut short?)");
   // the summary counts the records profile wrote before it
   const auto held = [&](const char* list) { return Json(document[list].size()); };
-  if (!same(summary_counts.at("modules"), held("modules")) ||
-      !same(summary_counts.at("operators"), held("operators")))
+  if (!same_json(summary_counts.at("modules"), held("modules")) ||
+      !same_json(summary_counts.at("operators"), held("operators")))
     throw Error(path + ": the ProfileSummary counts " + dump_line(summary_counts.at("modules")) +
                 " modules and " + dump_line(summary_counts.at("operators")) +
                 " operators, the file holds " + dump_line(held("modules")) + " and " +
@@ -294,7 +291,7 @@ RecordSet read_jsonl(std::istream& in, const std::string& path) {
     } else if (record == "TensorMetadata") {
       require_keys(j, kTensorKeys, "TensorMetadata", where);
       if (!document.contains("modules") || !j.contains("module_path") ||
-          !same(j["module_path"], document["modules"].back()["path"]))
+          !same_json(j["module_path"], document["modules"].back()["path"]))
         throw Error(where + ": a TensorMetadata record that does not follow its module's");
       document["modules"].back()["tensors"].push_back(without(j, {"record", "module_path"}));
     } else {
@@ -379,7 +376,7 @@ class Matcher {
       for (const auto& [field, old_value] : item.items()) {
         if (ignored_.count(field) || one_of(field, identity)) continue;
         const Json new_value = it->second->value(field, Json());
-        if (!same(old_value, new_value))
+        if (!same_json(old_value, new_value))
           changes_.push_back({"changed", subject, path_of(item), field, old_value, new_value});
       }
     }
@@ -412,7 +409,7 @@ void diff_attributes(const RecordSet& old_set, const RecordSet& new_set,
       const Json* now = after_names.find(name);
       if (!now)
         changes.push_back({"removed", "attribute", path, Json(), value, Json()});
-      else if (!same(value, *now))
+      else if (!same_json(value, *now))
         changes.push_back({"changed", "attribute", path, Json(), value, *now});
     }
     for (const auto& [name, value] : after.items())
@@ -425,7 +422,8 @@ void diff_attributes(const RecordSet& old_set, const RecordSet& new_set,
 void diff_values(const Json& path, const Json& before, const Json& after,
                  std::vector<Change>& changes) {
   if (!before.is_object() || !after.is_object()) {
-    if (!same(before, after)) changes.push_back({"changed", "field", path, "value", before, after});
+    if (!same_json(before, after))
+      changes.push_back({"changed", "field", path, "value", before, after});
     return;
   }
   const auto at = [&](const std::string& key) {
@@ -531,7 +529,7 @@ RecordDiff diff_records(const RecordSet& old_set, const RecordSet& new_set,
     for (const auto& [field, old_value] : old_set.header.items()) {
       if (ignored.count(field)) continue;
       const Json& new_value = new_set.header.at(field);
-      if (!same(old_value, new_value))
+      if (!same_json(old_value, new_value))
         changes.push_back({"changed", "profile", Json(), field, old_value, new_value});
     }
     Matcher matcher(changes, ignored, old_set, new_set);
@@ -551,7 +549,7 @@ RecordDiff diff_records(const RecordSet& old_set, const RecordSet& new_set,
   for (const auto& [field, old_value] : old_set.header.items()) {
     if (ignored.count(field) || !new_set.header.contains(field)) continue;
     const Json& new_value = new_set.header.at(field);
-    if (!same(old_value, new_value))
+    if (!same_json(old_value, new_value))
       changes.push_back({"changed", to_string(old_set.kind), Json(), field, old_value, new_value});
   }
 

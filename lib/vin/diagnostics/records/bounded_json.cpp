@@ -1,5 +1,6 @@
 #include "vin/diagnostics/records/bounded_json.h"
 
+#include <algorithm>
 #include <optional>
 #include <unordered_map>
 #include <utility>
@@ -7,6 +8,24 @@
 
 namespace vin::diagnostics {
 namespace {
+
+// The bytes with_escaped_bytes_as_private_use gave to plane 16, back as the bytes they were.
+void restore_escaped_bytes(std::string& text) {
+  // U+10FF80 + (byte - 0x80) is F4 8F BE 80..BF for the bytes 80..BF, F4 8F BF 80..BF for C0..FF
+  std::size_t out = 0;
+  for (std::size_t i = 0; i < text.size();) {
+    if (static_cast<unsigned char>(text[i]) == 0xF4 && i + 3 < text.size() &&
+        static_cast<unsigned char>(text[i + 1]) == 0x8F &&
+        (static_cast<unsigned char>(text[i + 2]) & 0xFE) == 0xBE) {
+      const unsigned char last = static_cast<unsigned char>(text[i + 3]);
+      text[out++] = static_cast<char>(text[i + 2] == '\xbe' ? last : last + 0x40);
+      i += 4;
+    } else {
+      text[out++] = text[i++];
+    }
+  }
+  text.resize(out);
+}
 
 // The DOM Json::parse builds, built from the parser's events (nlohmann's parser itself keeps its
 // state on the heap) with three differences:
@@ -20,7 +39,8 @@ namespace {
 //    that values compare exactly, however large, and never equal a string of the same digits.
 class RecordDom {
  public:
-  RecordDom(Json& root, std::size_t max_depth) : root_(root), max_depth_(max_depth) {}
+  RecordDom(Json& root, std::size_t max_depth, bool restore_bytes)
+      : root_(root), max_depth_(max_depth), restore_bytes_(restore_bytes) {}
 
   bool null() { return put(nullptr); }
   bool boolean(bool v) { return put(v); }
@@ -31,13 +51,17 @@ class RecordDom {
         !text.empty() && text.find_first_not_of("-0123456789") == std::string::npos;
     return integer ? put(big_integer_json(text)) : put(v);
   }
-  bool string(std::string& v) { return put(std::move(v)); }
+  bool string(std::string& v) {
+    if (restore_bytes_) restore_escaped_bytes(v);
+    return put(std::move(v));
+  }
   bool binary(Json::binary_t& v) { return put(Json::binary(std::move(v))); }
   bool start_object(std::size_t) { return open(Json::object()); }
   bool start_array(std::size_t) { return open(Json::array()); }
   bool end_object() { return close(); }
   bool end_array() { return close(); }
   bool key(std::string& name) {
+    if (restore_bytes_) restore_escaped_bytes(name);
     Open& top = open_.back();
     // ordered_json's members as the vector they are (its operator[] takes keys)
     auto& members = static_cast<Json::object_t::Container&>(top.value->get_ref<Json::object_t&>());
@@ -107,16 +131,71 @@ class RecordDom {
 
   Json& root_;
   const std::size_t max_depth_;
+  const bool restore_bytes_;
   std::vector<Open> open_;
   Json* slot_ = nullptr;
 };
+
+// A byte that is not UTF-8 is written as the lone surrogate \udc80-\udcff (json_encoding, and
+// Python's json.dumps of an os.fsdecode'd name); nlohmann refuses lone surrogates. So before the
+// parse each becomes a code point of plane 16's private use, U+10FF80-U+10FFFF, which the DOM
+// turns back into the byte (restore_escaped_bytes). nullopt when the text holds none.
+std::optional<std::string> with_escaped_bytes_as_private_use(const std::string& text) {
+  if (text.find("\\udc") == std::string::npos && text.find("\\uDC") == std::string::npos)
+    return std::nullopt;
+  const auto hex_at = [&](std::size_t at) -> long {
+    if (at + 4 > text.size()) return -1;
+    long value = 0;
+    for (std::size_t k = at; k < at + 4; ++k) {
+      const char c = text[k];
+      const int digit = c >= '0' && c <= '9'   ? c - '0'
+                        : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                        : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                               : -1;
+      if (digit < 0) return -1;
+      value = value * 16 + digit;
+    }
+    return value;
+  };
+  std::string out;
+  out.reserve(text.size());
+  bool in_string = false, found = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (!in_string || c != '\\') {
+      if (c == '"') in_string = !in_string;
+      out += c;
+      continue;
+    }
+    // an escape inside a string: `\uXXXX` (a pair of them for a surrogate pair), else two bytes
+    const long unit = i + 1 < text.size() && text[i + 1] == 'u' ? hex_at(i + 2) : -1;
+    if (unit >= 0xD800 && unit <= 0xDBFF && i + 8 <= text.size() &&
+        text.compare(i + 6, 2, "\\u") == 0 && hex_at(i + 8) >= 0xDC00 && hex_at(i + 8) <= 0xDFFF) {
+      out.append(text, i, 12);
+      i += 11;
+    } else if (unit >= 0xDC80 && unit <= 0xDCFF) {
+      static const char* hex = "0123456789abcdef";
+      const long low = 0xDF80 + (unit - 0xDC80);
+      out += "\\udbff\\u";
+      for (int shift = 12; shift >= 0; shift -= 4) out += hex[(low >> shift) & 0xF];
+      i += 5;
+      found = true;
+    } else {
+      out.append(text, i, std::min<std::size_t>(2, text.size() - i));
+      ++i;
+    }
+  }
+  if (!found) return std::nullopt;
+  return out;
+}
 
 }  // namespace
 
 Json parse_bounded_json(const std::string& text, std::size_t max_depth) {
   Json root;
-  RecordDom dom(root, max_depth);
-  Json::sax_parse(text, &dom);
+  const std::optional<std::string> escaped = with_escaped_bytes_as_private_use(text);
+  RecordDom dom(root, max_depth, escaped.has_value());
+  Json::sax_parse(escaped ? *escaped : text, &dom);
   return root;
 }
 

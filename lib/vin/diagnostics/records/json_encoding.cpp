@@ -6,23 +6,80 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "vin/diagnostics/records/utf8.h"
+
 namespace vin::diagnostics {
 namespace {
 
-// Appends `text` as a JSON string to `out`.
+// Appends `text` as a JSON string to `out`, as Python's json.dumps writes a str: ASCII, `\"`,
+// `\\`, `\n`, `\r`, `\t`, `\b`, `\f`, other control characters (DEL too) and non-ASCII as `\uXXXX`
+// (surrogate pairs past U+FFFF). A byte that is not part of valid UTF-8 (a file name's) is
+// written as Python's os.fsdecode holds it, the lone surrogate U+DC80-U+DCFF (surrogateescape),
+// so that names differing in such bytes stay different; bounded_json reads it back as the byte.
 void dump_string_into(const std::string& text, std::string& out) {
-  // the common case, printable ASCII with nothing to escape, without building a json value
-  // (module paths and type names: most of a large model's records)
-  const bool plain = std::all_of(text.begin(), text.end(), [](char c) {
-    return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
-  });
-  if (plain) {
-    out += '"';
-    out += text;
-    out += '"';
-    return;
+  static const char* hex = "0123456789abcdef";
+  const auto escape = [&](char32_t unit) {
+    out += "\\u";
+    for (int shift = 12; shift >= 0; shift -= 4) out += hex[(unit >> shift) & 0xF];
+  };
+  out += '"';
+  for (std::size_t i = 0; i < text.size();) {
+    // most of a large model's records (paths, type names) is plain ASCII, appended by the run
+    std::size_t plain = i;
+    const auto is_plain = [](char c) {
+      const auto byte = static_cast<unsigned char>(c);
+      return byte >= 0x20 && byte < 0x7F && c != '"' && c != '\\';  // as ensure_ascii: DEL too
+    };
+    while (plain < text.size() && is_plain(text[plain])) ++plain;
+    out.append(text, i, plain - i);
+    if ((i = plain) == text.size()) break;
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+      ++i;
+      continue;
+    }
+    switch (c) {
+      case '\n':
+        out += "\\n";
+        ++i;
+        continue;
+      case '\r':
+        out += "\\r";
+        ++i;
+        continue;
+      case '\t':
+        out += "\\t";
+        ++i;
+        continue;
+      case '\b':
+        out += "\\b";
+        ++i;
+        continue;
+      case '\f':
+        out += "\\f";
+        ++i;
+        continue;
+      default:
+        break;
+    }
+    const std::size_t length = c < 0x80 ? 1 : utf8_sequence_length(text, i);
+    if (length == 0) {
+      escape(0xDC00 + c);
+      ++i;
+      continue;
+    }
+    const char32_t point = utf8_code_point(text, i, length);
+    if (point > 0xFFFF) {
+      escape(0xD800 + ((point - 0x10000) >> 10));
+      escape(0xDC00 + ((point - 0x10000) & 0x3FF));
+    } else {
+      escape(point);
+    }
+    i += length;
   }
-  out += Json(text).dump(-1, ' ', /*ensure_ascii=*/true, nlohmann::json::error_handler_t::replace);
+  out += '"';
 }
 
 // Python's repr(float): the shortest digits that read back to the same double, in fixed notation
@@ -161,6 +218,8 @@ Json to_json(const ModelStructureSpec& spec) {
   j["fields"] = std::move(fields);
   return j;
 }
+
+bool same_json(const Json& a, const Json& b) { return dump_line(a) == dump_line(b); }
 
 std::string dump_line(const Json& value) {
   std::string out;

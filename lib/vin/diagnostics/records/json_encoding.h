@@ -76,7 +76,9 @@ std::string python_float_text(double value);
 
 /// One line of JSON as Python's json.dumps writes it: ", " and ": " separators, floats as
 /// Python's repr (shortest text that reads back to the same double), non-finite floats as
-/// strings, non-ASCII escaped as \uXXXX, invalid UTF-8 replaced by U+FFFD. No trailing newline.
+/// strings, non-ASCII escaped as \uXXXX, a byte that is not valid UTF-8 as the lone surrogate
+/// \udc80-\udcff (Python's surrogateescape, which parse_bounded_json reads back). No trailing
+/// newline.
 std::string dump_line(const Json& value);
 
 /// One `jsonl` record line: dump_line of `object` with "record": `record_name` as its first key.

@@ -53,7 +53,7 @@ struct ArgumentSignature {
 
   friend bool operator==(const ArgumentSignature& a, const ArgumentSignature& b) {
     return a.name == b.name && a.type == b.type && a.has_default == b.has_default &&
-           a.default_value.dump() == b.default_value.dump();
+           same_json(a.default_value, b.default_value);
   }
 };
 
@@ -193,6 +193,22 @@ inline constexpr const char* kModulePathsTooLongMessage =
 
 /// The path of the model root in the records.
 inline constexpr const char* kRootPath = "<root>";
+
+/// Why a module at `parent` (its path, "" for the root) cannot have a submodule named `name`, or
+/// "" when it can. nn.Module.add_module refuses an empty name and one holding '.'; an archive
+/// crafted with one would give a module another module's path (a child "a.b" and a's child "b";
+/// "" and its parent), so every reader refuses it with this reason rather than print both.
+inline std::string unfit_submodule_name(const std::string& parent, std::string_view name) {
+  if (!name.empty() && name.find('.') == std::string_view::npos) return "";
+  const std::string where = "a submodule of '" + (parent.empty() ? kRootPath : parent) + "'";
+  if (name.empty())
+    return where +
+           " has an empty name, which nn.Module.add_module refuses: its path would be its "
+           "parent's";
+  return where + " is named '" + std::string(name) +
+         "': a module's name cannot hold '.' (nn.Module.add_module refuses it), or its path "
+         "would be the path of another module";
+}
 
 /// Whether `name`, an attribute's or a method's, is TorchScript's own bookkeeping
 /// (`_is_full_backward_hook`, `__annotations__`, `__getstate__`, ...): a name starting with `_`,

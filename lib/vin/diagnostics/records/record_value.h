@@ -82,6 +82,10 @@ class JsonObjectBuilder {
   std::unordered_map<std::string, std::size_t> index_;
 };
 
+/// Whether two values print the same JSON (records/json_encoding): 1 and 1.0 differ, NaN equals
+/// NaN, strings differing only in bytes that are not UTF-8 differ.
+bool same_json(const Json& a, const Json& b);
+
 /// `{"type_marker": "qualified.Type"}`: a value the records describe by its type only.
 inline Json type_marker(const std::string& qualified_type) {
   return Json::object({{"type_marker", qualified_type}});

@@ -170,8 +170,10 @@ class ModelWalker {
                           direct.parameters, direct.trainable, direct.buffers,
                           training_flag(module), std::move(module_details));
 
-    for (const auto& child : module.named_children())
+    for (const auto& child : module.named_children()) {
+      if (std::string why = unfit_submodule_name(path, child.name); !why.empty()) throw Error(why);
       visit(child.value, path.empty() ? child.name : path + "." + child.name);
+    }
   }
 
   // forward first, then the other public methods in the order the class defines them

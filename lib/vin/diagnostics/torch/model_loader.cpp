@@ -170,7 +170,8 @@ ForwardFailure describe_forward_failure(const std::exception& error) {
     reason += lines[i];
   }
   while (!reason.empty() && (reason.back() == ' ' || reason.back() == '\r')) reason.pop_back();
-  if (auto whole = message_cut_at_nul(lines, message, std::string_view(reason).substr(std::min(class_label, reason.size()))))
+  if (auto whole = message_cut_at_nul(
+          lines, message, std::string_view(reason).substr(std::min(class_label, reason.size()))))
     reason = std::string(first.substr(0, class_label)) + *whole;
   failure.reason =
       printable(reason.empty() ? "the TorchScript interpreter gave no reason" : reason);
@@ -256,8 +257,8 @@ c10::Device resolve_device(const std::string& device) {
   } else if (parsed.has_index() && parsed.index() != 0) {
     // LibTorch parses cpu:1 and maps it to the one CPU device; it does not exist
     throw UsageError("device '" + device + "' does not exist: there is one " +
-                     (parsed.is_cpu() ? std::string("cpu") : std::string("meta")) +
-                     " device (" + (parsed.is_cpu() ? "cpu" : "meta") + " or " +
+                     (parsed.is_cpu() ? std::string("cpu") : std::string("meta")) + " device (" +
+                     (parsed.is_cpu() ? "cpu" : "meta") + " or " +
                      (parsed.is_cpu() ? "cpu:0" : "meta:0") + ")");
   }
   return parsed;
