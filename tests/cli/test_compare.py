@@ -144,6 +144,10 @@ def compare_usage_errors_exit_2():
     assert p.returncode == 2 and "missing.pt" in p.stderr, p.stderr
     p = run("compare", d("net.pt"), d("net.pt"), "--shape", "x=2x3x8x8", "--module", "nope")
     assert p.returncode == 2 and "nope" in p.stderr, p.stderr
+    # a tensor on the meta device has a shape and no values: nothing to compare
+    for side in ("--device-a", "--device-b"):
+        p = run("compare", d("net.pt"), d("net.pt"), "--shape", "x=2x3x8x8", side, "meta")
+        assert_clean_error(p, 2, side + r" meta: compare compares values.*meta device holds none")
 
 
 @torch_test

@@ -243,5 +243,76 @@ def profile_writes_nested_tensor_shapes_as_capture_does():
             assert -1 in s["shape"], s
 
 
+META_MODEL = model_source("meta_model.py")
+
+
+@torch_test
+def profile_and_capture_on_meta_give_shapes_and_flops_and_no_measurement():
+    # --device meta computes shapes without values: profile's FLOPs, calls and shapes are the
+    # model's (equal to a cpu profile), its times and bytes are null (the dispatcher's alone),
+    # no forward is timed; capture writes shapes without values; --trace is refused
+    with tempfile.TemporaryDirectory() as tmp:
+        archive = os.path.join(tmp, "meta.pt")
+        run_script(tmp, "meta_model.py", META_MODEL, archive)
+        on = lambda device, *extra: run("profile", archive, "--shape", "x=3x4",  # noqa: E731
+                                        "--device", device, "--warmup", "1", "--runs", "2", *extra)
+        cpu, meta = on("cpu"), on("meta")
+        assert cpu.returncode == 0 and meta.returncode == 0, (cpu.stderr, meta.stderr)
+        assert on("meta").stdout == meta.stdout, "two profiles on meta differ"
+        cpu_records = [json.loads(l) for l in cpu.stdout.splitlines()]
+        meta_records = [json.loads(l) for l in meta.stdout.splitlines()]
+        unmeasured = {"ModuleProfile": ("time_ms", "self_time_ms", "allocated_bytes", "peak_bytes"),
+                      "OperatorProfile": ("time_ms",),
+                      "ProfileSummary": ("latency_ms", "throughput", "instrumented_ms",
+                                         "peak_bytes")}
+        key = lambda r: r.get("module_path", r.get("operator", ""))  # noqa: E731
+        by_key = {(r["record"], key(r)): r for r in cpu_records}
+        assert len(by_key) == len(meta_records) == len(cpu_records)
+        for r in meta_records:
+            c = by_key[(r["record"], key(r))]
+            assert list(r) == list(c), (r, c)  # the same fields, in the same order
+            for field in r:
+                if field in unmeasured[r["record"]]:
+                    assert r[field] is None and c[field] is not None, (field, r, c)
+                elif field in ("device", "warmup", "runs"):
+                    continue
+                else:
+                    assert r[field] == c[field], (field, r, c)
+        summary = meta_records[-1]
+        assert (summary["device"], summary["warmup"], summary["runs"]) == ("meta", 0, 0), summary
+        assert summary["flops"] == 2 * 3 * (4 * 8 + 8 * 8 + 8 * 2) > 0, summary
+        # operators by FLOPs, then calls, then name: the dispatcher's times do not order them
+        operators = [r for r in meta_records if r["record"] == "OperatorProfile"]
+        assert operators == sorted(operators, key=lambda o: (-o["flops"], -o["calls"],
+                                                             o["operator"])), operators
+        # diff compares what meta measures: the meta profile holds the cpu profile's model
+        old, new = os.path.join(tmp, "cpu.jsonl"), os.path.join(tmp, "meta.jsonl")
+        open(old, "w").write(cpu.stdout)
+        open(new, "w").write(meta.stdout)
+        p = run("diff", old, new)
+        assert p.returncode == 0, (p.stdout, p.stderr)
+        table = on("meta", "--format", "table").stdout
+        assert "Latency on meta: not measured" in table, table
+        assert "Instrumented" not in table, table
+        root = next(l for l in table.splitlines() if l.startswith("<root> "))
+        assert root.split()[-3:] == ["-", "-", "-"], root
+        trace = os.path.join(tmp, "trace.json")
+        assert_clean_error(on("meta", "--trace", trace), 2, r"--trace: .*--device meta")
+        assert not os.path.exists(trace)
+        # capture: every tensor's shape, no values, the reason said
+        shapes = {}
+        for device in ("cpu", "meta"):
+            p = run("capture", archive, "--shape", "x=3x4", "--device", device)
+            assert p.returncode == 0, p.stderr
+            snapshots = [r for r in map(json.loads, p.stdout.splitlines())
+                         if r["record"] == "TensorSnapshot"]
+            shapes[device] = [(s["module_path"], s["direction"], s["shape"]) for s in snapshots]
+            if device == "meta":
+                for s in snapshots:
+                    assert s["device"] == "meta" and s["values"] == [], s
+                    assert s["sample_omission_reason"] == "meta_device", s
+        assert shapes["meta"] == shapes["cpu"] and len(shapes["cpu"]) >= 10, shapes
+
+
 if __name__ == "__main__":
     sys.exit(cli_common.main(cli_common.TESTS))

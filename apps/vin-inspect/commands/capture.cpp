@@ -30,7 +30,8 @@ class Capture : public Command {
              "Inputs for one forward: .npz, .npy or torch.save file (repeatable; one forward per "
              "file, in order)");
     add_device(sub, "--device", request_.run.device,
-               "Where the archive is loaded and inputs placed (default cpu; cuda, cuda:N)");
+               "Where the archive is loaded and inputs placed (default cpu; cuda, cuda:N; meta: "
+               "shapes only)");
     sub.add_option("--save", save_,
                    "Also write each recorded snapshot's whole tensor to FILE.npz (numpy.load "
                    "reads it)")

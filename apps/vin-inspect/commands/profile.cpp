@@ -33,7 +33,8 @@ class Profile : public Command {
     run_.add(sub, "Inputs for the forward: one .npz, .npy or torch.save file",
              "an error, and no records");
     add_device(sub, "--device", request_.run.device,
-               "Where the archive is loaded and inputs placed (default cpu; cuda, cuda:N)");
+               "Where the archive is loaded and inputs placed (default cpu; cuda, cuda:N; meta: "
+               "shapes only)");
     add_modules(sub, modules_,
                 "Registered path or pattern to report, e.g. layer1.* (repeatable; default: every "
                 "module)");

@@ -114,6 +114,12 @@ RunFailure describe_failure(const ForwardRun& run, const std::string& inputs,
   RunFailure out{run.archive + ": the model's forward raised on " + inputs + ": " + failure.reason,
                  failure.report};
   if (!failure.where.empty()) out.message += "\n  at " + failure.where;
+  // --device meta runs only the operators this LibTorch has a meta kernel for (1.13 has none
+  // for relu or conv2d; newer releases have many more)
+  if (failure.reason.find("from the 'Meta' backend") != std::string::npos)
+    out.message +=
+        "\n  hint: this LibTorch has no meta kernel for that operator; run on cpu "
+        "(or a LibTorch with one)";
   return out;
 }
 

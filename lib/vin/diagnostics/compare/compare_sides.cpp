@@ -21,6 +21,7 @@
 #include "vin/diagnostics/text/module_selection.h"
 #include "vin/diagnostics/torch/dtype_names.h"
 #include "vin/diagnostics/torch/forward_inputs.h"
+#include "vin/diagnostics/torch/model_loader.h"
 
 namespace vin::diagnostics {
 namespace {
@@ -418,6 +419,12 @@ std::optional<std::string> run_side(PreparedSide& p, const Sink& sink,
 }  // namespace
 
 CompareResult compare_sides(const CompareRequest& request) {
+  // a tensor on the meta device has a shape and no values: there is nothing to compare
+  for (const auto& [flag, side] : {std::pair{"--device-a", &request.a}, {"--device-b", &request.b}})
+    if (resolve_device(side->device).is_meta())
+      throw UsageError(std::string(flag) + " " + side->device +
+                       ": compare compares values, and a tensor on the meta device holds none "
+                       "(a shape and no data); run both sides on cpu or cuda");
   Comparer comparer(request);
   std::optional<std::string> error;
   const OpenedSide a_side = open_side(request.a);

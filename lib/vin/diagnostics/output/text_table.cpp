@@ -592,6 +592,9 @@ std::string shapes_text(const std::vector<std::vector<std::int64_t>>& shapes) {
   return out;
 }
 
+// a profile's time or memory cell where the run measured none (the meta device)
+const std::string kNotMeasured = "-";
+
 }  // namespace
 
 std::string format_profile_table(const ProfileRecords& profile) {
@@ -605,19 +608,22 @@ std::string format_profile_table(const ProfileRecords& profile) {
     const ModuleProfile& m = profile.modules[i];
     modules.add_row({shown(labels[i] + " (" + m.module_type + ")"), shapes_text(m.output_shapes),
                      with_thousands_separators(m.parameters), si_count(m.flops),
-                     milliseconds(m.time_ms), share_of(m.time_ms, s.instrumented_ms),
-                     byte_size(m.peak_bytes)});
+                     m.measured ? milliseconds(m.time_ms) : kNotMeasured,
+                     m.measured ? share_of(m.time_ms, s.instrumented_ms) : kNotMeasured,
+                     m.measured ? byte_size(m.peak_bytes) : kNotMeasured});
   }
   const std::string rule(modules.width(), '=');
   std::string out = rule + '\n' + modules.render() + '\n' + rule + '\n';
 
   TextTable operators;
-  add_view_columns(operators, table_view("profile operators"), [](std::string_view) { return true; });
+  add_view_columns(operators, table_view("profile operators"),
+                   [](std::string_view) { return true; });
   const std::size_t shown_operators = std::min(profile.operators.size(), kProfileTableOperators);
   for (std::size_t i = 0; i < shown_operators; ++i) {
     const OperatorProfile& o = profile.operators[i];
     operators.add_row({shown(o.name), with_thousands_separators(o.calls), si_count(o.flops),
-                       milliseconds(o.time_ms), share_of(o.time_ms, s.instrumented_ms)});
+                       o.measured ? milliseconds(o.time_ms) : kNotMeasured,
+                       o.measured ? share_of(o.time_ms, s.instrumented_ms) : kNotMeasured});
   }
   out += operators.render() + '\n';
   if (profile.operators.size() > shown_operators)
@@ -628,15 +634,20 @@ std::string format_profile_table(const ProfileRecords& profile) {
   const LatencyStats& l = s.latency_ms;
   char throughput[32];
   std::snprintf(throughput, sizeof throughput, "%.1f", s.throughput);
-  out += "Latency on " + shown(s.device) + ": median " + milliseconds(l.median) + " ms (min " +
-         milliseconds(l.min) + ", mean " + milliseconds(l.mean) + ", p90 " + milliseconds(l.p90) +
-         ", max " + milliseconds(l.max) + ") over " + std::to_string(s.runs) +
-         (s.runs == 1 ? " run after " : " runs after ") + std::to_string(s.warmup) + " warm-up; " +
-         throughput + " forwards/s\n";
+  if (s.measured)
+    out += "Latency on " + shown(s.device) + ": median " + milliseconds(l.median) + " ms (min " +
+           milliseconds(l.min) + ", mean " + milliseconds(l.mean) + ", p90 " + milliseconds(l.p90) +
+           ", max " + milliseconds(l.max) + ") over " + std::to_string(s.runs) +
+           (s.runs == 1 ? " run after " : " runs after ") + std::to_string(s.warmup) +
+           " warm-up; " + throughput + " forwards/s\n";
+  else
+    out += "Latency on " + shown(s.device) +
+           ": not measured (the device computes shapes, not values: FLOPs and shapes only)\n";
   out +=
       "FLOPs per forward: " + si_count(s.flops) + " (" + with_thousands_separators(s.flops) + ")\n";
-  out += "Instrumented forward: " + milliseconds(s.instrumented_ms) + " ms, peak memory " +
-         byte_size(s.peak_bytes) + "\n";
+  if (s.measured)
+    out += "Instrumented forward: " + milliseconds(s.instrumented_ms) + " ms, peak memory " +
+           byte_size(s.peak_bytes) + "\n";
   out += "Parameters: " + byte_size(s.parameter_bytes) + ", buffers: " + byte_size(s.buffer_bytes) +
          "\n";
   return out;

@@ -2,6 +2,7 @@
 
 #include <ATen/Functions.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <mutex>
@@ -22,6 +23,7 @@
 #include "vin/diagnostics/records/model_metadata.h"
 #include "vin/diagnostics/text/module_selection.h"
 #include "vin/diagnostics/torch/inspect_model.h"
+#include "vin/diagnostics/torch/model_loader.h"
 
 namespace vin::diagnostics {
 namespace {
@@ -193,6 +195,13 @@ ProfileResult profile_archive(const ProfileRequest& request) {
   if (request.warmup < 0 || request.warmup > kMaxProfileRuns)
     throw UsageError("--warmup: must be an integer in [0, " + std::to_string(kMaxProfileRuns) +
                      "]");
+  // the meta device computes shapes and no values: FLOPs and shapes are the model's, a time or a
+  // byte count would be only the dispatcher's, so none is measured (ProfileSummary::measured)
+  const bool measures = !resolve_device(request.run.device).is_meta();
+  if (request.trace && !measures)
+    throw UsageError(
+        "--trace: a trace is the forward's timeline, and on --device meta no time is "
+        "measured (FLOPs and shapes only); profile on cpu or cuda for a trace");
   StageStopwatch stopwatch("profile");
   // the model and its clone go to the caller with the result (ProfileResult::models)
   struct Models {
@@ -213,8 +222,9 @@ ProfileResult profile_archive(const ProfileRequest& request) {
   // "cuda" named as its tensors name it ("cuda:0", the current device), so that two profiles on
   // one device say the same
   summary.device = at::empty({0}, at::TensorOptions().device(device)).device().str();
-  summary.warmup = request.warmup;
-  summary.runs = request.runs;
+  summary.warmup = measures ? request.warmup : 0;
+  summary.runs = measures ? request.runs : 0;
+  summary.measured = measures;
   summary.seed = request.run.seed;
   summary.parameter_bytes = distinct_bytes(loaded.model().parameters());
   summary.buffer_bytes = distinct_bytes(loaded.model().buffers());
@@ -242,21 +252,23 @@ ProfileResult profile_archive(const ProfileRequest& request) {
         times_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
     };
   };
-  for (std::int64_t i = 0; i < request.warmup; ++i) {
+  for (std::int64_t i = 0; i < summary.warmup; ++i) {
     if (auto failure = run_forwards(loaded, plain_forward(false), nullptr, abandoned,
                                     GraphOptimisation::as_configured))
       return fail(std::move(*failure));
-    if (request.on_progress) request.on_progress(ProfilePhase::warmup, i + 1, request.warmup);
+    if (request.on_progress) request.on_progress(ProfilePhase::warmup, i + 1, summary.warmup);
   }
-  for (std::int64_t i = 0; i < request.runs; ++i) {
+  for (std::int64_t i = 0; i < summary.runs; ++i) {
     if (auto failure = run_forwards(loaded, plain_forward(true), nullptr, abandoned,
                                     GraphOptimisation::as_configured))
       return fail(std::move(*failure));
-    if (request.on_progress) request.on_progress(ProfilePhase::timed, i + 1, request.runs);
+    if (request.on_progress) request.on_progress(ProfilePhase::timed, i + 1, summary.runs);
   }
   stopwatch.lap("ran the warm-up and timed forwards");
-  summary.latency_ms = latency_stats(times_ms);
-  summary.throughput = summary.latency_ms.median > 0 ? 1000.0 / summary.latency_ms.median : 0;
+  if (measures) {
+    summary.latency_ms = latency_stats(times_ms);
+    summary.throughput = summary.latency_ms.median > 0 ? 1000.0 / summary.latency_ms.median : 0;
+  }
 
   // phase 3: the instrumented forward, on a clone: the graph executor of the model's own
   // methods has optimised them by now (inlining the submodules' calls into the root's graph),
@@ -304,6 +316,17 @@ ProfileResult profile_archive(const ProfileRequest& request) {
   result.spans = builder.spans();
   summary.flops = builder.flops();
   summary.peak_bytes = builder.peak_bytes();
+  if (!measures) {
+    for (auto& m : result.records.modules) m.measured = false;
+    for (auto& o : result.records.operators) o.measured = false;
+    // by FLOPs rather than by the dispatcher's time, so that two profiles on meta are the same
+    std::stable_sort(result.records.operators.begin(), result.records.operators.end(),
+                     [](const OperatorProfile& a, const OperatorProfile& b) {
+                       if (a.flops != b.flops) return a.flops > b.flops;
+                       if (a.calls != b.calls) return a.calls > b.calls;
+                       return a.name < b.name;
+                     });
+  }
   summary.modules = static_cast<std::int64_t>(result.records.modules.size());
   summary.operators = static_cast<std::int64_t>(result.records.operators.size());
   return result;

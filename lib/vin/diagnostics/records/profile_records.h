@@ -23,7 +23,10 @@ struct ModuleProfile {
   double time_ms = 0;
   double self_time_ms = 0;
   std::int64_t allocated_bytes = 0;  ///< allocated on its device during its calls
-  std::int64_t peak_bytes = 0;  ///< most live bytes during one call, counted from its start
+  std::int64_t peak_bytes = 0;       ///< most live bytes during one call, counted from its start
+  /// false on the meta device, which computes shapes and no values: its times and bytes are no
+  /// figures, and the records hold null for them (the same in OperatorProfile, ProfileSummary)
+  bool measured = true;
 };
 
 /// One operator the archive's code calls (the outermost of a dispatch stack).
@@ -32,6 +35,7 @@ struct OperatorProfile {
   std::int64_t calls = 0;
   std::int64_t flops = 0;  ///< counted inside it (aten::linear's are its aten::addmm's)
   double time_ms = 0;      ///< inclusive of what it dispatches to
+  bool measured = true;    ///< as ModuleProfile's
 };
 
 /// min, median, mean, p90 and max of the timed forwards' wall times, in milliseconds.
@@ -45,19 +49,22 @@ struct LatencyStats {
 
 /// One profile as a whole (the last record).
 struct ProfileSummary {
-  std::string device;       ///< where the archive ran: "cpu", "cuda:0"
-  std::int64_t warmup = 0;  ///< forwards run before the timed ones
-  std::int64_t runs = 0;    ///< timed forwards
-  LatencyStats latency_ms;  ///< over the timed forwards
-  double throughput = 0;    ///< forwards per second: 1000 / median
-  std::int64_t flops = 0;   ///< of one forward
-  double instrumented_ms = 0;    ///< the instrumented forward's wall time
-  std::int64_t peak_bytes = 0;   ///< its most live bytes, counted from before it
+  std::string device;           ///< where the archive ran: "cpu", "cuda:0"
+  std::int64_t warmup = 0;      ///< forwards run before the timed ones
+  std::int64_t runs = 0;        ///< timed forwards
+  LatencyStats latency_ms;      ///< over the timed forwards
+  double throughput = 0;        ///< forwards per second: 1000 / median
+  std::int64_t flops = 0;       ///< of one forward
+  double instrumented_ms = 0;   ///< the instrumented forward's wall time
+  std::int64_t peak_bytes = 0;  ///< its most live bytes, counted from before it
   std::int64_t parameter_bytes = 0;
   std::int64_t buffer_bytes = 0;
   std::int64_t modules = 0;    ///< ModuleProfile records
   std::int64_t operators = 0;  ///< OperatorProfile records
   std::uint64_t seed = 0;      ///< --seed: the random state every forward started from
+  /// false on meta: no forward is timed (warmup and runs 0), latency, throughput, the instrumented
+  /// forward's time and peak memory are null
+  bool measured = true;
 };
 
 /// A profile's records, as `vin-inspect profile` prints them and diff reads them back.

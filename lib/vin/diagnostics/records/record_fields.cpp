@@ -225,6 +225,12 @@ constexpr Field<ComparisonSummary> kComparisonSummaryFields[] = {
 
 constexpr bool not_compared = false;  // what depends on the machine or the run
 
+// a time or a byte count of a profile, null where the run measured none (the meta device)
+template <class Record, class Value>
+Json measured(const Record& record, Value value) {
+  return record.measured ? Json(value) : Json(nullptr);
+}
+
 constexpr Field<ModuleProfile> kModuleProfileFields[] = {
     {"module_path", [](const ModuleProfile& m) { return Json(m.module_path); }},
     // its type is compared as part of the module: a path is one module in both profiles
@@ -236,21 +242,21 @@ constexpr Field<ModuleProfile> kModuleProfileFields[] = {
     {"output_shapes", [](const ModuleProfile& m) { return Json(m.output_shapes); }},
     {"flops", [](const ModuleProfile& m) { return Json(m.flops); }},
     {"self_flops", [](const ModuleProfile& m) { return Json(m.self_flops); }},
-    {"time_ms", [](const ModuleProfile& m) { return Json(m.time_ms); }, Presence::always,
+    {"time_ms", [](const ModuleProfile& m) { return measured(m, m.time_ms); }, Presence::always,
      not_compared},
-    {"self_time_ms", [](const ModuleProfile& m) { return Json(m.self_time_ms); }, Presence::always,
-     not_compared},
-    {"allocated_bytes", [](const ModuleProfile& m) { return Json(m.allocated_bytes); },
+    {"self_time_ms", [](const ModuleProfile& m) { return measured(m, m.self_time_ms); },
      Presence::always, not_compared},
-    {"peak_bytes", [](const ModuleProfile& m) { return Json(m.peak_bytes); }, Presence::always,
-     not_compared},
+    {"allocated_bytes", [](const ModuleProfile& m) { return measured(m, m.allocated_bytes); },
+     Presence::always, not_compared},
+    {"peak_bytes", [](const ModuleProfile& m) { return measured(m, m.peak_bytes); },
+     Presence::always, not_compared},
 };
 
 constexpr Field<OperatorProfile> kOperatorProfileFields[] = {
     {"operator", [](const OperatorProfile& o) { return Json(o.name); }},
     {"calls", [](const OperatorProfile& o) { return Json(o.calls); }},
     {"flops", [](const OperatorProfile& o) { return Json(o.flops); }},
-    {"time_ms", [](const OperatorProfile& o) { return Json(o.time_ms); }, Presence::always,
+    {"time_ms", [](const OperatorProfile& o) { return measured(o, o.time_ms); }, Presence::always,
      not_compared},
 };
 
@@ -262,6 +268,7 @@ constexpr Field<ProfileSummary> kProfileSummaryFields[] = {
     {"runs", [](const ProfileSummary& s) { return Json(s.runs); }, Presence::always, not_compared},
     {"latency_ms",
      [](const ProfileSummary& s) {
+       if (!s.measured) return Json(nullptr);
        return Json::object({{"min", s.latency_ms.min},
                             {"median", s.latency_ms.median},
                             {"mean", s.latency_ms.mean},
@@ -269,13 +276,13 @@ constexpr Field<ProfileSummary> kProfileSummaryFields[] = {
                             {"max", s.latency_ms.max}});
      },
      Presence::always, not_compared},
-    {"throughput", [](const ProfileSummary& s) { return Json(s.throughput); }, Presence::always,
-     not_compared},
-    {"flops", [](const ProfileSummary& s) { return Json(s.flops); }},
-    {"instrumented_ms", [](const ProfileSummary& s) { return Json(s.instrumented_ms); },
+    {"throughput", [](const ProfileSummary& s) { return measured(s, s.throughput); },
      Presence::always, not_compared},
-    {"peak_bytes", [](const ProfileSummary& s) { return Json(s.peak_bytes); }, Presence::always,
-     not_compared},
+    {"flops", [](const ProfileSummary& s) { return Json(s.flops); }},
+    {"instrumented_ms", [](const ProfileSummary& s) { return measured(s, s.instrumented_ms); },
+     Presence::always, not_compared},
+    {"peak_bytes", [](const ProfileSummary& s) { return measured(s, s.peak_bytes); },
+     Presence::always, not_compared},
     {"parameter_bytes", [](const ProfileSummary& s) { return Json(s.parameter_bytes); }},
     {"buffer_bytes", [](const ProfileSummary& s) { return Json(s.buffer_bytes); }},
     {"modules", [](const ProfileSummary& s) { return Json(s.modules); }, Presence::always,
