@@ -106,7 +106,8 @@ void RunOptions::add(CLI::App& sub, const std::string& inputs_help,
   sub.add_option(
          "--seed", seed,
          "torch.manual_seed(N) before --shape's tensors are made; every forward starts from the "
-         "generator's state after them (default " + seed + ")")
+         "generator's state after them (default " +
+             seed + ")")
       ->type_name("N")
       ->check(CLI::Validator(
           [](std::string& text) -> std::string {
@@ -138,7 +139,7 @@ void RunOptions::add(CLI::App& sub, const std::string& inputs_help,
   add_load_library(sub);
 }
 
-std::optional<vd::ShapedInputs> RunOptions::shaped_inputs(bool required) const {
+std::optional<vd::ShapedInputs> RunOptions::shaped_inputs(bool required, bool allocated) const {
   if (shapes.empty()) {
     if (inputs.empty() && required)
       throw vd::UsageError("--inputs FILE or --shape NAME=DIMS is required");
@@ -146,13 +147,15 @@ std::optional<vd::ShapedInputs> RunOptions::shaped_inputs(bool required) const {
   }
   vd::ShapedInputs out = shaped;
   for (const auto& text : shapes) out.shapes.push_back(vd::parse_shape_spec(text));
-  vd::check_shaped_inputs(out);
+  vd::check_shaped_inputs(out, allocated);
   return out;
 }
 
 void RunOptions::apply_to(vd::ForwardRun& run, bool inputs_required) const {
   run.inputs = inputs;
-  run.shaped = shaped_inputs(inputs_required);
+  // the meta device holds no values: its tensors take no memory, and no byte bound applies
+  const bool on_meta = run.device == "meta" || run.device.rfind("meta:", 0) == 0;
+  run.shaped = shaped_inputs(inputs_required, !on_meta);
   run.seed = vd::parse_seed(seed);
   run.eval = eval;
   run.quantized_engine = quantized_engine;

@@ -74,7 +74,8 @@ struct RunOptions {
            const std::string& timeout_help = "the records so far are printed, then an error");
   /// The --shape inputs, when given; a usage error when neither they nor --inputs are and
   /// `required` (compare asks only when a side is an archive, which the plugin tells).
-  std::optional<diagnostics::ShapedInputs> shaped_inputs(bool required = true) const;
+  std::optional<diagnostics::ShapedInputs> shaped_inputs(bool required = true,
+                                                         bool allocated = true) const;
   /// What the options say of a run (its archive and device are the command's).
   void apply_to(diagnostics::ForwardRun& run, bool inputs_required = true) const;
   /// The files the run reads, as the output plan names them: each --inputs file, then

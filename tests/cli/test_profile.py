@@ -314,5 +314,57 @@ def profile_and_capture_on_meta_give_shapes_and_flops_and_no_measurement():
         assert shapes["meta"] == shapes["cpu"] and len(shapes["cpu"]) >= 10, shapes
 
 
+@torch_test
+def profile_on_meta_counts_flops_past_int64_exactly():
+    # a tensor on the meta device takes no memory, so --shape may ask for any size LibTorch can
+    # count (its bytes in int64) and FLOPs pass 2^63: each count is exact, as Python's
+    # integers hold it (FlopCounterMode's), never saturated at INT64_MAX; diff reads them back
+    with tempfile.TemporaryDirectory() as tmp:
+        archive = os.path.join(tmp, "meta.pt")
+        run_script(tmp, "meta_model.py", META_MODEL, archive)
+        rows = 1 << 57
+        shape = f"x={rows}x4"
+        p = run("profile", archive, "--shape", shape)  # on the cpu: past the 16 GiB bound
+        assert_clean_error(p, 2, r"--shape x=144115188075855872x4: the tensor would hold "
+                                 r"2305843009213693952 bytes, past the 17179869184 bytes")
+        p = run("profile", archive, "--shape", shape, "--device", "meta")
+        assert p.returncode == 0, p.stderr
+        records = [json.loads(l) for l in p.stdout.splitlines()]
+        modules = {r["module_path"]: r for r in records if r["record"] == "ModuleProfile"}
+        want = {"a": 2 * rows * 4 * 8, "b.0": 2 * rows * 8 * 8, "b.1": 2 * rows * 8 * 2}
+        for path, flops in want.items():
+            assert modules[path]["flops"] == modules[path]["self_flops"] == flops, modules[path]
+        total = sum(want.values())
+        assert total > (1 << 63) and modules["<root>"]["flops"] == total
+        assert modules["b"]["flops"] == want["b.0"] + want["b.1"] > (1 << 63)
+        assert records[-1]["flops"] == total and "flops_overflowed" not in records[-1]
+        assert str(total) in p.stdout  # the digits, not a float
+        table = run("profile", archive, "--shape", shape, "--device", "meta",
+                    "--format", "table").stdout
+        assert f"FLOPs per forward: 32.28 E ({total:,})" in table, table
+        old, new = os.path.join(tmp, "old.jsonl"), os.path.join(tmp, "new.jsonl")
+        open(old, "w").write(p.stdout)
+        p = run("profile", archive, "--shape", f"x={rows - 1}x4", "--device", "meta")
+        assert p.returncode == 0, p.stderr
+        open(new, "w").write(p.stdout)
+        assert run("diff", old, old).returncode == 0
+        p = run("diff", old, new)
+        assert p.returncode == 1, p.stderr
+        changes = [json.loads(l) for l in p.stdout.splitlines()]
+        flops = next(c for c in changes if c.get("subject") == "profile" and c["field"] == "flops")
+        assert (flops["old"], flops["new"]) == (total, total * (rows - 1) // rows), flops
+        table = run("diff", old, new, "--format", "table").stdout
+        assert f"~ profile: flops {total:,} -> {total * (rows - 1) // rows:,}" in table, table
+        # capture on meta: the shape whole, no values
+        p = run("capture", archive, "--shape", shape, "--device", "meta")
+        assert p.returncode == 0, p.stderr
+        first = json.loads(p.stdout.splitlines()[0])
+        assert first["shape"] == [rows, 4] and first["numel"] == rows * 4, first
+        # past what LibTorch counts in a tensor: refused before anything is made
+        p = run("profile", archive, "--shape", f"x={1 << 62}x4", "--device", "meta")
+        assert_clean_error(p, 2, r"--shape x=4611686018427387904x4: the tensor would hold more "
+                                 r"than 9223372036854775807 bytes")
+
+
 if __name__ == "__main__":
     sys.exit(cli_common.main(cli_common.TESTS))

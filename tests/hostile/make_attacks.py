@@ -47,16 +47,19 @@ MANIFEST = []
 
 
 def add(name, data, runs):
-    """Writes `name` and records how it is run: [(args, expectation, status[, stderr_has])],
-    where args use {file}, {model} (a fixture archive) and {input} (a fixture inputs file), and
-    stderr_has is text the error must hold."""
+    """Writes `name` and records how it is run: [(args, expectation, status[, stderr_has[,
+    extras]])], where args use {file}, {dir} (this folder), {model} (a fixture archive) and
+    {input} (a fixture inputs file), stderr_has is text the error must hold (or None), and extras
+    a dict of "stdout_has" (text the records must hold) and "stream" (the file is fed through a
+    pipe, args naming /dev/stdin). The expectations are run_hostile.py's."""
     path = os.path.join(OUT, name)
     if data is not None:
         with open(path, "wb") as f:
             f.write(data if isinstance(data, bytes) else data.encode())
     MANIFEST.append({"file": name, "runs": [
         {"args": run[0], "expect": run[1], "status": run[2],
-         **({"stderr_has": run[3]} if len(run) > 3 else {})} for run in runs]})
+         **({"stderr_has": run[3]} if len(run) > 3 and run[3] is not None else {}),
+         **(run[4] if len(run) > 4 else {})} for run in runs]})
 
 
 def archive_runs(inspect="error", capture="error", config="error"):
@@ -693,6 +696,131 @@ def raised_message_attacks():
           "ValueError: before\\x00after the nul")])
 
 
+class Wide16(nn.Module):
+    """A Linear(16, 16): 512 FLOPs a row, 64 bytes a row in and out."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(16, 16)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.lin(x)
+
+
+class Drops(nn.Module):
+    """Dropout in training mode: random on every forward unless the generator's state is set."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+        self.drop = nn.Dropout(0.5)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.drop(self.lin(x))
+
+
+def option_value_attacks():
+    """Option values that would reach the allocator or a device that is not there, and the meta
+    device, which has shapes and no values (issue 41): --shape past 16 GiB is a usage error
+    naming the argument and its bytes, never LibTorch's allocator text; cpu:1 is refused, not
+    taken as the cpu; on meta profile measures nothing (null times, the same records every run),
+    capture writes shapes only, --trace and compare are refused; FLOPs past INT64_MAX are
+    exact, never saturated."""
+    shape = ["--shape", "x=100000x100000x100"]
+    asks = "--shape x=100000x100000x100: the tensor would hold 4000000000000 bytes"
+    small = ["--shape", "x=3x2"]
+    add("option_values.pt", zip_of(archive_members(Small())),
+        [([command, "{file}", *shape], "usage", 2, asks) for command in ("capture", "profile")] +
+        [(["compare", "{file}", "{file}", *shape], "usage", 2, asks)] +
+        [([command, "{file}", *small, "--device", "cpu:1"], "usage", 2,
+          "device 'cpu:1' does not exist") for command in ("capture", "profile")] +
+        [(["compare", "{file}", "{file}", *small, "--device-b", "cpu:1"], "usage", 2,
+          "device 'cpu:1' does not exist")] +
+        [(["profile", "{file}", *small, "--device", "meta"], "repeatable", 0, None,
+          {"stdout_has": '"latency_ms": null, "throughput": null, "flops": 24, '
+                         '"instrumented_ms": null, "peak_bytes": null'})] +
+        [(["capture", "{file}", *small, "--device", "meta"], "repeatable", 0, None,
+          {"stdout_has": '"values": [], "sample_omission_reason": "meta_device"'})] +
+        [(["profile", "{file}", *small, "--device", "meta", "--trace", "{file}.json"], "usage",
+          2, "--trace: a trace is the forward's timeline")] +
+        [(["compare", "{file}", "{file}", *small, "--device-a", "meta"], "usage", 2,
+          "a tensor on the meta device holds none")])
+    rows = 1 << 56  # 2^62 bytes in: within what LibTorch counts; 2^65 FLOPs
+    add("flops_past_int64.pt", zip_of(archive_members(Wide16())),
+        [(["profile", "{file}", "--shape", f"x={rows}x16", "--device", "meta"], "records", 0,
+          None, {"stdout_has": f'"flops": {2 * rows * 16 * 16}, "instrumented_ms": null'})])
+
+
+def saved_number_attacks():
+    """Saved records whose integers pass 64 bits (issue 41): diff compares them exactly, by type
+    and digits, so neither the string of the same digits nor the next integer is equal."""
+    def metadata(total):
+        return json.dumps({"record": "ModelMetadata", "model_type": "m", "total_parameters": total,
+                           "trainable_parameters": 0}) + "\n"
+    big = 2 ** 64 + 1
+    add("int_past_64_bits_text.jsonl", metadata(str(big)), [])
+    add("int_past_64_bits_next.jsonl", metadata(big + 1), [])
+    add("int_past_64_bits.jsonl", metadata(big),
+        [(["diff", "{file}", "{file}"], "records", 0, None, {"stdout_has": '"identical": true'}),
+         (["diff", "{file}", "{dir}/int_past_64_bits_text.jsonl"], "records", 1, None,
+          {"stdout_has": f'"old": {big}, "new": "{big}"'}),
+         (["diff", "{file}", "{dir}/int_past_64_bits_next.jsonl"], "records", 1, None,
+          {"stdout_has": f'"old": {big}, "new": {big + 1}'})])
+    # file names that are not UTF-8 stay apart: opened by their bytes, written as \udcXX escapes
+    # (Python's surrogateescape), never one replacement character for both
+    other = os.fsdecode(b"records_\xfe.jsonl")
+    add(other, metadata(4), [])
+    add(os.fsdecode(b"records_\xff.jsonl"), metadata(3),
+        [(["diff", "{file}", "{file}"], "records", 0, None,
+          {"stdout_has": 'records_\\udcff.jsonl", "added": 0'}),
+         (["diff", "{file}", "{dir}/" + other], "records", 1, None,
+          {"stdout_has": 'records_\\udcfe.jsonl", "added": 0, "removed": 0, "changed": 1'})])
+    # a byte-order mark before jsonl records: records, not YAML
+    add("byte_order_mark.jsonl", b"\xef\xbb\xbf" + metadata(3).encode(),
+        [(["diff", "{file}", "{file}"], "records", 0, None, {"stdout_has": '"kind": "model"'})])
+
+
+def stream_attacks():
+    """A stream of random bytes with no NUL (issue 41): refused from its first 64 bytes, never
+    copied whole (run_hostile feeds it again and again, up to a GiB, and the command must end
+    within seconds)."""
+    data = bytearray(np.random.default_rng(41).integers(1, 256, 1 << 20, dtype=np.uint8))
+    data[0] = 0xFE  # neither a zip's, a pickle's nor an .npy's first byte
+    refused = "refused after its first 64 bytes"
+    add("random_stream.bin", bytes(data),
+        [([command, "/dev/stdin"], "error", status, refused, {"stream": True})
+         for command, status in (("inspect-model", 1), ("inspect-config", 1))] +
+        [(["capture", "{model}", "--inputs", "/dev/stdin"], "error", 1, refused,
+          {"stream": True})])
+
+
+def training_mode_attacks():
+    """A model in training mode against itself (issue 41): --seed is the random state every
+    forward starts from, so two captures print the same records and compare finds no pair
+    beyond tolerance."""
+    add("dropout_training.pt", zip_of(archive_members(Drops())),
+        [(["capture", "{file}", "--shape", "x=4x8"], "repeatable", 0),
+         (["compare", "{file}", "{file}", "--shape", "x=4x8"], "records", 0, None,
+          {"stdout_has": '"beyond": 0, "only_in_a": 0, "only_in_b": 0, "first_divergence": null'})])
+
+
+def misnamed_file_attacks():
+    """Files that are not TorchScript archives, named as what they are (issue 41): a
+    torch.package archive, and a torch.save of a whole nn.Module (a pickled class)."""
+    from torch.package import PackageExporter
+    buf = io.BytesIO()
+    with PackageExporter(buf) as exporter:
+        exporter.extern("torch.**")
+        exporter.save_pickle("model", "model.pkl", nn.Linear(2, 3))
+    add("torch_package.pt", buf.getvalue(),
+        [(["inspect-model", "{file}"], "error", 1, "a torch.package archive")])
+    buf = io.BytesIO()
+    torch.save(nn.Linear(2, 3), buf)
+    add("whole_module.pt", buf.getvalue(),
+        [(["inspect-model", "{file}"], "error", 1,
+          "a pickled Python object of class torch.nn.modules.linear.Linear")])
+
+
 def main():
     global OUT
     OUT = sys.argv[1]
@@ -708,6 +836,11 @@ def main():
     colliding_name_attacks()
     output_budget_attacks()
     raised_message_attacks()
+    option_value_attacks()
+    saved_number_attacks()
+    stream_attacks()
+    training_mode_attacks()
+    misnamed_file_attacks()
     zip_layout_attacks()
     with open(os.path.join(OUT, "manifest.json"), "w") as f:
         json.dump({"never_created": [PWNED, PWNED_SETSTATE], "files": MANIFEST}, f, indent=1)

@@ -7,6 +7,11 @@ two-line message naming the file, no backtrace, within 30 s, a 4 GiB address spa
 stack (so that recursion an input controls fails here first), the file unchanged, no file
 created by code inside an input, and no code from a pickle run.
 
+Besides errors, the manifest holds runs that must succeed in a given way ("records": that exit
+status and records only on stdout, holding given text; "repeatable": the same, and a second run
+prints the same bytes) and usage errors ("usage": exit 2, one line naming the option, not the
+file); a run with "stream" feeds its file through a pipe, again and again, up to a GiB.
+
 usage: run_hostile.py --binary PATH --fixtures DIR [--attacks DIR] [--jobs N] [--no-torch]
 """
 import argparse
@@ -17,6 +22,8 @@ import os
 import resource
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -67,29 +74,71 @@ def attack_runs(folder, fixtures):
     for entry in manifest["files"]:
         path = os.path.join(folder, entry["file"])
         for run in entry["runs"]:
-            args = [a.replace("{file}", path).replace("{model}", model).replace("{input}", single)
-                    for a in run["args"]]
+            args = [a.replace("{file}", path).replace("{dir}", folder).replace("{model}", model)
+                    .replace("{input}", single) for a in run["args"]]
             flags = [a for a in run["args"] if a.startswith("--") and a != "--inputs"]
             runs.append((f"attacks/{entry['file']}: {' '.join(run['args'][:1] + flags)}",
-                         args, run["expect"], run["status"], path, run.get("stderr_has")))
+                         args, run["expect"], run["status"], path, run.get("stderr_has"),
+                         run.get("stdout_has"), run.get("stream", False)))
     return runs, manifest["never_created"]
 
 
-def records_only(stdout):
-    """Whether stdout is jsonl records and nothing else (code inside an input printed nothing)."""
+def records_only(stdout, summaries=("ModelMetadata", "DiffSummary")):
+    """Whether stdout is jsonl records and nothing else (code inside an input printed nothing),
+    at most one of `summaries` among them."""
     try:
         lines = [json.loads(l) for l in stdout.decode().splitlines()]
     except (ValueError, UnicodeDecodeError):
         return False
     return bool(lines) and all(isinstance(l, dict) and "record" in l for l in lines) and \
-        sum(l["record"] in ("ModelMetadata", "DiffSummary") for l in lines) <= 1
+        (summaries is None or sum(l["record"] in summaries for l in lines) <= 1)
 
 
-def check(binary, args, status, path, expect="error", stderr_has=None):
+def feed(pipe, path, total=1 << 30):
+    """Writes the file into `pipe` again and again, `total` bytes in all or until the reader
+    closes it (a stream refused from its first bytes is not read to its end)."""
+    data = open(path, "rb").read()
+    try:
+        for _ in range(max(1, total // max(1, len(data)))):
+            pipe.write(data)
+    except (BrokenPipeError, OSError):
+        pass
+    finally:
+        try:
+            pipe.close()
+        except OSError:
+            pass
+
+
+def run_once(binary, args, path, stream):
+    if not stream:
+        return subprocess.run([binary, *args], capture_output=True, timeout=SECONDS,
+                              preexec_fn=limits)
+    # stdout and stderr into files: communicate() would close the pipe the feeder writes to
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        p = subprocess.Popen([binary, *args], stdin=subprocess.PIPE, stdout=out, stderr=err,
+                             preexec_fn=limits)
+        writer = threading.Thread(target=feed, args=(p.stdin, path), daemon=True)
+        writer.start()
+        try:
+            p.wait(timeout=SECONDS)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+            raise
+        finally:
+            writer.join(timeout=5)
+        out.seek(0)
+        err.seek(0)
+        return subprocess.CompletedProcess(p.args, p.returncode, out.read(), err.read())
+
+
+def check(binary, args, status, path, expect="error", stderr_has=None, stdout_has=None,
+          stream=False):
     before = hashlib.sha256(open(path, "rb").read()).hexdigest()
     start = time.monotonic()
     try:
-        p = subprocess.run([binary, *args], capture_output=True, timeout=SECONDS, preexec_fn=limits)
+        p = run_once(binary, args, path, stream)
     except subprocess.TimeoutExpired:
         return f"no answer within {SECONDS} s"
     elapsed = time.monotonic() - start
@@ -98,6 +147,17 @@ def check(binary, args, status, path, expect="error", stderr_has=None):
         return "the input file changed"
     if elapsed > SECONDS / 2:
         return f"took {elapsed:.1f} s"
+    if expect in ("records", "repeatable"):
+        # it must work: the exit status, records only, the text they must hold
+        if p.returncode != status:
+            return f"exit {p.returncode}, expected {status}: {err.strip()[:300]}"
+        if not records_only(p.stdout, summaries=None):
+            return f"stdout is not records only: {p.stdout[:300]!r}"
+        if stdout_has is not None and stdout_has.encode() not in p.stdout:
+            return f"{stdout_has!r} not in the records: {p.stdout[:400]!r}"
+        if expect == "repeatable" and run_once(binary, args, path, stream).stdout != p.stdout:
+            return "a second run printed other records"
+        return None
     if expect == "safe" and p.returncode == 0:
         # read as data: records on stdout, and nothing else
         if not records_only(p.stdout):
@@ -118,7 +178,12 @@ def check(binary, args, status, path, expect="error", stderr_has=None):
     lines = err.rstrip("\n").split("\n")
     if not 1 <= len(lines) <= 2 or not lines[0].startswith("vin-inspect: error: "):
         return f"not a one-line error: {err[:400]!r}"
-    if os.path.basename(path) not in lines[0] and "cannot compare" not in lines[0]:
+    if expect == "usage":  # an option's value is wrong: the message names the option
+        pass
+    elif stream:
+        if "/dev/stdin" not in lines[0]:
+            return f"the message does not name the stream: {lines[0]}"
+    elif os.path.basename(path) not in lines[0] and "cannot compare" not in lines[0]:
         return f"the message does not name the file: {lines[0]}"
     for banned in ("Exception raised from", "frame #", "terminate called", "Traceback", "Aborted"):
         if banned in err:
@@ -141,7 +206,8 @@ def main():
         for name in sorted(os.listdir(os.path.join(HERE, folder))):
             path = os.path.join(HERE, folder, name)
             for cmd, status in commands(folder, path, os.path.abspath(args.fixtures)):
-                runs.append((f"{folder}/{name}: {cmd[0]}", cmd, "error", status, path, None))
+                runs.append((f"{folder}/{name}: {cmd[0]}", cmd, "error", status, path, None,
+                             None, False))
     never_created = [PWNED]
     if args.attacks:
         subprocess.run([sys.executable, os.path.join(HERE, "make_attacks.py"), args.attacks],
@@ -156,9 +222,10 @@ def main():
         runs = [r for r in runs if r[1][0] not in ("capture", "profile", "compare")]
     binary = os.path.abspath(args.binary)
     with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
-        problems = list(pool.map(lambda r: check(binary, r[1], r[3], r[4], r[2], r[5]), runs))
+        problems = list(pool.map(lambda r: check(binary, r[1], r[3], r[4], r[2], *r[5:]), runs))
     passed = failed = 0
     for (label, *_), problem in zip(runs, problems):
+        label = label.encode("utf-8", "backslashreplace").decode()  # names that are not UTF-8
         if problem:
             failed += 1
             print(f"FAIL {label}: {problem}")

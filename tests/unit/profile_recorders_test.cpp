@@ -3,11 +3,11 @@
 // (module calls, FLOPs, shapes and parameters of a real archive's instrumented forward).
 #include <torch/script.h>
 
+#include <unistd.h>
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 #include "vin/diagnostics/profiling/operator_events.h"
@@ -36,9 +36,7 @@ struct RecordingSink final : OperatorEventSink {
     }
     events.push_back(line);
   }
-  void operator_ended(std::int64_t flops) override {
-    events.push_back("end " + std::to_string(flops));
-  }
+  void operator_ended(FlopCount flops) override { events.push_back("end " + flop_digits(flops)); }
   void memory_changed(std::int64_t bytes) override { (bytes > 0 ? allocated : freed) += bytes; }
 };
 
@@ -154,7 +152,8 @@ TEST_CASE("profile_archive records each module call with its FLOPs, shapes and p
   CHECK(p.summary.latency_ms.min <= p.summary.latency_ms.median);
   CHECK(p.modules[0].time_ms >= p.modules[2].time_ms);
   bool relu_seen = false;
-  for (const auto& o : p.operators) relu_seen = relu_seen || (o.name == "aten::relu" && o.calls == 2);
+  for (const auto& o : p.operators)
+    relu_seen = relu_seen || (o.name == "aten::relu" && o.calls == 2);
   CHECK(relu_seen);
   // the trace: a span per module call (4) and per operator call the code made
   std::size_t module_spans = 0;

@@ -6,10 +6,11 @@
 #include <limits>
 #include <stdexcept>
 
+#include "vin/diagnostics/output/chrome_trace.h"
+#include "vin/diagnostics/output/text_table.h"
 #include "vin/diagnostics/profile/flop_rules.h"
 #include "vin/diagnostics/profile/latency.h"
 #include "vin/diagnostics/profile/profile_builder.h"
-#include "vin/diagnostics/output/chrome_trace.h"
 #include "vin/diagnostics/records/json_encoding.h"
 
 using namespace vin::diagnostics;
@@ -25,8 +26,8 @@ OperatorCall call(std::string_view name, std::vector<std::optional<TensorShape>>
 
 TEST_CASE("matrix products count 2·m·n·k, batched ones 2·b·m·n·k, the added term not at all") {
   // nn.Linear(8, 3) on a batch of 4: addmm(bias[3], input[4, 8], weight.t()[8, 3])
-  CHECK(operator_flops(call("aten::addmm", {TensorShape{3}, TensorShape{4, 8}, TensorShape{8, 3}})) ==
-        2 * 4 * 3 * 8);
+  CHECK(operator_flops(call("aten::addmm", {TensorShape{3}, TensorShape{4, 8},
+                                            TensorShape{8, 3}})) == 2 * 4 * 3 * 8);
   CHECK(operator_flops(call("aten::mm", {TensorShape{5, 7}, TensorShape{7, 2}})) == 2 * 5 * 2 * 7);
   CHECK(operator_flops(call("aten::bmm", {TensorShape{6, 5, 7}, TensorShape{6, 7, 2}})) ==
         2 * 6 * 5 * 2 * 7);
@@ -36,34 +37,34 @@ TEST_CASE("matrix products count 2·m·n·k, batched ones 2·b·m·n·k, the add
   CHECK(operator_flops(call("aten::mm.default", {TensorShape{5, 7}, TensorShape{7, 2}})) == 140);
 }
 
-TEST_CASE("a convolution counts 2 · batch · weight elements · output positions; transposed, "
-          "input positions") {
+TEST_CASE(
+    "a convolution counts 2 · batch · weight elements · output positions; transposed, "
+    "input positions") {
   // Conv2d(3, 16, 3, stride 2, groups 1) on 2x3x32x32 -> 2x16x15x15
-  const OperatorCall conv = call("aten::convolution", {TensorShape{2, 3, 32, 32},
-                                                       TensorShape{16, 3, 3, 3}, TensorShape{16}},
-                                 {2, 16, 15, 15});
+  const OperatorCall conv =
+      call("aten::convolution",
+           {TensorShape{2, 3, 32, 32}, TensorShape{16, 3, 3, 3}, TensorShape{16}}, {2, 16, 15, 15});
   CHECK(operator_flops(conv) == 2LL * 2 * (16 * 3 * 3 * 3) * (15 * 15));
   // depthwise: Conv2d(8, 8, 3, groups=8): weight [8, 1, 3, 3]
-  CHECK(operator_flops(call("aten::_convolution", {TensorShape{1, 8, 10, 10},
-                                                   TensorShape{8, 1, 3, 3}},
-                            {1, 8, 8, 8})) == 2LL * 1 * (8 * 1 * 3 * 3) * (8 * 8));
+  CHECK(operator_flops(call("aten::_convolution",
+                            {TensorShape{1, 8, 10, 10}, TensorShape{8, 1, 3, 3}}, {1, 8, 8, 8})) ==
+        2LL * 1 * (8 * 1 * 3 * 3) * (8 * 8));
   // ConvTranspose1d(4, 6, 5, stride 2): weight [4, 6, 5], input 3x4x7 -> output 3x6x17
   CHECK(operator_flops(call("aten::convolution", {TensorShape{3, 4, 7}, TensorShape{4, 6, 5}},
                             {3, 6, 17}, true)) == 2LL * 3 * (4 * 6 * 5) * 7);
   // 3d
-  CHECK(operator_flops(call("aten::convolution", {TensorShape{1, 2, 4, 4, 4},
-                                                  TensorShape{3, 2, 2, 2, 2}},
+  CHECK(operator_flops(call("aten::convolution",
+                            {TensorShape{1, 2, 4, 4, 4}, TensorShape{3, 2, 2, 2, 2}},
                             {1, 3, 3, 3, 3})) == 2LL * (3 * 2 * 8) * 27);
 }
 
 TEST_CASE("attention counts both products: 2·b·h·s_q·s_k·(d_q + d_v)") {
-  const std::vector<std::optional<TensorShape>> qkv = {TensorShape{2, 4, 10, 8},
-                                                       TensorShape{2, 4, 12, 8},
-                                                       TensorShape{2, 4, 12, 6}};
-  for (const char* name : {"aten::_scaled_dot_product_flash_attention_for_cpu",
-                           "aten::_scaled_dot_product_efficient_attention",
-                           "aten::_scaled_dot_product_flash_attention",
-                           "aten::_scaled_dot_product_cudnn_attention"}) {
+  const std::vector<std::optional<TensorShape>> qkv = {
+      TensorShape{2, 4, 10, 8}, TensorShape{2, 4, 12, 8}, TensorShape{2, 4, 12, 6}};
+  for (const char* name :
+       {"aten::_scaled_dot_product_flash_attention_for_cpu",
+        "aten::_scaled_dot_product_efficient_attention",
+        "aten::_scaled_dot_product_flash_attention", "aten::_scaled_dot_product_cudnn_attention"}) {
     CAPTURE(name);
     CHECK(operator_flops(call(name, qkv)) == 2LL * 2 * 4 * 10 * 12 * (8 + 6));
   }
@@ -78,14 +79,62 @@ TEST_CASE("every other operator, and a call of a shape the formula does not read
   CHECK(operator_flops(call("aten::mm", {TensorShape{4, 4}, std::nullopt})) == 0);
   CHECK(operator_flops(call("aten::bmm", {TensorShape{4, 4}, TensorShape{4, 4}})) == 0);
   CHECK(operator_flops(call("aten::convolution", {TensorShape{1, 2, 4, 4}})) == 0);
-  // no wrap-around: a count past INT64_MAX saturates
-  const std::int64_t big = std::int64_t{1} << 40;
-  CHECK(operator_flops(call("aten::mm", {TensorShape{big, big}, TensorShape{big, big}})) ==
-        std::numeric_limits<std::int64_t>::max());
 }
 
-TEST_CASE("latency: median of an even count is the mean of the middle two; p90 is the nearest "
-          "rank") {
+TEST_CASE("a count past INT64_MAX is exact, as Python's integers give it; past 2^127 overflowed") {
+  // (2^40, 2^40) @ (2^40, 2^40): 2 · 2^120 = 2^121, which a meta tensor can ask for
+  const std::int64_t big = std::int64_t{1} << 40;
+  const FlopCount exact =
+      operator_flops(call("aten::mm", {TensorShape{big, big}, TensorShape{big, big}}));
+  CHECK(flop_digits(exact) == "2658455991569831745807614120560689152");
+  CHECK_FALSE(fits_int64(exact));
+  CHECK_FALSE(flops_overflowed(exact));
+  CHECK(dump_line(flops_json(exact)) == "2658455991569831745807614120560689152");
+  CHECK(dump_line(flops_json(FlopCount{1} << 63)) == "9223372036854775808");
+  CHECK(dump_line(flops_json(FlopCount{9223372036854775807})) == "9223372036854775807");
+  CHECK(si_count(exact) == "2658455.99 Q");
+  CHECK(si_count(FlopCount{3630000000}) == "3.63 G");
+  // (2^62, 2^62) @ (2^62, 2^62): 2^187 does not fit; it is overflowed, never wrapped
+  const std::int64_t huge = std::int64_t{1} << 62;
+  const FlopCount past =
+      operator_flops(call("aten::mm", {TensorShape{huge, huge}, TensorShape{huge, huge}}));
+  CHECK(flops_overflowed(past));
+  CHECK(flops_overflowed(add_flops(exact, past)));
+  CHECK(flops_overflowed(add_flops(kFlopsOverflowed - 1, 1)));
+  CHECK_FALSE(flops_overflowed(add_flops(kFlopsOverflowed - 2, 1)));
+  CHECK(flops_overflowed(multiply_flops(FlopCount{1} << 64, FlopCount{1} << 63)));
+  CHECK(flops_json(past).is_null());
+  CHECK(si_count(past) == "overflow");
+  // the summary says so when any count overflowed (each is at most the forward's)
+  ProfileSummary summary;
+  summary.device = "meta";
+  summary.flops = exact;
+  CHECK(to_json(summary).count("flops_overflowed") == 0);
+  CHECK(dump_line(to_json(summary)["flops"]) == "2658455991569831745807614120560689152");
+  summary.flops = past;
+  const Json j = to_json(summary);
+  CHECK(j["flops"].is_null());
+  CHECK(j["flops_overflowed"] == true);
+  // the builder adds them up without wrapping
+  ProfileBuilder b;
+  b.enter_module("<root>", "Net", 0, {}, 0);
+  for (int i = 0; i < 3; ++i) {
+    b.start_operator("aten::mm", 0);
+    b.end_operator(exact, 1);
+  }
+  b.exit_module({}, 2);
+  CHECK(flop_digits(b.flops()) == flop_digits(multiply_flops(exact, 3)));
+  CHECK(flop_digits(b.modules()[0].flops) == flop_digits(multiply_flops(exact, 3)));
+  for (int i = 0; i < 64; ++i) {
+    b.start_operator("aten::mm", 3);
+    b.end_operator(exact, 4);
+  }
+  CHECK(flops_overflowed(b.flops()));
+}
+
+TEST_CASE(
+    "latency: median of an even count is the mean of the middle two; p90 is the nearest "
+    "rank") {
   const LatencyStats ten = latency_stats({10, 1, 9, 2, 8, 3, 7, 4, 6, 5});
   CHECK(ten.min == 1);
   CHECK(ten.max == 10);
@@ -103,8 +152,9 @@ TEST_CASE("latency: median of an even count is the mean of the middle two; p90 i
   CHECK_THROWS_AS(latency_stats({}), std::invalid_argument);
 }
 
-TEST_CASE("the builder: FLOPs once per dispatch stack, inclusive and self values per module, "
-          "operators by time") {
+TEST_CASE(
+    "the builder: FLOPs once per dispatch stack, inclusive and self values per module, "
+    "operators by time") {
   ProfileBuilder b;
   b.enter_module("<root>", "Net", 30, {{2, 8}}, 0);
   b.start_operator("aten::linear", 1);  // not counted itself; its addmm is
@@ -153,8 +203,9 @@ TEST_CASE("the builder: FLOPs once per dispatch stack, inclusive and self values
   CHECK(ops[2].flops == 0);
 }
 
-TEST_CASE("the builder: memory allocated during a module's calls and its peak from each call's "
-          "start; shapes of the first call, the largest peak of all calls") {
+TEST_CASE(
+    "the builder: memory allocated during a module's calls and its peak from each call's "
+    "start; shapes of the first call, the largest peak of all calls") {
   ProfileBuilder b;
   b.enter_module("<root>", "Net", 0, {}, 0);
   b.memory(100);
@@ -202,9 +253,10 @@ TEST_CASE("profile records as JSON: the contract's fields in its order") {
         R"([[1, 3, 32, 32]], "output_shapes": [[1, 64, 16, 16]], "flops": 4816896, )"
         R"("self_flops": 4816896, "time_ms": 0.5, "self_time_ms": 0.25, "allocated_bytes": )"
         R"(65536, "peak_bytes": 65536})");
-  CHECK(dump_record_line("OperatorProfile", to_json(OperatorProfile{"aten::linear", 2, 384, 1.0})) ==
-        R"({"record": "OperatorProfile", "operator": "aten::linear", "calls": 2, "flops": 384, )"
-        R"("time_ms": 1.0})");
+  CHECK(
+      dump_record_line("OperatorProfile", to_json(OperatorProfile{"aten::linear", 2, 384, 1.0})) ==
+      R"({"record": "OperatorProfile", "operator": "aten::linear", "calls": 2, "flops": 384, )"
+      R"("time_ms": 1.0})");
 }
 
 TEST_CASE("spans: a module call's and its operators', and Chrome trace events in start order") {

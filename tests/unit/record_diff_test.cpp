@@ -130,13 +130,18 @@ TEST_CASE("files that are not inspect-model or inspect-config records") {
 namespace {
 
 ProfileRecords profile_of(std::int64_t hidden, double ms) {
+  const FlopCount flops = static_cast<FlopCount>(96 * hidden);
   ProfileRecords p;
-  ModuleProfile root{"<root>", "pkg.Net", 1, 10 * hidden, {{2, 8}}, {{2, 4}}, 96 * hidden, 0,
-                     ms, ms / 4, 512, 256};
-  ModuleProfile lin{"lin", "torch.nn.modules.linear.Linear", 1, 10 * hidden, {{2, 8}},
-                    {{2, hidden}}, 96 * hidden, 96 * hidden, ms / 2, ms / 2, 256, 128};
+  ModuleProfile root{"<root>", "pkg.Net", 1,  10 * hidden, {{2, 8}}, {{2, 4}},
+                     flops,    0,         ms, ms / 4,      512,      256};
+  ModuleProfile lin{"lin",    "torch.nn.modules.linear.Linear",
+                    1,        10 * hidden,
+                    {{2, 8}}, {{2, hidden}},
+                    flops,    flops,
+                    ms / 2,   ms / 2,
+                    256,      128};
   p.modules = {root, lin};
-  p.operators = {OperatorProfile{"aten::linear", 1, 96 * hidden, ms / 3},
+  p.operators = {OperatorProfile{"aten::linear", 1, flops, ms / 3},
                  OperatorProfile{"aten::relu", 2, 0, ms / 5}};
   p.summary.device = ms > 1 ? "cuda:0" : "cpu";
   p.summary.runs = 10;
@@ -185,8 +190,8 @@ TEST_CASE("profile records: only what does not depend on the machine is compared
             "changed module \"lin\" \"self_flops\" 384 576",
             "changed operator \"aten::linear\" \"flops\" 384 576",
         });
-  CHECK(diff_records(here, wider, {"flops", "self_flops", "parameters", "parameter_bytes",
-                                   "output_shapes"})
+  CHECK(diff_records(here, wider,
+                     {"flops", "self_flops", "parameters", "parameter_bytes", "output_shapes"})
             .changes.empty());
   // a profile against a model is a usage error
   CHECK_THROWS_AS(diff_records(here, record_set(old_model(), "mem"), {}), UsageError);
@@ -210,8 +215,7 @@ TEST_CASE("profile record files cut short or out of order are refused, naming th
                    "\"parameters\": 0, \"input_shapes\": [], \"output_shapes\": [], \"flops\": 0, "
                    "\"self_flops\": 0}\n{\"record\": \"ProfileSummary\", \"flops\": 0, "
                    "\"parameter_bytes\": 0, \"buffer_bytes\": 0, \"modules\": 1, "
-                   "\"operators\": 0}\n") ==
-        ": a ModuleProfile whose module_path is not a string");
+                   "\"operators\": 0}\n") == ": a ModuleProfile whose module_path is not a string");
   // the summary counts the records before it: lines lost from the front or middle, or added
   const std::string summary = jsonl.substr(without_summary.size());
   CHECK(read_error(summary) ==
@@ -288,7 +292,8 @@ TEST_CASE("details: attributes by module.name, tensors by their full name, signa
   };
   const auto model = [&](Json root_attributes, std::vector<TensorMetadata> lin_tensors,
                          std::string returns) {
-    ModelDetails details{64, 0, std::vector<MethodSignature>{{"forward", {}, std::move(returns)}}, std::nullopt};
+    ModelDetails details{64, 0, std::vector<MethodSignature>{{"forward", {}, std::move(returns)}},
+                         std::nullopt};
     return ModelMetadata(
         "pkg.Net", 8, 8,
         {M("<root>", "pkg.Net", 0, 0, 0, true,

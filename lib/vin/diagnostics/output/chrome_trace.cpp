@@ -33,7 +33,7 @@ std::string chrome_trace_json(const std::vector<ProfileSpan>& spans, const std::
     if (module) args["module_type"] = span->type;
     args["input_shapes"] = span->input_shapes;
     if (module) args["output_shapes"] = span->output_shapes;
-    args["flops"] = span->flops;
+    args["flops"] = flops_json(span->flops);
     event["args"] = std::move(args);
     out += (first ? "" : ",\n") + dump_line(event);
     first = false;
@@ -41,7 +41,7 @@ std::string chrome_trace_json(const std::vector<ProfileSpan>& spans, const std::
   Json other;
   other["archive"] = archive;
   other["device"] = summary.device;
-  other["flops"] = summary.flops;
+  other["flops"] = flops_json(summary.flops);
   other["instrumented_ms"] = summary.instrumented_ms;
   out += "\n], \"displayTimeUnit\": \"ms\", \"otherData\": " + dump_line(other) + "}\n";
   return out;

@@ -24,7 +24,23 @@ std::string shown(std::string_view text) {
   return printable(text, std::numeric_limits<std::size_t>::max());
 }
 
+std::string digits_with_separators(const std::string& digits) {
+  std::string out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out.push_back(',');
+    out.push_back(digits[i]);
+  }
+  return out;
+}
+
 std::string value_text(const Json& v) {
+  // an integer past int64 (an exact count of FLOPs, a saved record's big integer) as its digits
+  if (v.is_number_unsigned()) return digits_with_separators(std::to_string(v.get<std::uint64_t>()));
+  if (is_big_integer(v)) {
+    const std::string digits = big_integer_digits(v);
+    return digits[0] == '-' ? "-" + digits_with_separators(digits.substr(1))
+                            : digits_with_separators(digits);
+  }
   if (v.is_number_integer()) return with_thousands_separators(v.get<std::int64_t>());
   if (v.is_object() && v.contains("type_marker") && v.size() == 1 && v["type_marker"].is_string())
     return "<" + v["type_marker"].get<std::string>() + ">";
@@ -110,12 +126,7 @@ std::string with_thousands_separators(std::int64_t value) {
   // work on the unsigned magnitude so INT64_MIN is printed correctly
   std::uint64_t magnitude =
       negative ? ~static_cast<std::uint64_t>(value) + 1 : static_cast<std::uint64_t>(value);
-  std::string digits = std::to_string(magnitude);
-  std::string out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out.push_back(',');
-    out.push_back(digits[i]);
-  }
+  const std::string out = digits_with_separators(std::to_string(magnitude));
   return negative ? "-" + out : out;
 }
 
@@ -546,18 +557,37 @@ std::string format_diff_table(const RecordSet& old_set, const RecordSet& new_set
   return out;
 }
 
-std::string si_count(std::int64_t value) {
-  if (value < 1000 && value > -1000) return std::to_string(value);
-  const char* units[] = {"K", "M", "G", "T", "P", "E"};
-  double scaled = static_cast<double>(value) / 1000;
+namespace {
+
+constexpr const char* kSiUnits[] = {"K", "M", "G", "T", "P", "E", "Z", "Y", "R", "Q"};
+
+std::string with_si_unit(long double scaled) {
   std::size_t unit = 0;
-  while ((scaled >= 1000 || scaled <= -1000) && unit + 1 < std::size(units)) {
+  while ((scaled >= 1000 || scaled <= -1000) && unit + 1 < std::size(kSiUnits)) {
     scaled /= 1000;
     ++unit;
   }
-  char text[32];
-  std::snprintf(text, sizeof text, "%.2f %s", scaled, units[unit]);
+  char text[64];
+  std::snprintf(text, sizeof text, "%.2Lf %s", scaled, kSiUnits[unit]);
   return text;
+}
+
+// "1,234,567" for a count of FLOPs, "overflow" past 2^127
+std::string flops_with_separators(FlopCount value) {
+  return flops_overflowed(value) ? "overflow" : digits_with_separators(flop_digits(value));
+}
+
+}  // namespace
+
+std::string si_count(std::int64_t value) {
+  if (value < 1000 && value > -1000) return std::to_string(value);
+  return with_si_unit(static_cast<long double>(value) / 1000);
+}
+
+std::string si_count(FlopCount value) {
+  if (flops_overflowed(value)) return "overflow";
+  if (value < 1000) return std::to_string(static_cast<int>(value));
+  return with_si_unit(static_cast<long double>(value) / 1000);
 }
 
 namespace {
@@ -643,8 +673,7 @@ std::string format_profile_table(const ProfileRecords& profile) {
   else
     out += "Latency on " + shown(s.device) +
            ": not measured (the device computes shapes, not values: FLOPs and shapes only)\n";
-  out +=
-      "FLOPs per forward: " + si_count(s.flops) + " (" + with_thousands_separators(s.flops) + ")\n";
+  out += "FLOPs per forward: " + si_count(s.flops) + " (" + flops_with_separators(s.flops) + ")\n";
   if (s.measured)
     out += "Instrumented forward: " + milliseconds(s.instrumented_ms) + " ms, peak memory " +
            byte_size(s.peak_bytes) + "\n";

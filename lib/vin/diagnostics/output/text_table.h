@@ -60,6 +60,8 @@ inline constexpr std::size_t kProfileTableOperators = 15;
 
 /// 1234 -> "1.23 K", 5600000000 -> "5.60 G": a count with an SI suffix (below 1000 as it is).
 std::string si_count(std::int64_t value);
+/// A count of FLOPs so: exact past 64 bits, "overflow" past 2^127 (flop_count.h).
+std::string si_count(FlopCount value);
 
 /// compare for people: the first divergence, then the pairs beyond tolerance (worst first, by
 /// mismatching share then error), one-sided tensors, and the counts.

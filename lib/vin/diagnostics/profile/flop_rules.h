@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "vin/diagnostics/records/flop_count.h"
+
 namespace vin::diagnostics {
 
 using TensorShape = std::vector<std::int64_t>;
@@ -33,10 +35,7 @@ bool counts_flops(std::string_view name);
 
 /// The FLOPs of `call`: 0 for an operator counts_flops refuses, and for a call whose shapes are
 /// not the ones the formula reads (a missing argument, a rank the operator does not take: such
-/// a call raised in LibTorch before it could run). Saturates at INT64_MAX rather than overflow.
-std::int64_t operator_flops(const OperatorCall& call);
-
-/// a + b for non-negative counts of FLOPs, stopping at INT64_MAX.
-std::int64_t saturating_add(std::int64_t a, std::int64_t b);
+/// a call raised in LibTorch before it could run). Exact past INT64_MAX (FlopCount).
+FlopCount operator_flops(const OperatorCall& call);
 
 }  // namespace vin::diagnostics

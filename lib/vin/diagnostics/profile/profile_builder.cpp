@@ -38,14 +38,14 @@ void ProfileBuilder::exit_module(Shapes output_shapes, double ms) {
   if (m.calls++ == 0) m.output_shapes = std::move(output_shapes);
   m.time_ms += elapsed;
   m.self_time_ms += std::max(0.0, elapsed - frame.child_ms);
-  m.flops = saturating_add(m.flops, frame.flops);
-  m.self_flops = saturating_add(m.self_flops, frame.self_flops);
+  m.flops = add_flops(m.flops, frame.flops);
+  m.self_flops = add_flops(m.self_flops, frame.self_flops);
   m.allocated_bytes += frame.allocated;
   m.peak_bytes = std::max(m.peak_bytes, frame.peak);
   if (!module_stack_.empty()) {
     ModuleFrame& parent = module_stack_.back();
     parent.child_ms += elapsed;
-    parent.flops = saturating_add(parent.flops, frame.flops);
+    parent.flops = add_flops(parent.flops, frame.flops);
   }
 }
 
@@ -56,20 +56,20 @@ void ProfileBuilder::start_operator(const std::string& name, double ms, Shapes i
   if (counts) ++open_counting_;
 }
 
-void ProfileBuilder::end_operator(std::int64_t flops, double ms) {
+void ProfileBuilder::end_operator(FlopCount flops, double ms) {
   if (operator_stack_.empty()) throw std::logic_error("end_operator without an operator call");
   OperatorFrame frame = std::move(operator_stack_.back());
   operator_stack_.pop_back();
   if (frame.counts) {
     --open_counting_;
     if (open_counting_ == 0 && flops > 0) {  // the outermost counted operator of its stack
-      flops_ = saturating_add(flops_, flops);
+      flops_ = add_flops(flops_, flops);
       OperatorFrame& outermost = operator_stack_.empty() ? frame : operator_stack_.front();
-      outermost.flops = saturating_add(outermost.flops, flops);
+      outermost.flops = add_flops(outermost.flops, flops);
       if (!module_stack_.empty()) {
         ModuleFrame& module = module_stack_.back();
-        module.flops = saturating_add(module.flops, flops);
-        module.self_flops = saturating_add(module.self_flops, flops);
+        module.flops = add_flops(module.flops, flops);
+        module.self_flops = add_flops(module.self_flops, flops);
       }
     }
   }
@@ -78,11 +78,17 @@ void ProfileBuilder::end_operator(std::int64_t flops, double ms) {
   if (first) operators_.push_back(OperatorProfile{frame.name});
   OperatorProfile& op = operators_[it->second];
   ++op.calls;
-  op.flops = saturating_add(op.flops, frame.flops);
+  op.flops = add_flops(op.flops, frame.flops);
   op.time_ms += ms - frame.start_ms;
   if (keep_spans_)
-    spans_.push_back({ProfileSpan::Kind::op, frame.name, "", frame.start_ms, ms - frame.start_ms,
-                      std::move(frame.input_shapes), {}, frame.flops});
+    spans_.push_back({ProfileSpan::Kind::op,
+                      frame.name,
+                      "",
+                      frame.start_ms,
+                      ms - frame.start_ms,
+                      std::move(frame.input_shapes),
+                      {},
+                      frame.flops});
 }
 
 void ProfileBuilder::memory(std::int64_t bytes) {

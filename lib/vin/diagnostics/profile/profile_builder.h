@@ -34,7 +34,7 @@ class ProfileBuilder {
   /// (0 for an operator counts_flops refuses). Its FLOPs count only when no operator open around
   /// it counts FLOPs (once per dispatch stack, at the outermost counted operator). Throws
   /// std::logic_error when no operator call is open.
-  void end_operator(std::int64_t flops, double ms);
+  void end_operator(FlopCount flops, double ms);
 
   /// `bytes` allocated (positive) or freed (negative) on the profiled device.
   void memory(std::int64_t bytes);
@@ -50,7 +50,7 @@ class ProfileBuilder {
   /// The operators by time, largest first (by name where times are equal).
   std::vector<OperatorProfile> operators() const;
   /// FLOPs of everything counted, inside modules or not.
-  std::int64_t flops() const { return flops_; }
+  FlopCount flops() const { return flops_; }
   /// The most live bytes reached, counted from the first event.
   std::int64_t peak_bytes() const { return peak_; }
 
@@ -58,8 +58,8 @@ class ProfileBuilder {
   struct ModuleFrame {
     std::size_t index = 0;  // into modules_
     double start_ms = 0;
-    std::int64_t flops = 0;  // inclusive, its finished children's added as they return
-    std::int64_t self_flops = 0;
+    FlopCount flops = 0;  // inclusive, its finished children's added as they return
+    FlopCount self_flops = 0;
     double child_ms = 0;
     std::int64_t live_at_start = 0;
     std::int64_t peak = 0;
@@ -70,8 +70,8 @@ class ProfileBuilder {
     std::string name;
     double start_ms = 0;
     bool counts = false;
-    std::int64_t flops = 0;  // counted inside the outermost one
-    Shapes input_shapes;     // for its span
+    FlopCount flops = 0;  // counted inside the outermost one
+    Shapes input_shapes;  // for its span
   };
 
   std::vector<ModuleProfile> modules_;
@@ -81,7 +81,7 @@ class ProfileBuilder {
   std::unordered_map<std::string, std::size_t> operator_index_;
   std::vector<OperatorFrame> operator_stack_;
   std::size_t open_counting_ = 0;  // open operators that count FLOPs
-  std::int64_t flops_ = 0;
+  FlopCount flops_ = 0;
   std::int64_t live_ = 0;
   std::int64_t peak_ = 0;
   bool keep_spans_ = false;

@@ -140,7 +140,7 @@ void operator_ended(const at::RecordFunction& fn, at::ObserverContext* base) {
   OperatorEvents::State* state = t_events;
   if (!state || !base) return;
   auto* context = static_cast<OperatorContext*>(base);
-  std::int64_t flops = 0;
+  FlopCount flops = 0;
   if (context->counts) {
     OperatorCall call{context->name, std::move(context->arguments), {}, context->transposed};
     // the first of the schema's returns

@@ -11,6 +11,8 @@
 #include <memory>
 #include <vector>
 
+#include "vin/diagnostics/records/flop_count.h"
+
 namespace vin::diagnostics {
 
 /// Hears the events of the thread that installed OperatorEvents, in the order they happen.
@@ -22,7 +24,7 @@ class OperatorEventSink {
   virtual void operator_started(const char* name,
                                 std::vector<std::vector<std::int64_t>> input_shapes) = 0;
   /// The innermost operator call begun ends; `flops` by flop_rules (0 where it counts none).
-  virtual void operator_ended(std::int64_t flops) = 0;
+  virtual void operator_ended(FlopCount flops) = 0;
   /// Bytes allocated (positive) or freed (negative) on the device. May come from the tasks
   /// LibTorch launches for the forward (intra-op workers), on other threads; never after
   /// OperatorEvents ends.

@@ -71,7 +71,7 @@ std::int64_t distinct_bytes(const Tensors& tensors) {
 class DiscardedOperatorEvents final : public OperatorEventSink {
  public:
   void operator_started(const char*, std::vector<std::vector<std::int64_t>>) override {}
-  void operator_ended(std::int64_t) override {}
+  void operator_ended(FlopCount) override {}
   void memory_changed(std::int64_t) override {}
 };
 
@@ -127,7 +127,7 @@ class ProfileRecorder final : public TensorConsumer, public OperatorEventSink {
   void operator_started(const char* name, Shapes input_shapes) override {
     guarded([&] { builder_.start_operator(name, elapsed_ms(), std::move(input_shapes)); });
   }
-  void operator_ended(std::int64_t flops) override {
+  void operator_ended(FlopCount flops) override {
     guarded([&] {
       synchronize_device(device_);
       builder_.end_operator(flops, elapsed_ms());

@@ -195,6 +195,12 @@ Json to_json(const ModelMetadata& model) {
   return j;
 }
 
+Json flops_json(FlopCount count) {
+  if (fits_int64(count)) return Json(static_cast<std::int64_t>(count));
+  if (flops_overflowed(count)) return Json(nullptr);
+  return big_integer_json(flop_digits(count));
+}
+
 Json to_json(const SampleValue& value) {
   return std::visit([](auto v) { return Json(v); }, value);
 }

@@ -50,6 +50,10 @@ Json to_json(const TensorComparison& comparison);
 Json to_json(const ComparisonSummary& summary);
 
 /// One ModuleProfile as a JSON object, without the "record" key, in the contract's field order.
+/// A count of FLOPs as JSON: an integer, exact past 64 bits (as Python's FlopCounterMode gives
+/// it), null past 2^127 where it overflowed (flop_count.h).
+Json flops_json(FlopCount count);
+
 Json to_json(const ModuleProfile& module);
 
 /// One OperatorProfile as a JSON object, without the "record" key.

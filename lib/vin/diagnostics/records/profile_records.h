@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "vin/diagnostics/records/flop_count.h"
+
 namespace vin::diagnostics {
 
 /// What one module's calls cost in the instrumented forward.
@@ -18,8 +20,8 @@ struct ModuleProfile {
   /// the shapes of the tensors of its first call's inputs and output, in capture's walk order
   std::vector<std::vector<std::int64_t>> input_shapes;
   std::vector<std::vector<std::int64_t>> output_shapes;
-  std::int64_t flops = 0;       ///< all its calls, its submodules' included
-  std::int64_t self_flops = 0;  ///< outside its submodules' calls
+  FlopCount flops = 0;       ///< all its calls, its submodules' included
+  FlopCount self_flops = 0;  ///< outside its submodules' calls
   double time_ms = 0;
   double self_time_ms = 0;
   std::int64_t allocated_bytes = 0;  ///< allocated on its device during its calls
@@ -33,9 +35,9 @@ struct ModuleProfile {
 struct OperatorProfile {
   std::string name;  ///< as the graph names it: "aten::conv2d"
   std::int64_t calls = 0;
-  std::int64_t flops = 0;  ///< counted inside it (aten::linear's are its aten::addmm's)
-  double time_ms = 0;      ///< inclusive of what it dispatches to
-  bool measured = true;    ///< as ModuleProfile's
+  FlopCount flops = 0;   ///< counted inside it (aten::linear's are its aten::addmm's)
+  double time_ms = 0;    ///< inclusive of what it dispatches to
+  bool measured = true;  ///< as ModuleProfile's
 };
 
 /// min, median, mean, p90 and max of the timed forwards' wall times, in milliseconds.
@@ -54,7 +56,7 @@ struct ProfileSummary {
   std::int64_t runs = 0;        ///< timed forwards
   LatencyStats latency_ms;      ///< over the timed forwards
   double throughput = 0;        ///< forwards per second: 1000 / median
-  std::int64_t flops = 0;       ///< of one forward
+  FlopCount flops = 0;          ///< of one forward
   double instrumented_ms = 0;   ///< the instrumented forward's wall time
   std::int64_t peak_bytes = 0;  ///< its most live bytes, counted from before it
   std::int64_t parameter_bytes = 0;
@@ -85,7 +87,7 @@ struct ProfileSpan {
   double duration_ms = 0;
   std::vector<std::vector<std::int64_t>> input_shapes;
   std::vector<std::vector<std::int64_t>> output_shapes;  ///< modules only
-  std::int64_t flops = 0;
+  FlopCount flops = 0;
 };
 
 }  // namespace vin::diagnostics

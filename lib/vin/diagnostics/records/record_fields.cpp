@@ -240,8 +240,8 @@ constexpr Field<ModuleProfile> kModuleProfileFields[] = {
     {"parameters", [](const ModuleProfile& m) { return Json(m.parameters); }},
     {"input_shapes", [](const ModuleProfile& m) { return Json(m.input_shapes); }},
     {"output_shapes", [](const ModuleProfile& m) { return Json(m.output_shapes); }},
-    {"flops", [](const ModuleProfile& m) { return Json(m.flops); }},
-    {"self_flops", [](const ModuleProfile& m) { return Json(m.self_flops); }},
+    {"flops", [](const ModuleProfile& m) { return flops_json(m.flops); }},
+    {"self_flops", [](const ModuleProfile& m) { return flops_json(m.self_flops); }},
     {"time_ms", [](const ModuleProfile& m) { return measured(m, m.time_ms); }, Presence::always,
      not_compared},
     {"self_time_ms", [](const ModuleProfile& m) { return measured(m, m.self_time_ms); },
@@ -255,7 +255,7 @@ constexpr Field<ModuleProfile> kModuleProfileFields[] = {
 constexpr Field<OperatorProfile> kOperatorProfileFields[] = {
     {"operator", [](const OperatorProfile& o) { return Json(o.name); }},
     {"calls", [](const OperatorProfile& o) { return Json(o.calls); }},
-    {"flops", [](const OperatorProfile& o) { return Json(o.flops); }},
+    {"flops", [](const OperatorProfile& o) { return flops_json(o.flops); }},
     {"time_ms", [](const OperatorProfile& o) { return measured(o, o.time_ms); }, Presence::always,
      not_compared},
 };
@@ -278,7 +278,7 @@ constexpr Field<ProfileSummary> kProfileSummaryFields[] = {
      Presence::always, not_compared},
     {"throughput", [](const ProfileSummary& s) { return measured(s, s.throughput); },
      Presence::always, not_compared},
-    {"flops", [](const ProfileSummary& s) { return Json(s.flops); }},
+    {"flops", [](const ProfileSummary& s) { return flops_json(s.flops); }},
     {"instrumented_ms", [](const ProfileSummary& s) { return measured(s, s.instrumented_ms); },
      Presence::always, not_compared},
     {"peak_bytes", [](const ProfileSummary& s) { return measured(s, s.peak_bytes); },
@@ -290,6 +290,12 @@ constexpr Field<ProfileSummary> kProfileSummaryFields[] = {
     {"operators", [](const ProfileSummary& s) { return Json(s.operators); }, Presence::always,
      not_compared},
     {"seed", [](const ProfileSummary& s) { return Json(s.seed); }, Presence::always, not_compared},
+    // every count is at most the forward's: when any overflowed, this one did
+    {"flops_overflowed",
+     [](const ProfileSummary& s) {
+       return flops_overflowed(s.flops) ? Json(true) : absent_field();
+     },
+     detail, not_compared},
 };
 
 // --- diff -----------------------------------------------------------------------------------

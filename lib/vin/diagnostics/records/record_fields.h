@@ -23,7 +23,9 @@ namespace vin::diagnostics {
 /// Whether a field is in every record of its kind.
 enum class Presence {
   always,
-  with_detail,  ///< only with a detail option (--tensors, --stats, --save, ...)
+  /// only in some records: with a detail option (--tensors, --stats, --save, ...), or where it
+  /// holds something (CaptureSummary's seed when not 0, ProfileSummary's flops_overflowed)
+  with_detail,
 };
 
 /// One field of record R: its JSON key, how its value is read off an R (a discarded Json value

@@ -53,25 +53,33 @@ ShapeSpec parse_shape_spec(const std::string& text) {
   }
   const std::uint64_t element_size =
       static_cast<std::uint64_t>(dtype_named(spec.dtype)->element_size);
+  // LibTorch counts a tensor's bytes in int64, on the meta device too
   std::uint64_t bytes = 0;
-  if (overflow || __builtin_mul_overflow(elements, element_size, &bytes))
-    throw bad("the tensor would hold more than 18446744073709551615 bytes, past the " +
-              std::to_string(kMaxShapeBytes) + " bytes --shape makes at most");
-  if (bytes > kMaxShapeBytes)
-    throw bad("the tensor would hold " + std::to_string(bytes) + " bytes, past the " +
-              std::to_string(kMaxShapeBytes) + " bytes --shape makes at most");
+  if (overflow || __builtin_mul_overflow(elements, element_size, &bytes) ||
+      bytes > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+    throw bad(
+        "the tensor would hold more than 9223372036854775807 bytes, more than LibTorch "
+        "counts in a tensor");
+  spec.text = text;
+  spec.bytes = bytes;
   return spec;
 }
 
-void check_shaped_inputs(const ShapedInputs& shaped) {
+void check_shaped_inputs(const ShapedInputs& shaped, bool allocated) {
   std::uint64_t bytes = 0;
   for (const ShapeSpec& spec : shaped.shapes) {
-    std::uint64_t n = static_cast<std::uint64_t>(dtype_named(spec.dtype)->element_size);
-    for (const std::int64_t d : spec.shape) n *= static_cast<std::uint64_t>(d);  // each checked
-    bytes += n;
-    if (bytes > kMaxShapeBytes)
+    // a tensor on the meta device has a shape and no storage: no bound but LibTorch's
+    if (allocated && spec.bytes > kMaxShapeBytes)
+      throw UsageError("--shape " + spec.text + ": the tensor would hold " +
+                       std::to_string(spec.bytes) + " bytes, past the " +
+                       std::to_string(kMaxShapeBytes) +
+                       " bytes --shape makes at most (NAME=D1xD2x...[:DTYPE], e.g. "
+                       "x=1x3x224x224 or ids=2x16:int64; --device meta makes none)");
+    bytes += spec.bytes;  // each below 2^63: the sum of two fits
+    if (allocated && bytes > kMaxShapeBytes)
       throw UsageError("--shape: the tensors would hold more than " +
                        std::to_string(kMaxShapeBytes) + " bytes together, the most --shape makes");
+    bytes = std::min(bytes, kMaxShapeBytes + 1);
     // torch.randint(0, high, dtype=...) draws at most high - 1: it must fit the dtype
     static constexpr std::pair<std::string_view, std::int64_t> kHighest[] = {
         {"int8", 128}, {"uint8", 256}, {"int16", 32768}, {"int32", std::int64_t{1} << 31}};

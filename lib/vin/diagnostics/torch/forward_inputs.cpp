@@ -1,6 +1,5 @@
 #include "vin/diagnostics/torch/forward_inputs.h"
 
-
 #include <ATen/ATen.h>
 #include <torch/version.h>
 
@@ -452,8 +451,13 @@ ForwardInputs make_shaped_inputs(const ShapedInputs& shaped, at::Generator& gene
         const std::int64_t high = dtype == at::kBool ? 2 : shaped.int_high;
         at::Tensor t;
         try {
-          t = at::isFloatingType(dtype) ? at::randn(spec->shape, generator, options)
-                                        : at::randint(0, high, spec->shape, generator, options);
+          // the meta device holds shapes and no values: nothing to draw (and a shape of any size
+          // takes no memory there)
+          if (device.is_meta())
+            t = at::empty(spec->shape, options.device(device));
+          else
+            t = at::isFloatingType(dtype) ? at::randn(spec->shape, generator, options)
+                                          : at::randint(0, high, spec->shape, generator, options);
         } catch (const std::bad_alloc&) {
           throw Error(shape_allocation_failure(*spec));
         } catch (const c10::Error&) {  // LibTorch's allocator reports running out this way
