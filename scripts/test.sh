@@ -16,7 +16,9 @@
 #     in a clean Debian 12 root, run there (beside the Debian 13 build: it waits on the disk);
 #   - scripts/test_cross_version.sh: each build on the archives the other two versions' torch
 #     wrote;
-#   - scripts/fuzz.sh: every libFuzzer target for 60 seconds (FUZZ_SECONDS=0 skips that).
+#   - scripts/fuzz.sh: every libFuzzer target for 30 seconds (FUZZ_SECONDS=N sets it, 0 skips
+#     them): a smoke run of each on its seeds and regressions within the budget; longer runs are
+#     scripts/fuzz.sh SECONDS on their own.
 # The Debian roots need root (CI runs as root); VIN_ROOTS=0 leaves out the packages, the two roots'
 # configurations and the cross-version checks on a machine where that is not possible (the zoo
 # then runs here). The roots are made (once; they are kept in /var/cache/vin-inspect) in the
@@ -88,6 +90,6 @@ if [[ -n $roots_pid ]]; then
   bash scripts/test_in_root.sh testing
   bash scripts/test_cross_version.sh
 fi
-if ((${FUZZ_SECONDS:-60} > 0)); then
-  bash scripts/fuzz.sh "${FUZZ_SECONDS:-60}"
+if ((${FUZZ_SECONDS:-30} > 0)); then
+  bash scripts/fuzz.sh "${FUZZ_SECONDS:-30}"
 fi
