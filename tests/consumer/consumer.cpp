@@ -19,7 +19,7 @@ namespace vd = vin::diagnostics;
 int main(int argc, char** argv) try {
   if (argc == 2) {
     const vd::ModelMetadata model =
-        vd::describe_archive(argv[1], vd::InspectDetails{true, true, true}, nullptr);
+        vd::describe_archive(argv[1], vd::InspectDetails::everything(), nullptr);
     vd::write_model_metadata(std::cout, model, vd::OutputFormat::jsonl);
     return 0;
   }

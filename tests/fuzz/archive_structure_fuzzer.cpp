@@ -18,8 +18,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     // describe_archive: the data.pkl reader, or the model.json reader of PyTorch 1.0 to 1.2
     const vd::ClassifiedFile file = vd::classify_file(path, "a TorchScript archive");
-    for (const vd::InspectDetails details :
-         {vd::InspectDetails{}, vd::InspectDetails{true, true, true}}) {
+    for (const vd::InspectDetails& details :
+         {vd::InspectDetails{}, vd::InspectDetails::everything()}) {
       const vd::ModelMetadata model = vd::describe_archive(file, details, nullptr);
       std::ostringstream out;
       vd::write_model_metadata(out, model, vd::OutputFormat::jsonl);

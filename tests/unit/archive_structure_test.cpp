@@ -90,5 +90,5 @@ TEST_CASE("the archive reader gives LibTorch's records on every fixture archive"
 }
 
 TEST_CASE("with --all's details too: tensors, attributes and constants, signatures") {
-  check_readers_agree({true, true, true});
+  check_readers_agree(InspectDetails::everything());
 }

@@ -59,8 +59,9 @@ class PipeOf {
 
 }  // namespace
 
-TEST_CASE("classify_file tells every kind of file the tool reads apart, from its first bytes "
-          "and its zip directory") {
+TEST_CASE(
+    "classify_file tells every kind of file the tool reads apart, from its first bytes "
+    "and its zip directory") {
   CHECK(classify_file(fixture("convnet.pt")).kind == FileKind::torchscript_archive);
   CHECK(classify_file(fixture("traced.pt")).kind == FileKind::torchscript_archive);
   CHECK(classify_file(fixture("state_dict.pt")).kind == FileKind::torch_save_zip);

@@ -393,19 +393,21 @@ class KeyLister final : public TensorConsumer {
 
 }  // namespace
 
-TEST_CASE("an added consumer takes every reached tensor in capture order, past the quotas when "
-          "it asks for them") {
+TEST_CASE(
+    "an added consumer takes every reached tensor in capture order, past the quotas when "
+    "it asks for them") {
   auto model = load_torchscript_archive(fixture("convnet.pt"));
   const auto x = positional({at::rand({1, 3, 8, 8})});
   // the capture's own snapshots, without quotas in the way: the order every consumer sees
   std::vector<std::string> all;
   {
-    auto capture = capture_model(model, std::nullopt, CaptureLimits().with_max_tensors(100000).with_max_bytes(1 << 30));
+    auto capture = capture_model(model, std::nullopt,
+                                 CaptureLimits().with_max_tensors(100000).with_max_bytes(1 << 30));
     auto scope = capture.enter();
     capture.forward(x);
     for (const TensorSnapshot& s : capture.snapshots())
-      all.push_back(TensorKey{s.module_path(), s.call_index(), s.direction(), s.tensor_path()}
-                        .name());
+      all.push_back(
+          TensorKey{s.module_path(), s.call_index(), s.direction(), s.tensor_path()}.name());
   }
   REQUIRE(all.size() > 3);
   for (const bool every : {false, true}) {

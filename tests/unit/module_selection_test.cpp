@@ -67,7 +67,8 @@ TEST_CASE("select_module_paths: exact paths and patterns, in registration order"
       "'layer30'",
       UsageError);
   CHECK_THROWS_AS(select_module_paths({"layer9"}, kPaths), UsageError);
-  // nothing like a typo of it: the nearest paths all the same (contract 7.4), and where the rest are
+  // nothing like a typo of it: the nearest paths all the same (contract 7.4), and where the rest
+  // are
   CHECK_THROWS_WITH_AS(select_module_paths({"nosuchthing"}, kPaths),
                        "unknown module path 'nosuchthing'; closest registered paths: '<root>' 'fc' "
                        "'layer3'; run inspect-model to list them all",

@@ -38,8 +38,9 @@ TEST_CASE(
   // wide.pt: 5,054 modules, none quantized; this executable's definition of runOnModule is the
   // one LibTorch's load calls, as the plugin's is in vin-inspect
   const QuantizedConvRewriteCounts wide = counted_load(fixture("wide.pt"));
-  INFO("no module counted: this LibTorch's load does not call the project's runOnModule (a "
-       "library linked with -Bsymbolic or LTO binds its own); the load is then only slower");
+  INFO(
+      "no module counted: this LibTorch's load does not call the project's runOnModule (a "
+      "library linked with -Bsymbolic or LTO binds its own); the load is then only slower");
   CHECK(wide.skipped >= 5054);
   CHECK(wide.ran == 0);
   // static_quantized.pt: quantized Conv2d and ConvReLU2d

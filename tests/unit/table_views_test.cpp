@@ -61,7 +61,8 @@ TEST_CASE("every table view names fields its record has, and decides on every on
       decided.insert(field);
     }
     // a field added to the record must be shown by a column or left to the JSON formats here
-    for (const std::string& field : fields) CHECK_MESSAGE(decided.count(field), "undecided: ", field);
+    for (const std::string& field : fields)
+      CHECK_MESSAGE(decided.count(field), "undecided: ", field);
   }
 }
 

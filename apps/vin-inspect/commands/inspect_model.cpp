@@ -21,7 +21,8 @@ class InspectModel : public Command {
                  "vin-inspect inspect-model net.pt --format table"}) {}
 
   void define(CLI::App& sub) override {
-    sub.add_option("ARCHIVE", archive_, "TorchScript archive written by torch.jit.save")
+    sub.add_option("ARCHIVE", archive_,
+                   "TorchScript archive written by torch.jit.save, or a torch.export .pt2")
         ->required();
     sub.add_flag("--tensors", details_.tensors,
                  "Each parameter and buffer (shape, dtype, device, bytes, storage CRC-32) and the "
@@ -31,6 +32,9 @@ class InspectModel : public Command {
     sub.add_flag("--signature", details_.signature,
                  "The root's forward and public methods: arguments, defaults, return type");
     sub.add_flag("--all", all_, "--tensors --attributes --signature");
+    sub.add_option("--model", details_.model,
+                   "Which program of a .pt2 holding several (default: model, or the only one)")
+        ->type_name("NAME");
     add_load_with_libtorch(sub, with_libtorch_);
     output_.add(sub);
   }
@@ -38,7 +42,7 @@ class InspectModel : public Command {
   int run() override {
     vd::OutputPlan plan = plan_outputs(output_, {{"ARCHIVE", archive_}});
     spdlog::debug("inspecting {}", archive_);
-    if (all_) details_ = vd::InspectDetails{true, true, true};
+    if (all_) details_.tensors = details_.attributes = details_.signature = true;
     const vd::ModelMetadata model =
         vd::describe_archive(archive_, details_, libtorch_fallback(with_libtorch_));
     spdlog::debug("{} modules, {} parameters", model.modules().size(), model.total_parameters());

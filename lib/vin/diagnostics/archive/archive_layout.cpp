@@ -107,6 +107,13 @@ ArchiveLayout probe_torchscript_archive(const ClassifiedFile& file) {
       throw Error(path + ": a zip archive without data.pkl, not a PyTorch archive");
     case FileKind::legacy_torchscript:
       throw Error(legacy_archive_message(path));
+    case FileKind::torch_export:
+      throw Error(path +
+                  ": a torch.export archive (.pt2), which capture, compare and profile do not "
+                  "run: they run TorchScript archives with LibTorch's TorchScript interpreter, "
+                  "and running an exported program needs torch.export.load in Python (or "
+                  "AOTInductor's runner for a compiled package); inspect-model and diff describe "
+                  "it");
     case FileKind::pytorch1_container:
       throw Error(path +
                   ": a TorchScript file in the container format of PyTorch 1.0's previews "

@@ -4,6 +4,8 @@
 #include <iterator>
 #include <vector>
 
+#include "vin/diagnostics/archive/export_archive.h"
+
 namespace vin::diagnostics {
 namespace {
 
@@ -24,6 +26,7 @@ bool starts_as_json_object(const InputFile& file) {
 
 FileKind zip_kind(const ZipArchive& zip) {
   // PyTorch's writers put every record under one top folder, the first member's
+  if (export_layout(zip)) return FileKind::torch_export;
   const std::string top = zip.first_folder();
   if (top.empty()) return FileKind::other_zip;
   if (!zip.find(top + "data.pkl"))
@@ -41,6 +44,7 @@ std::string_view describe(FileKind kind) {
       "a torch.save file",
       "a zip file",
       "a TorchScript archive of PyTorch 1.0 to 1.2 (model.json)",
+      "a torch.export archive (.pt2)",
       "a TorchScript file of PyTorch 1.0's previews (PYTORCH1)",
       "an .npy array",
       "a pickle (a torch.save file before PyTorch 1.6)",

@@ -16,6 +16,7 @@ enum class FileKind {
   torch_save_zip,       ///< a zip with TOP/data.pkl and neither (torch.save since PyTorch 1.6)
   other_zip,            ///< any other zip (numpy's .npz among them)
   legacy_torchscript,   ///< a zip with TOP/model.json and no data.pkl (PyTorch 1.0 to 1.2)
+  torch_export,  ///< a zip torch.export.save or AOTInductor wrote (.pt2; export_archive.h)
   pytorch1_container,   ///< starts with PYTORCH1: the container of PyTorch 1.0's previews
   npy,                  ///< numpy's .npy (starts with \x93NUMPY)
   legacy_pickle,        ///< a pickle (starts with 0x80): torch.save before PyTorch 1.6

@@ -148,6 +148,36 @@ InputFile::~InputFile() {
   if (fd_ >= 0) ::close(fd_);
 }
 
+std::shared_ptr<const InputFile> InputFile::from_bytes(const std::string& label,
+                                                       std::string_view bytes) {
+  std::size_t at = 0;
+  return from_pieces(label, [&](char* out, std::size_t n) {
+    const std::size_t take = std::min(n, bytes.size() - at);
+    std::memcpy(out, bytes.data() + at, take);
+    at += take;
+    return take;
+  });
+}
+
+std::shared_ptr<const InputFile> InputFile::from_pieces(
+    const std::string& label, const std::function<std::size_t(char* out, std::size_t n)>& next) {
+  Descriptor copy{anonymous_temporary_file(label)};
+  std::vector<char> buffer(std::size_t{1} << 20);
+  std::uint64_t total = 0;
+  for (;;) {
+    const std::size_t got = next(buffer.data(), buffer.size());
+    if (got == 0) break;
+    total += got;
+    if (!write_all(copy.fd, buffer.data(), got))
+      throw Error(label + ": cannot hold a copy in " + temporary_folder() + ": " +
+                  std::strerror(errno));
+  }
+  std::shared_ptr<InputFile> file(new InputFile(label, copy.release(), total, true));
+  file->head_.resize(kHeadBytes);
+  file->head_.resize(file->read_at(0, file->head_.data(), kHeadBytes));
+  return file;
+}
+
 std::shared_ptr<const InputFile> InputFile::open(const std::string& path, std::string_view what) {
   Descriptor fd;
   do {

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <streambuf>
 #include <string>
@@ -28,8 +29,17 @@ class InputFile {
   /// is a directory, not WHAT" when `what` is given), cannot be opened, a stream longer than its
   /// limit above, or no room in the temporary folder ($TMPDIR, else /tmp) for a stream's copy.
   /// Nothing is written to `path`.
-  static std::shared_ptr<const InputFile> open(const std::string& path,
-                                               std::string_view what = {});
+  static std::shared_ptr<const InputFile> open(const std::string& path, std::string_view what = {});
+
+  /// `bytes` as a file of their own (a zip nested in a member of another), named `label` in
+  /// messages: held in an anonymous temporary file, gone with the InputFile. Throws Error naming
+  /// `label` when the temporary folder has no room.
+  static std::shared_ptr<const InputFile> from_bytes(const std::string& label,
+                                                     std::string_view bytes);
+  /// The same for bytes `next` hands out a piece at a time (up to `n` into `out`; 0 at the end),
+  /// so that a large member is never held in memory whole.
+  static std::shared_ptr<const InputFile> from_pieces(
+      const std::string& label, const std::function<std::size_t(char* out, std::size_t n)>& next);
 
   ~InputFile();
   InputFile(const InputFile&) = delete;

@@ -1,6 +1,7 @@
 #include "vin/diagnostics/archive/model_source.h"
 
 #include "vin/diagnostics/archive/archive_structure.h"
+#include "vin/diagnostics/archive/export_archive.h"
 #include "vin/diagnostics/archive/legacy_archive.h"
 #include "vin/diagnostics/records/error.h"
 
@@ -17,6 +18,10 @@ ModelMetadata describe_archive(const std::string& path, const InspectDetails& de
 
 ModelMetadata describe_archive(const ClassifiedFile& file, const InspectDetails& details,
                                const LibTorchInspector& fallback) {
+  if (file.kind == FileKind::torch_export)
+    return naming_out_of_memory(file.path(), "reading the archive", [&] {
+      return read_export_archive(*file.zip, details, details.model);
+    });
   if (file.kind == FileKind::legacy_torchscript)
     return naming_out_of_memory(file.path(), "reading the archive's structure", [&] {
       return read_legacy_archive_metadata(*file.zip, file.zip->first_folder(), details);

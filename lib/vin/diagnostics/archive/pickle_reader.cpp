@@ -302,9 +302,8 @@ class Machine {
   PickleRef storage(PickleRef id) {
     const auto& f = id->items;
     const bool legacy_sixth = f.size() == 6 && f[5]->kind == Kind::none;
-    if (id->kind != Kind::tuple || (f.size() != 5 && !legacy_sixth) ||
-        f[0]->kind != Kind::string || f[0]->text != "storage" || f[4]->kind != Kind::integer ||
-        f[4]->integer < 0)
+    if (id->kind != Kind::tuple || (f.size() != 5 && !legacy_sixth) || f[0]->kind != Kind::string ||
+        f[0]->text != "storage" || f[4]->kind != Kind::integer || f[4]->integer < 0)
       return make(Kind::opaque);
     auto v = make(Kind::storage);
     v->numel = f[4]->integer;
@@ -408,12 +407,15 @@ PickleRef reduce(Machine& m, PickleRef callable, PickleRef args) {
     t->items = a;
     return t;
   }
-  // torch.save of an nn.Parameter: (tensor, requires_grad, hooks)
-  if (name == "torch._utils._rebuild_parameter" && a.size() >= 2 && a[0]->kind == Kind::tensor &&
-      a[1]->kind == Kind::boolean) {
+  // torch.save of an nn.Parameter: (tensor, requires_grad, hooks[, state]); `text` says it is
+  // one (a torch.export state dict holds parameters and buffers side by side)
+  if ((name == "torch._utils._rebuild_parameter" ||
+       name == "torch._utils._rebuild_parameter_with_state") &&
+      a.size() >= 2 && a[0]->kind == Kind::tensor && a[1]->kind == Kind::boolean) {
     auto t = m.make(Kind::tensor);
     *t = *a[0];
     t->requires_grad = a[1]->boolean;
+    t->text = "torch._utils._rebuild_parameter";
     return t;
   }
   if (name == "collections.OrderedDict") return m.make(Kind::dict);

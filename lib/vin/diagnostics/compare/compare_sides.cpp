@@ -356,6 +356,7 @@ OpenedSide open_side(const CompareSide& side) {
     case FileKind::torchscript_archive:
     case FileKind::torch_save_zip:
     case FileKind::legacy_torchscript:  // the probe says why it is not loaded
+    case FileKind::torch_export:
       return {probe_torchscript_archive(file), nullptr};
     case FileKind::other_zip:
       return {std::nullopt, file.zip};

@@ -76,7 +76,8 @@ RecordSet model_set(const Json& document, const std::string& source, const std::
   set.kind = RecordSet::Kind::model;
   set.source = source;
   require_keys(document, kModelKeys, "ModelMetadata", where);
-  set.header = without(document, {"methods", "modules", "record"});
+  // a .pt2's container (ExportArchive: file, layout, versions) is not the model: not compared
+  set.header = without(document, {"methods", "modules", "record", "export_archive"});
   if (document.contains("methods")) {
     set.methods.emplace();
     for (const Json& method : document.at("methods")) {
@@ -255,10 +256,15 @@ RecordSet read_jsonl(std::istream& in, const std::string& path) {
     return read_profile_jsonl(lines, std::move(line), path);
   Json document;
   bool model = false;
+  bool export_archive = false;
   for (; line; line = lines.next()) {
     Json& j = line->record;
     const std::string& where = line->where;
     const std::string record = j["record"];
+    if (document.is_null() && record == "ExportArchive" && !export_archive) {
+      export_archive = true;  // a .pt2's records: the container first (not compared)
+      continue;
+    }
     if (document.is_null()) {
       if (record == "ModelMetadata") {
         require_keys(j, kModelKeys, "ModelMetadata", where);

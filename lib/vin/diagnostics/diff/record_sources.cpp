@@ -25,7 +25,7 @@ RecordSet load_record_set(const std::string& path, const LibTorchInspector& fall
   if (file.zip)
     return kind == SideKind::configuration
                ? configuration_side(file)
-               : record_set(describe_archive(file, InspectDetails{true, true, true}, fallback),
+               : record_set(describe_archive(file, InspectDetails::everything(), fallback),
                             path);
   if (file.kind == FileKind::empty && kind != SideKind::configuration)
     throw Error(path + ": empty file: no records, no archive, no configuration rendering");

@@ -19,6 +19,8 @@ OutputFormat parse_output_format(std::string_view name) {
 void write_model_metadata(std::ostream& out, const ModelMetadata& model, OutputFormat format) {
   switch (format) {
     case OutputFormat::jsonl: {
+      if (const auto& archive = model.details().export_archive)
+        out << dump_record_line("ExportArchive", to_json(*archive)) << '\n';
       out << dump_record_line("ModelMetadata", header_json(model)) << '\n';
       if (const auto& methods = model.details().methods)
         for (const auto& m : *methods)

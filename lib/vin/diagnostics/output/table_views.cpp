@@ -21,7 +21,7 @@ const std::vector<TableView>& table_views() {
         {"Trainable", right, {"trainable_parameters"}},
         {"Buffers", right, {"direct_buffers"}},
         {"Mode", left, {"training"}},
-        {"Size", right, {"tensors"}},  // --tensors: the nbytes of the module's tensors
+        {"Size", right, {"tensors"}},         // --tensors: the nbytes of the module's tensors
         {"Settings", left, {"attributes"}}},  // --attributes
        {}},
       // --tensors: a row per tensor under its module, in the model view's columns

@@ -239,11 +239,13 @@ std::string format_model_table(const ModelMetadata& model) {
   });
   for (const auto& m : model.modules()) {
     std::vector<std::string> row{tree_label(m.path()),
-                                 m.module_type(),
+                                 m.module_type().value_or("-"),
                                  with_thousands_separators(m.direct_parameters()),
                                  with_thousands_separators(m.trainable_parameters()),
                                  with_thousands_separators(m.direct_buffers()),
-                                 m.training() ? "train" : "eval"};
+                                 !m.training()   ? "-"
+                                 : *m.training() ? "train"
+                                                 : "eval"};
     if (tensors) row.push_back(byte_size(module_bytes(m)));
     if (attributes) row.push_back(attributes_text(*m.details().attributes));
     table.add_row(std::move(row));
@@ -266,8 +268,8 @@ std::string format_model_table(const ModelMetadata& model) {
   // a Settings column can be long: the rules stop at a screen's width then
   const std::string rule(
       attributes ? std::min<std::size_t>(table.width(), kSettingsRuleWidth) : table.width(), '=');
-  std::string out = "Model: " + shown(model.model_type()) + '\n' + rule + '\n' + table.render() +
-                    '\n' + rule + '\n';
+  std::string out = "Model: " + shown(model.model_type().value_or("-")) + '\n' + rule + '\n' +
+                    table.render() + '\n' + rule + '\n';
   std::vector<std::pair<std::string, std::string>> lines = {
       {"Modules:", with_thousands_separators(static_cast<std::int64_t>(model.modules().size()))},
       {"Total parameters:", with_thousands_separators(model.total_parameters())},

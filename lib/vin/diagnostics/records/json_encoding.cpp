@@ -184,6 +184,7 @@ std::string python_float_text(double value) { return python_float_repr(value); }
 
 Json to_json(const ModelMetadata& model) {
   Json j = header_json(model);
+  if (const auto& archive = model.details().export_archive) j["export_archive"] = to_json(*archive);
   if (const auto& methods = model.details().methods) {
     Json list = Json::array();
     for (const auto& m : *methods) list.push_back(to_json(m));

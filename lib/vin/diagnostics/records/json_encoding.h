@@ -56,6 +56,9 @@ Json flops_json(FlopCount count);
 
 Json to_json(const ModuleProfile& module);
 
+/// A torch.export archive's ExportArchive record (contract 10.3).
+Json to_json(const ExportArchive& archive);
+
 /// One OperatorProfile as a JSON object, without the "record" key.
 Json to_json(const OperatorProfile& op);
 

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "vin/diagnostics/records/export_records.h"
 #include "vin/diagnostics/records/record_value.h"
 
 namespace vin::diagnostics {
@@ -20,7 +21,15 @@ struct InspectDetails {
   bool tensors = false;     ///< TensorMetadata per registered tensor, and the model's bytes
   bool attributes = false;  ///< each module's non-tensor attributes and constants
   bool signature = false;   ///< MethodSignature of the root's forward and public methods
+  /// which program of a torch.export archive holding several (--model; "" for the default)
+  std::string model;
   bool any() const { return tensors || attributes || signature; }
+  /// Every detail (--all).
+  static InspectDetails everything() {
+    InspectDetails d;
+    d.tensors = d.attributes = d.signature = true;
+    return d;
+  }
 };
 
 /// One parameter or buffer registered directly on a module (docs/records.md).
@@ -86,18 +95,22 @@ struct ModelDetails {
   std::optional<std::vector<MethodSignature>> methods;  ///< forward first, then in code order
   /// set when the details reached their budget (records/detail_budget.h): why, and what then
   std::optional<std::string> stopped_by;
+  /// a torch.export archive's container and program (its ExportArchive record, printed first)
+  std::optional<ExportArchive> export_archive;
 
   friend bool operator==(const ModelDetails& a, const ModelDetails& b) {
     return a.parameter_bytes == b.parameter_bytes && a.buffer_bytes == b.buffer_bytes &&
-           a.methods == b.methods && a.stopped_by == b.stopped_by;
+           a.methods == b.methods && a.stopped_by == b.stopped_by &&
+           a.export_archive == b.export_archive;
   }
 };
 
 /// Static metadata for one registered module in a constructed model.
 class ModuleMetadata {
  public:
-  ModuleMetadata(std::string path, std::string module_type, std::int64_t direct_parameters,
-                 std::int64_t trainable_parameters, std::int64_t direct_buffers, bool training,
+  ModuleMetadata(std::string path, std::optional<std::string> module_type,
+                 std::int64_t direct_parameters, std::int64_t trainable_parameters,
+                 std::int64_t direct_buffers, std::optional<bool> training,
                  ModuleDetails details = {})
       : details_(std::move(details)),
         path_(std::move(path)),
@@ -109,16 +122,18 @@ class ModuleMetadata {
 
   /// Registration path from the model root, "<root>" at the root.
   const std::string& path() const { return path_; }
-  /// Python-qualified type of the module (TorchScript mangling removed).
-  const std::string& module_type() const { return module_type_; }
+  /// Python-qualified type of the module (TorchScript mangling removed); none where the file
+  /// does not record it (a torch.export module no node of which ran, contract 10.3).
+  const std::optional<std::string>& module_type() const { return module_type_; }
   /// Elements in parameters registered directly on this module (None slots count zero).
   std::int64_t direct_parameters() const { return direct_parameters_; }
   /// Elements in gradient-enabled parameters registered directly on this module.
   std::int64_t trainable_parameters() const { return trainable_parameters_; }
   /// Elements in tensors registered directly on this module as buffers.
   std::int64_t direct_buffers() const { return direct_buffers_; }
-  /// The module's training flag at inspection time.
-  bool training() const { return training_; }
+  /// The module's training flag at inspection time; none where the file records no mode
+  /// (torch.export).
+  std::optional<bool> training() const { return training_; }
   /// Tensors and attributes, where asked for.
   const ModuleDetails& details() const { return details_; }
 
@@ -134,17 +149,17 @@ class ModuleMetadata {
  private:
   ModuleDetails details_;
   std::string path_;
-  std::string module_type_;
+  std::optional<std::string> module_type_;
   std::int64_t direct_parameters_;
   std::int64_t trainable_parameters_;
   std::int64_t direct_buffers_;
-  bool training_;
+  std::optional<bool> training_;
 };
 
 /// Registered-module metadata for an already constructed model.
 class ModelMetadata {
  public:
-  ModelMetadata(std::string model_type, std::int64_t total_parameters,
+  ModelMetadata(std::optional<std::string> model_type, std::int64_t total_parameters,
                 std::int64_t trainable_parameters, std::vector<ModuleMetadata> modules,
                 ModelDetails details = {})
       : model_type_(std::move(model_type)),
@@ -153,8 +168,8 @@ class ModelMetadata {
         modules_(std::move(modules)),
         details_(std::move(details)) {}
 
-  /// Python-qualified type of the root module.
-  const std::string& model_type() const { return model_type_; }
+  /// Python-qualified type of the root module (none where the file does not record it).
+  const std::optional<std::string>& model_type() const { return model_type_; }
   /// Elements in all parameters reachable from the root, each tensor counted once.
   std::int64_t total_parameters() const { return total_parameters_; }
   /// Elements in all gradient-enabled reachable parameters, each tensor counted once.
@@ -172,7 +187,7 @@ class ModelMetadata {
   friend bool operator!=(const ModelMetadata& a, const ModelMetadata& b) { return !(a == b); }
 
  private:
-  std::string model_type_;
+  std::optional<std::string> model_type_;
   std::int64_t total_parameters_;
   std::int64_t trainable_parameters_;
   std::vector<ModuleMetadata> modules_;

@@ -22,7 +22,7 @@ Json float_or_null(const std::optional<double>& value) {
 // --- inspect-model --------------------------------------------------------------------------
 
 constexpr Field<ModelMetadata> kModelFields[] = {
-    {"model_type", [](const ModelMetadata& m) { return Json(m.model_type()); }},
+    {"model_type", [](const ModelMetadata& m) { return or_null(m.model_type()); }},
     {"total_parameters", [](const ModelMetadata& m) { return Json(m.total_parameters()); }},
     {"trainable_parameters", [](const ModelMetadata& m) { return Json(m.trainable_parameters()); }},
     {"parameter_bytes",
@@ -47,12 +47,12 @@ constexpr Field<ModelMetadata> kModelFields[] = {
 
 constexpr Field<ModuleMetadata> kModuleFields[] = {
     {"path", [](const ModuleMetadata& m) { return Json(m.path()); }},
-    {"module_type", [](const ModuleMetadata& m) { return Json(m.module_type()); }},
+    {"module_type", [](const ModuleMetadata& m) { return or_null(m.module_type()); }},
     {"direct_parameters", [](const ModuleMetadata& m) { return Json(m.direct_parameters()); }},
     {"trainable_parameters",
      [](const ModuleMetadata& m) { return Json(m.trainable_parameters()); }},
     {"direct_buffers", [](const ModuleMetadata& m) { return Json(m.direct_buffers()); }},
-    {"training", [](const ModuleMetadata& m) { return Json(m.training()); }},
+    {"training", [](const ModuleMetadata& m) { return or_null(m.training()); }},
     {"attributes",
      [](const ModuleMetadata& m) {
        const auto& attributes = m.details().attributes;
@@ -298,6 +298,23 @@ constexpr Field<ProfileSummary> kProfileSummaryFields[] = {
      detail, not_compared},
 };
 
+// --- torch.export ---------------------------------------------------------------------------
+
+// the container, not the model: two archives of one model may differ in all of it
+constexpr Field<ExportArchive> kExportArchiveFields[] = {
+    {"file", [](const ExportArchive& a) { return Json(a.file); }, Presence::always, not_compared},
+    {"layout", [](const ExportArchive& a) { return Json(a.layout); }, Presence::always,
+     not_compared},
+    {"schema_version", [](const ExportArchive& a) { return or_null(a.schema_version); },
+     Presence::always, not_compared},
+    {"torch_version", [](const ExportArchive& a) { return or_null(a.torch_version); },
+     Presence::always, not_compared},
+    {"models", [](const ExportArchive& a) { return Json(a.models); }, Presence::always,
+     not_compared},
+    {"extra_files", [](const ExportArchive& a) { return Json(a.extra_files); }, Presence::always,
+     not_compared},
+};
+
 // --- diff -----------------------------------------------------------------------------------
 
 constexpr Field<Change> kChangeFields[] = {
@@ -345,6 +362,7 @@ const std::vector<RecordInfo>& record_infos() {
         info_of("ModuleProfile", kModuleProfileFields),
         info_of("OperatorProfile", kOperatorProfileFields),
         info_of("ProfileSummary", kProfileSummaryFields),
+        info_of("ExportArchive", kExportArchiveFields),
         info_of("Change", kChangeFields),
         info_of("DiffSummary", kDiffSummaryFields),
     };
@@ -406,5 +424,7 @@ Json to_json(const ProfileSummary& summary) {
 }
 Json to_json(const Change& change) { return encode_fields(kChangeFields, change); }
 Json to_json(const DiffSummary& summary) { return encode_fields(kDiffSummaryFields, summary); }
+
+Json to_json(const ExportArchive& archive) { return encode_fields(kExportArchiveFields, archive); }
 
 }  // namespace vin::diagnostics

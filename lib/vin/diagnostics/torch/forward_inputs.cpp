@@ -501,6 +501,7 @@ ForwardInputs read_forward_inputs(const std::string& path, const torch::jit::Mod
     case FileKind::text:
     case FileKind::empty:
     case FileKind::legacy_torchscript:
+    case FileKind::torch_export:
     case FileKind::pytorch1_container:
       throw Error(path + ": not an inputs file: expected .npz, .npy or torch.save (zip) data");
   }

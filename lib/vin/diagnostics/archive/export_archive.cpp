@@ -1,0 +1,729 @@
+#include "vin/diagnostics/archive/export_archive.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "vin/diagnostics/archive/pickle_reader.h"
+#include "vin/diagnostics/records/bounded_json.h"
+#include "vin/diagnostics/records/error.h"
+#include "vin/diagnostics/records/module_counts.h"
+#include "vin/diagnostics/text/dtypes.h"
+
+namespace vin::diagnostics {
+namespace {
+
+// the program of a real model is a few MB (resnet18's: 1 MB); its values nest a few levels, a
+// control-flow subgraph (as_graph) a few more per level
+constexpr std::uint64_t kMaxProgramBytes = std::uint64_t{256} << 20;
+constexpr std::uint64_t kMaxConfigBytes = std::uint64_t{64} << 20;
+constexpr std::size_t kMaxProgramDepth = 2048;
+// a nested torch.save's data.pkl: names and tensor descriptions, never the data
+constexpr std::uint64_t kMaxStatePickleBytes = std::uint64_t{256} << 20;
+// the newest schema this reader knows (torch 2.14 writes 8.20)
+constexpr std::int64_t kNewestSchemaMajor = 8;
+
+// An entry of the archive that is not what torch writes: the message names it (contract 10.4).
+struct Malformed {
+  std::string why;
+};
+
+// torch 2.1-2.2 and 2.6 write the floats inf and nan as bare tokens (Python's json allow_nan),
+// which JSON has not: each becomes the string 2.7 on writes, outside strings only
+std::string with_quoted_non_finite(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      out += c;
+      if (c == '\\' && i + 1 < text.size())
+        out += text[++i];
+      else if (c == '"')
+        in_string = false;
+      continue;
+    }
+    if (c == '"') in_string = true;
+    bool replaced = false;
+    for (std::string_view token : {"-Infinity", "Infinity", "NaN"})
+      if (text.compare(i, token.size(), token) == 0) {
+        out += '"';
+        out += token;
+        out += '"';
+        i += token.size() - 1;
+        replaced = true;
+        break;
+      }
+    if (!replaced) out += c;
+  }
+  return out;
+}
+
+Json parse_json_entry(const std::string& text, const std::string& entry) {
+  try {
+    return parse_bounded_json(with_quoted_non_finite(text), kMaxProgramDepth);
+  } catch (const JsonTooDeep&) {
+    throw Malformed{entry + " nests values more than " + std::to_string(kMaxProgramDepth) +
+                    " levels deep"};
+  } catch (const Json::exception&) {
+    throw Malformed{entry + " is not valid JSON"};
+  }
+}
+
+const Json& field(const Json& object, const char* key, const std::string& where) {
+  if (!object.is_object() || !object.contains(key) || object[key].is_null())
+    throw Malformed{where + " has no " + key};
+  return object[key];
+}
+
+const Json* optional_field(const Json& object, const char* key) {
+  if (!object.is_object()) return nullptr;
+  const auto it = object.find(key);
+  return it == object.end() || it->is_null() ? nullptr : &*it;
+}
+
+std::string string_field(const Json& object, const char* key, const std::string& where) {
+  const Json& v = field(object, key, where);
+  if (!v.is_string()) throw Malformed{where + "'s " + key + " is not a string"};
+  return v.get<std::string>();
+}
+
+// A union as the schema writes it: an object of one key (2.3 on), or of every variant with the
+// unused ones null (2.1-2.2). The variant's name and value.
+std::pair<std::string, const Json*> union_variant(const Json& value, const std::string& where) {
+  if (!value.is_object() || value.empty()) throw Malformed{where + " is a union with no field"};
+  if (value.size() == 1) return {value.begin().key(), &value.begin().value()};
+  std::pair<std::string, const Json*> found{"", nullptr};
+  for (auto it = value.begin(); it != value.end(); ++it) {
+    if (it->is_null()) continue;
+    if (found.second) throw Malformed{where + " is a union with two fields"};
+    found = {it.key(), &it.value()};
+  }
+  if (!found.second) throw Malformed{where + " is a union with no field"};
+  return found;
+}
+
+// The schema's ScalarType (torch/_export/serde/schema.py), not c10's numbering past 13.
+const Dtype& schema_dtype(const Json& value, const std::string& where) {
+  static const std::map<std::int64_t, std::string_view> kNames = {{1, "uint8"},
+                                                                  {2, "int8"},
+                                                                  {3, "int16"},
+                                                                  {4, "int32"},
+                                                                  {5, "int64"},
+                                                                  {6, "float16"},
+                                                                  {7, "float32"},
+                                                                  {8, "float64"},
+                                                                  {9, "complex32"},
+                                                                  {10, "complex64"},
+                                                                  {11, "complex128"},
+                                                                  {12, "bool"},
+                                                                  {13, "bfloat16"},
+                                                                  {28, "uint16"},
+                                                                  {29, "float8_e4m3fn"},
+                                                                  {30, "float8_e5m2"},
+                                                                  {31, "float8_e4m3fnuz"},
+                                                                  {32, "float8_e5m2fnuz"},
+                                                                  {34, "uint32"},
+                                                                  {35, "uint64"}};
+  if (!value.is_number_integer()) throw Malformed{where + " has a dtype that is not an integer"};
+  const auto it = kNames.find(value.get<std::int64_t>());
+  const Dtype* dtype = it == kNames.end() ? nullptr : dtype_named(it->second);
+  if (!dtype)
+    throw Malformed{where + " has dtype " + std::to_string(value.get<std::int64_t>()) +
+                    ", which this reader does not know"};
+  return *dtype;
+}
+
+// A size: {as_int: n} (or a bare integer, as 2.1-2.2 wrote storage_offset).
+std::int64_t concrete_size(const Json& value, const std::string& where) {
+  if (value.is_number_integer()) return value.get<std::int64_t>();
+  const auto [variant, v] = union_variant(value, where);
+  if (variant == "as_int" && v->is_number_integer()) return v->get<std::int64_t>();
+  if (variant == "as_expr") throw Malformed{where + " has a symbolic size"};
+  throw Malformed{where + " has a size that is not an integer"};
+}
+
+// One parameter, buffer or constant: its TensorMeta and the storage it lies in.
+struct NamedTensor {
+  std::string name;  // dotted from the root: "layer1.0.conv1.weight"
+  std::string kind;  // "parameter", "buffer" or "constant"
+  const Dtype* dtype = nullptr;
+  std::vector<std::int64_t> shape;
+  std::int64_t numel = 1;
+  std::string device = "cpu";
+  bool requires_grad = false;
+  std::string storage;               // one key per storage: tied names share it
+  std::optional<std::uint32_t> crc;  // of the member holding its storage, where one does
+};
+
+void read_tensor_meta(const Json& meta, const std::string& where, NamedTensor& t) {
+  t.dtype = &schema_dtype(field(meta, "dtype", where), where);
+  const Json& sizes = field(meta, "sizes", where);
+  if (!sizes.is_array()) throw Malformed{where + "'s sizes are not a list"};
+  t.shape.clear();
+  t.numel = 1;
+  for (const Json& s : sizes) {
+    const std::int64_t n = concrete_size(s, where);
+    if (n < 0) throw Malformed{where + " has a negative size"};
+    t.shape.push_back(n);
+    if (__builtin_mul_overflow(t.numel, n, &t.numel))
+      throw Malformed{where + "'s sizes overflow 64 bits"};
+  }
+  std::int64_t bytes = 0;
+  if (__builtin_mul_overflow(t.numel, std::int64_t{t.dtype->element_size}, &bytes))
+    throw Malformed{where + "'s sizes overflow 64 bits"};
+  if (const Json* grad = optional_field(meta, "requires_grad"); grad && grad->is_boolean())
+    t.requires_grad = grad->get<bool>();
+  if (const Json* device = optional_field(meta, "device")) {
+    const Json* type = optional_field(*device, "type");
+    if (type && type->is_string()) t.device = type->get<std::string>();
+    if (const Json* index = optional_field(*device, "index"); index && index->is_number_integer())
+      t.device += ":" + std::to_string(index->get<std::int64_t>());
+  }
+}
+
+// "a.b.c" -> "a.b"; "a" -> "" (the root)
+std::string parent_path(const std::string& name) {
+  const std::size_t dot = name.rfind('.');
+  return dot == std::string::npos ? "" : name.substr(0, dot);
+}
+
+// An nn_module_stack path as torch wrote it, dotted ("layers.0"); older writers gave Python
+// expressions ("L['self'].layers[0]"): normalised where that is unambiguous, else nothing.
+std::optional<std::string> dotted_module_path(std::string path) {
+  for (const std::string prefix : {"L['self'].", "L[\"self\"].", "self."})
+    if (path.rfind(prefix, 0) == 0) path = path.substr(prefix.size());
+  if (path == "L['self']" || path == "self") return std::string();
+  std::string out;
+  for (std::size_t i = 0; i < path.size(); ++i) {
+    const char c = path[i];
+    if (c == '[') {
+      const std::size_t close = path.find(']', i);
+      if (close == std::string::npos) return std::nullopt;
+      std::string inner = path.substr(i + 1, close - i - 1);
+      if (inner.size() >= 2 && (inner.front() == '\'' || inner.front() == '"') &&
+          inner.back() == inner.front())
+        inner = inner.substr(1, inner.size() - 2);
+      if (inner.empty() || inner.find_first_of("[]()'\", ") != std::string::npos)
+        return std::nullopt;
+      out += (out.empty() ? "" : ".") + inner;
+      i = close;
+    } else if (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.') {
+      out += c;
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (!out.empty() &&
+      (out.front() == '.' || out.back() == '.' || out.find("..") != std::string::npos))
+    return std::nullopt;
+  return out;
+}
+
+// "key,path,type" entries joined by ';', commas inside brackets belonging to the path
+std::vector<std::pair<std::string, std::string>> module_stack(const std::string& text) {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::vector<std::string> entries(1);
+  int depth = 0;
+  for (const char c : text) {
+    if (c == '[' || c == '(') ++depth;
+    if ((c == ']' || c == ')') && depth > 0) --depth;
+    if (c == ';' && depth == 0) {
+      entries.emplace_back();
+      continue;
+    }
+    entries.back() += c;
+  }
+  for (const std::string& entry : entries) {
+    const std::size_t first = entry.find(',');
+    const std::size_t last = entry.rfind(',');
+    if (first == std::string::npos || first == last) continue;
+    const auto path = dotted_module_path(entry.substr(first + 1, last - first - 1));
+    if (path) out.emplace_back(*path, entry.substr(last + 1));
+  }
+  return out;
+}
+
+// The placeholder name torch.export gives a parameter or buffer: its dotted name with every
+// character that is not a letter, digit or '_' as '_', after a prefix ("p_", "b_", "c_")
+std::string placeholder_name(std::string_view prefix, const std::string& name) {
+  std::string out(prefix);
+  for (const char c : name)
+    out += std::isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '_';
+  return out;
+}
+
+class ExportReader {
+ public:
+  ExportReader(const ZipArchive& zip, ExportLayout layout, const InspectDetails& details)
+      : zip_(zip), layout_(layout), details_(details) {
+    if (layout_ == ExportLayout::pt2_archive) root_ = zip_.first_folder();
+  }
+
+  ModelMetadata read(const std::string& wanted) {
+    ExportArchive archive;
+    archive.file = zip_.path();
+    archive.layout = layout_ == ExportLayout::export_zip ? "export_zip" : "pt2_archive";
+    archive.models = model_names();
+    archive.extra_files = extra_files();
+    const std::string model = chosen_model(archive.models, wanted);
+    const std::string entry = program_entry(model);
+    const auto index = zip_.find(entry);
+    if (!index) throw Malformed{entry + " is missing"};
+    const Json program = parse_json_entry(zip_.read(*index, kMaxProgramBytes, entry), entry);
+    archive.schema_version = schema_version(program, entry);
+    if (const Json* v = optional_field(program, "torch_version"); v && v->is_string())
+      archive.torch_version = v->get<std::string>();
+    const Json& graph_module = field(program, "graph_module", entry);
+    const Json& graph = field(graph_module, "graph", entry + ": graph_module");
+    // the modules the program names first (a tied parameter's name is recovered among them),
+    // then in named_modules() order: module_call_graph's (that order in torch 2.6 on), the
+    // tensors' (the state dict's order), the nodes'
+    const auto [called, stacked] = module_paths(graph_module, graph, entry);
+    for (const auto& paths : {called, stacked})
+      for (const std::string& p : paths) known_modules_.insert(p);
+    read_tensors(graph_module, graph, model, entry);
+    for (const std::string& p : called) add_path(p);
+    for (const NamedTensor& t : tensors_) add_path(parent_path(t.name));
+    for (const std::string& p : stacked) add_path(p);
+    ModelMetadata out = describe();
+    ModelDetails details = out.details();
+    details.export_archive = std::move(archive);
+    return ModelMetadata(out.model_type(), out.total_parameters(), out.trainable_parameters(),
+                         out.modules(), std::move(details));
+  }
+
+ private:
+  std::vector<std::string> model_names() const {
+    if (layout_ == ExportLayout::export_zip) return {"model"};
+    std::vector<std::string> names;
+    const std::string folder = root_ + "models/";
+    for (const auto& e : zip_.entries()) {
+      if (e.name.rfind(folder, 0) != 0) continue;
+      const std::string rest = e.name.substr(folder.size());
+      if (rest.size() > 5 && rest.find('/') == std::string::npos &&
+          rest.compare(rest.size() - 5, 5, ".json") == 0)
+        names.push_back(rest.substr(0, rest.size() - 5));
+    }
+    return names;
+  }
+
+  std::vector<std::string> extra_files() const {
+    const std::string folder =
+        layout_ == ExportLayout::export_zip ? "extra_files/" : root_ + "extra/";
+    std::vector<std::string> names;
+    for (const auto& e : zip_.entries())
+      if (e.name.rfind(folder, 0) == 0 && e.name.size() > folder.size() && e.name.back() != '/')
+        names.push_back(e.name.substr(folder.size()));
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+
+  std::string chosen_model(const std::vector<std::string>& names, const std::string& wanted) const {
+    const auto listed = [&] {
+      std::string all;
+      for (const auto& n : names) all += (all.empty() ? "" : ", ") + n;
+      return all;
+    };
+    if (names.empty()) throw Malformed{root_ + "models/ holds no program"};
+    if (!wanted.empty()) {
+      if (std::find(names.begin(), names.end(), wanted) == names.end())
+        throw UsageError("--model " + wanted + ": " + zip_.path() + " holds no such model (it " +
+                         "holds " + listed() + ")");
+      return wanted;
+    }
+    if (names.size() == 1) return names.front();
+    if (std::find(names.begin(), names.end(), "model") != names.end()) return "model";
+    throw UsageError(zip_.path() + " holds several models (" + listed() +
+                     "): --model NAME says which");
+  }
+
+  std::string program_entry(const std::string& model) const {
+    return layout_ == ExportLayout::export_zip ? "serialized_exported_program.json"
+                                               : root_ + "models/" + model + ".json";
+  }
+
+  static std::string schema_version(const Json& program, const std::string& entry) {
+    const Json* v = optional_field(program, "schema_version");
+    if (!v) throw Malformed{entry + " has no schema_version"};
+    std::int64_t major = 0;
+    std::string text;
+    if (v->is_number_integer()) {  // torch 2.1 and 2.2: 1 and 2
+      major = v->get<std::int64_t>();
+      text = std::to_string(major);
+    } else {
+      const Json& m = field(*v, "major", entry + ": schema_version");
+      const Json& n = field(*v, "minor", entry + ": schema_version");
+      if (!m.is_number_integer() || !n.is_number_integer())
+        throw Malformed{entry + "'s schema_version is not two integers"};
+      major = m.get<std::int64_t>();
+      text = std::to_string(major) + "." + std::to_string(n.get<std::int64_t>());
+    }
+    if (major > kNewestSchemaMajor || major < 0)
+      throw Malformed{entry + " has schema version " + text + "; the newest this reader " +
+                      "understands is " + std::to_string(kNewestSchemaMajor) + ".x"};
+    return text;
+  }
+
+  // the parameters, buffers and constants: by the graph signature's names, with the TensorMeta
+  // of their placeholders; a PT2 Archive's weights config where it has one (2.9 on: the storage
+  // each lies in, tied names sharing one)
+  void read_tensors(const Json& graph_module, const Json& graph, const std::string& model,
+                    const std::string& entry) {
+    const std::string where = entry + ": the graph signature";
+    const Json& signature = field(graph_module, "signature", entry + ": graph_module");
+    const Json* specs = optional_field(signature, "input_specs");
+    const Json* values = optional_field(graph, "tensor_values");
+    if (!specs || !specs->is_array()) throw Malformed{where + " has no input_specs"};
+    struct Spec {
+      std::string kind, name, arg;
+    };
+    std::vector<Spec> found;
+    for (const Json& spec : *specs) {
+      const auto [variant, v] = union_variant(spec, where + "'s input");
+      Spec s;
+      if (variant == "parameter")
+        s = {"parameter", string_field(*v, "parameter_name", where), ""};
+      else if (variant == "buffer")
+        s = {"buffer", string_field(*v, "buffer_name", where), ""};
+      else if (variant == "tensor_constant")
+        s = {"constant", string_field(*v, "tensor_constant_name", where), ""};
+      else
+        continue;  // user inputs, custom objects, tokens, constant inputs
+      const Json& arg = field(*v, "arg", where + "'s " + variant);
+      s.arg = arg.is_string() ? arg.get<std::string>() : string_field(arg, "name", where);
+      found.push_back(std::move(s));
+    }
+    // torch 2.6 names both parameters of a tied pair by the last name (the signature of a
+    // shared embedding and output weight says "out.weight" twice): each placeholder's own name
+    // says which it is ("p_embed_weight"), among the names that make it
+    std::map<std::string, int> seen;
+    for (const Spec& s : found) ++seen[s.name];
+    std::set<std::string> names;
+    for (Spec& s : found) {
+      std::string storage = s.name;
+      if (seen[s.name] > 1 && s.kind == "parameter") {
+        const std::string leaf = s.name.substr(s.name.rfind('.') + 1);
+        const std::string prefix = s.arg.substr(0, s.arg.find('_') + 1);
+        std::string own = recover_tied_name(s.arg, prefix, leaf);
+        if (!own.empty()) s.name = own;
+      }
+      if (!names.insert(s.name).second) continue;  // the same slot twice
+      NamedTensor t;
+      t.name = s.name;
+      t.kind = s.kind;
+      t.storage = storage;
+      const std::string meta_where = entry + ": the tensor " + s.arg;
+      const Json* meta = values ? optional_field(*values, s.arg.c_str()) : nullptr;
+      if (meta && meta->is_object() && meta->contains("meta") && !meta->contains("dtype"))
+        meta = &(*meta)["meta"];  // torch 2.1: {name: {"meta": TensorMeta}}
+      if (!meta) throw Malformed{entry + " has no TensorMeta for " + s.arg};
+      read_tensor_meta(*meta, meta_where, t);
+      tensors_.push_back(std::move(t));
+    }
+    if (layout_ == ExportLayout::pt2_archive) {
+      const bool configs = read_weights_config(
+          root_ + "data/weights/" + model + "_weights_config.json", root_ + "data/weights/");
+      read_weights_config(root_ + "data/constants/" + model + "_constants_config.json",
+                          root_ + "data/constants/");
+      if (!configs) {  // torch 2.8: nested torch.save files
+        read_nested_state(root_ + "data/weights/" + model + ".pt", "parameter");
+        read_nested_state(root_ + "data/constants/" + model + ".pt", "constant");
+      }
+    } else {
+      // 2.3-2.7 name them .pt, 2.1-2.2 .json (torch.save bytes all the same)
+      for (const char* name : {"serialized_state_dict.pt", "serialized_state_dict.json"})
+        read_nested_state(name, "parameter");
+      for (const char* name : {"serialized_constants.pt", "serialized_constants.json"})
+        read_nested_state(name, "constant");
+    }
+  }
+
+  // the tied parameter whose placeholder is `arg`: a name MODULE.LEAF, MODULE one of the
+  // modules the program names, whose placeholder is `arg`
+  std::string recover_tied_name(const std::string& arg, const std::string& prefix,
+                                const std::string& leaf) const {
+    for (const std::string& module : known_modules_) {
+      const std::string name = module.empty() ? leaf : module + "." + leaf;
+      if (placeholder_name(prefix, name) == arg) return name;
+    }
+    // the placeholder alone: p_embed_weight is embed.weight where "embed" holds no '_'
+    if (arg.size() > prefix.size() + leaf.size() + 1 &&
+        arg.compare(arg.size() - leaf.size() - 1, leaf.size() + 1, "_" + leaf) == 0) {
+      std::string module = arg.substr(prefix.size(), arg.size() - prefix.size() - leaf.size() - 1);
+      if (module.find('_') == std::string::npos) return module + "." + leaf;
+    }
+    return "";
+  }
+
+  // data/weights/<model>_weights_config.json (torch 2.9 on): {"config": {name: {path_name,
+  // is_param, use_pickle, tensor_meta}}}; the raw storage is the member FOLDER + path_name
+  bool read_weights_config(const std::string& entry, const std::string& folder) {
+    const auto index = zip_.find(entry);
+    if (!index) return false;  // 2.8: nested torch.save files instead
+    const Json config = parse_json_entry(zip_.read(*index, kMaxConfigBytes, entry), entry);
+    const Json* entries = optional_field(config, "config");
+    if (!entries || !entries->is_object()) throw Malformed{entry + " has no config"};
+    std::map<std::string, NamedTensor*> by_name;
+    for (NamedTensor& t : tensors_) by_name[t.name] = &t;
+    for (auto it = entries->begin(); it != entries->end(); ++it) {
+      const std::string where = entry + ": " + it.key();
+      const std::string path = string_field(*it, "path_name", where);
+      if (path.empty() || path.find('/') != std::string::npos || path == "." || path == "..")
+        throw Malformed{where + " names the member '" + path + "', outside " + folder};
+      const auto member = zip_.find(folder + path);
+      if (!member) throw Malformed{where + " names " + folder + path + ", which is missing"};
+      const auto found = by_name.find(it.key());
+      if (found == by_name.end()) continue;  // a name the signature does not use
+      NamedTensor& t = *found->second;
+      t.storage = folder + path;
+      const Json* use_pickle = optional_field(*it, "use_pickle");
+      if (!(use_pickle && use_pickle->is_boolean() && use_pickle->get<bool>())) {
+        t.crc = zip_.entries()[*member].crc;
+        // the storage must hold what the tensor's metadata needs
+        const std::uint64_t size = zip_.entries()[*member].size;
+        const std::uint64_t need =
+            static_cast<std::uint64_t>(t.numel) * static_cast<std::uint64_t>(t.dtype->element_size);
+        if (t.numel > 0 && size != 0 && size < need)
+          throw Malformed{where + ": " + folder + path + " holds " + std::to_string(size) +
+                          " bytes, fewer than the " + std::to_string(need) + " its tensor needs"};
+      }
+    }
+    return true;
+  }
+
+  // A nested torch.save of {name: tensor} (the state dict, or the constants): the storage each
+  // tensor lies in (tied names share one) and its member's CRC, and the tensors the signature
+  // does not list (the parameters of a module no node uses stay in the state dict).
+  // `unlisted_kind`: what such a tensor is when its pickle does not say (constants file).
+  void read_nested_state(const std::string& entry, const std::string& unlisted_kind) {
+    const auto index = zip_.find(entry);
+    if (!index) return;
+    ZipArchive::Member member = zip_.open(*index, entry);
+    const InputFilePtr file = InputFile::from_pieces(
+        zip_.path() + ": " + entry, [&](char* out, std::size_t n) { return member.read(out, n); });
+    const ZipArchive inner(file);
+    const std::string top = inner.first_folder();
+    const auto pickle = inner.read(top + "data.pkl", kMaxStatePickleBytes);
+    if (!pickle) throw Malformed{entry + " is not a torch.save file (it has no data.pkl)"};
+    PickleDocument document;
+    try {
+      document = read_pickle(*pickle);
+    } catch (const UnsupportedPickle& e) {
+      throw Malformed{entry + ": " + e.what()};
+    }
+    const PickleValue* root = document.root;
+    if (!root || root->kind != PickleValue::Kind::dict) return;  // no tensors by name
+    std::map<std::string, NamedTensor*> by_name;
+    for (NamedTensor& t : tensors_) by_name[t.name] = &t;
+    for (std::size_t i = 0; i + 1 < root->items.size(); i += 2) {
+      const PickleValue* key = root->items[i];
+      const PickleValue* value = root->items[i + 1];
+      if (key->kind != PickleValue::Kind::string || value->kind != PickleValue::Kind::tensor ||
+          value->items.empty() || value->items[0]->kind != PickleValue::Kind::storage)
+        continue;
+      const PickleValue& storage = *value->items[0];  // ('storage', type, key, location, numel)
+      if (storage.items.size() < 4 || storage.items[2]->kind != PickleValue::Kind::string) continue;
+      const std::string storage_key = storage.items[2]->text;
+      const auto record = inner.find(top + "data/" + storage_key);
+      const auto found = by_name.find(key->text);
+      NamedTensor* t = found == by_name.end() ? nullptr : found->second;
+      if (!t) {
+        const Dtype* dtype = storage.items[1]->kind == PickleValue::Kind::global
+                                 ? dtype_of_storage(storage.items[1]->text.substr(
+                                       storage.items[1]->text.rfind('.') + 1))
+                                 : nullptr;
+        if (!dtype) continue;
+        NamedTensor added;
+        added.name = key->text;
+        added.kind = unlisted_kind == "constant"                        ? "constant"
+                     : value->text == "torch._utils._rebuild_parameter" ? "parameter"
+                                                                        : "buffer";
+        added.dtype = dtype;
+        added.numel = value->numel;
+        added.requires_grad = value->requires_grad;
+        if (value->items.size() > 2 && value->items[2]->kind == PickleValue::Kind::tuple)
+          for (const PickleValue* d : value->items[2]->items) added.shape.push_back(d->integer);
+        if (storage.items[3]->kind == PickleValue::Kind::string)
+          added.device = storage.items[3]->text;
+        tensors_.push_back(std::move(added));
+        t = &tensors_.back();
+        by_name.clear();
+        for (NamedTensor& each : tensors_) by_name[each.name] = &each;
+      }
+      t->storage = entry + ":" + storage_key;
+      if (record) t->crc = inner.entries()[*record].crc;
+    }
+  }
+
+  // the module paths of module_call_graph, and those of the nodes' nn_module_stack (with the
+  // types of their modules), each in the order met
+  std::pair<std::vector<std::string>, std::vector<std::string>> module_paths(
+      const Json& graph_module, const Json& graph, const std::string& entry) {
+    std::vector<std::string> called, stacked;
+    if (const Json* calls = optional_field(graph_module, "module_call_graph");
+        calls && calls->is_array())
+      for (const Json& call : *calls)
+        if (const Json* fqn = optional_field(call, "fqn"); fqn && fqn->is_string())
+          called.push_back(fqn->get<std::string>());
+    const Json* nodes = optional_field(graph, "nodes");
+    if (!nodes || !nodes->is_array()) throw Malformed{entry + ": the graph has no nodes"};
+    for (const Json& node : *nodes) {
+      const Json* metadata = optional_field(node, "metadata");
+      const Json* stack = metadata ? optional_field(*metadata, "nn_module_stack") : nullptr;
+      if (!stack || !stack->is_string()) continue;
+      for (const auto& [path, type] : module_stack(stack->get<std::string>())) {
+        stacked.push_back(path);
+        types_.emplace(path, type);
+      }
+    }
+    return {called, stacked};
+  }
+
+  void add_path(const std::string& path) {
+    if (!paths_.insert(path).second) return;
+    // its ancestors first, each under its parent in the order first met
+    if (!path.empty()) {
+      const std::string parent = parent_path(path);
+      add_path(parent);
+      children_[parent].push_back(path);
+    }
+  }
+
+  ModelMetadata describe() const {
+    // tensors by the module that registers them
+    std::map<std::string, std::vector<const NamedTensor*>> by_module;
+    for (const NamedTensor& t : tensors_) by_module[parent_path(t.name)].push_back(&t);
+    ModelCounts<std::string> counts;
+    std::vector<ModuleMetadata> modules;
+    const std::function<void(const std::string&)> visit = [&](const std::string& path) {
+      DirectCounts direct;
+      std::vector<TensorMetadata> listed;
+      const auto own = by_module.find(path);
+      for (const char* kind : {"parameter", "buffer", "constant"}) {
+        if (own == by_module.end()) break;
+        for (const NamedTensor* t : own->second) {
+          if (t->kind != kind) continue;
+          const std::int64_t nbytes = t->numel * t->dtype->element_size;
+          if (t->kind == std::string("parameter"))
+            counts.parameter(direct, t->storage, t->numel, t->requires_grad, nbytes);
+          else if (t->kind == std::string("buffer"))
+            counts.buffer(direct, t->storage, t->numel, nbytes);
+          if (details_.tensors) {
+            TensorMetadata m;
+            m.name = t->name.substr(t->name.rfind('.') + 1);
+            m.kind = t->kind;
+            m.shape = t->shape;
+            m.dtype = t->dtype->python_name();
+            m.device = t->device;
+            m.requires_grad = t->requires_grad;
+            m.numel = t->numel;
+            m.nbytes = nbytes;
+            if (t->crc) {
+              char hex[9];
+              std::snprintf(hex, sizeof hex, "%08x", *t->crc);
+              m.storage_crc32 = std::string(hex);
+            }
+            listed.push_back(std::move(m));
+          }
+        }
+      }
+      const auto type = types_.find(path);
+      ModuleDetails module_details;
+      if (details_.tensors) module_details.tensors = std::move(listed);
+      if (details_.attributes) module_details.attributes = Json::object();  // export has none
+      modules.emplace_back(
+          path.empty() ? kRootPath : path,
+          type == types_.end() ? std::nullopt : std::optional<std::string>(type->second),
+          direct.parameters, direct.trainable, direct.buffers, std::nullopt,
+          std::move(module_details));
+      if (const auto kids = children_.find(path); kids != children_.end())
+        for (const std::string& child : kids->second) visit(child);
+    };
+    visit("");
+    ModelDetails details;
+    if (details_.tensors) counts.put_bytes(details);
+    const auto root_type = types_.find("");
+    return ModelMetadata(
+        root_type == types_.end() ? std::nullopt : std::optional<std::string>(root_type->second),
+        counts.total(), counts.trainable(), std::move(modules), std::move(details));
+  }
+
+  const ZipArchive& zip_;
+  ExportLayout layout_;
+  InspectDetails details_;
+  std::string root_;  // the PT2 Archive's root folder, with its '/'
+  std::vector<NamedTensor> tensors_;
+  std::set<std::string> paths_;
+  std::set<std::string> known_modules_;  // the modules the program names
+  std::unordered_map<std::string, std::vector<std::string>> children_;
+  std::unordered_map<std::string, std::string> types_;
+};
+
+}  // namespace
+
+std::optional<ExportLayout> export_layout(const ZipArchive& zip) {
+  const std::string top = zip.first_folder();
+  if (!top.empty() && zip.find(top + "archive_format")) {
+    if (zip.has_entry_under(top + "models/")) return ExportLayout::pt2_archive;
+    if (zip.has_entry_under(top + "data/aotinductor/")) return ExportLayout::aoti_package;
+  }
+  if (zip.find("serialized_exported_program.json")) return ExportLayout::export_zip;
+  if (zip.find("archive_format") && zip.has_entry_under("data/aotinductor/"))
+    return ExportLayout::aoti_package;
+  return std::nullopt;
+}
+
+ModelMetadata read_export_archive(const ZipArchive& zip, const InspectDetails& details,
+                                  const std::string& model) {
+  const auto layout = export_layout(zip);
+  if (!layout) throw Error(zip.path() + ": not a torch.export archive");
+  if (*layout == ExportLayout::aoti_package) {
+    // the compiled models, each with the device its metadata names
+    const std::string top =
+        zip.find(zip.first_folder() + "archive_format") ? zip.first_folder() : "";
+    const std::string folder = top + "data/aotinductor/";
+    std::map<std::string, std::string> devices;
+    for (const auto& e : zip.entries()) {
+      if (e.name.rfind(folder, 0) != 0) continue;
+      const std::string rest = e.name.substr(folder.size());
+      const std::size_t slash = rest.find('/');
+      if (slash == std::string::npos) continue;
+      const std::string name = rest.substr(0, slash);
+      std::string& device = devices[name];
+      if (rest.size() > 14 && rest.compare(rest.size() - 14, 14, "_metadata.json") == 0) {
+        try {
+          const auto text = zip.read(e.name, kMaxConfigBytes);
+          const Json meta = text ? parse_bounded_json(*text, 16) : Json();
+          std::string found;
+          for (const char* key : {"AOTI_DEVICE_KEY", "AOTI_PLATFORM"})
+            if (const Json* v = optional_field(meta, key); v && v->is_string())
+              found += (found.empty() ? "" : ", ") + v->get<std::string>();
+          if (!found.empty()) device = found;
+        } catch (const JsonTooDeep&) {
+        } catch (const Json::exception&) {
+        }
+      }
+    }
+    std::string listed;
+    for (const auto& [name, device] : devices)
+      listed += (listed.empty() ? "" : "; ") + name + (device.empty() ? "" : " (" + device + ")");
+    throw Error(zip.path() + ": an AOTInductor package (compiled code, no exported program) " +
+                (listed.empty() ? std::string("holding no model") : "holding " + listed) +
+                "; it has no modules to describe: torch.export.save of the ExportedProgram "
+                "(before torch._inductor.aoti_compile_and_package) makes a .pt2 this tool reads");
+  }
+  try {
+    return ExportReader(zip, *layout, details).read(model);
+  } catch (const Malformed& m) {
+    throw Error(zip.path() + ": a torch.export archive that cannot be read: " + m.why);
+  }
+}
+
+}  // namespace vin::diagnostics

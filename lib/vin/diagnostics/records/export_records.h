@@ -1,0 +1,29 @@
+// What inspect-model says of a torch.export archive beyond its modules (contract 10.3): the
+// ExportArchive record, first of its records. Plain values; nothing here depends on LibTorch.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace vin::diagnostics {
+
+/// The container torch.export.save (or AOTInductor's packager) wrote.
+struct ExportArchive {
+  std::string file;    ///< as the command line named it
+  std::string layout;  ///< "export_zip" (torch 2.1-2.7), "pt2_archive" (2.8 on), "aoti_package"
+  /// the program's schema version: "8.20", or an integer schema as "2"; none for a package
+  /// without a program
+  std::optional<std::string> schema_version;
+  std::optional<std::string> torch_version;  ///< as the archive records it (none before 2.5)
+  std::vector<std::string> models;           ///< the programs' names ("model" in a flat zip)
+  std::vector<std::string> extra_files;      ///< by name, without their folder
+
+  friend bool operator==(const ExportArchive& a, const ExportArchive& b) {
+    return a.file == b.file && a.layout == b.layout && a.schema_version == b.schema_version &&
+           a.torch_version == b.torch_version && a.models == b.models &&
+           a.extra_files == b.extra_files;
+  }
+};
+
+}  // namespace vin::diagnostics

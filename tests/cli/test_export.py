@@ -1,0 +1,211 @@
+#!/usr/bin/python3
+"""torch.export archives (.pt2, contract 10): inspect-model of the fixtures torch 2.6 and 2.14
+wrote (tests/fixtures/pt2, made by tests/fixtures/make_pt2_fixtures.py) equals the Python
+reference beside each, field by field; where this Python's torch has torch.export (the Debian 13
+and testing configurations) the fixtures are made again and compared with the reference of the
+moment too. Archives other people published: a torch 2.11 PT2 Archive, an AOTInductor package.
+capture, compare and profile refuse a .pt2. No LibTorch needed: the build without it runs these.
+
+usage: test_export.py --binary PATH --fixtures DIR --source REPO_ROOT [--no-torch] [TEST...]
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import zipfile
+
+import cli_common
+from cli_common import ARGS, assert_clean_error, run, test
+
+
+def pt2_fixtures(version=None):
+    return os.path.join(ARGS.source, "tests", "fixtures", "pt2", *([version] if version else []))
+
+
+def check_against_reference(folder, layout, schema_major):
+    names = sorted(n[:-4] for n in os.listdir(folder) if n.endswith(".pt2"))
+    assert len(names) >= 8, names
+    for name in names:
+        archive = os.path.join(folder, name + ".pt2")
+        with open(os.path.join(folder, name + ".reference.jsonl")) as f:
+            want = [json.loads(line) for line in f]
+        p = run("inspect-model", archive)
+        assert p.returncode == 0, (name, p.stderr)
+        got = [json.loads(line) for line in p.stdout.splitlines()]
+        header = got[0]
+        assert header["record"] == "ExportArchive" and header["file"] == archive, header
+        assert header["layout"] == layout, (name, header)
+        assert header["torch_version"] == want[0]["torch_version"], (name, header)
+        assert header["extra_files"] == want[0]["extra_files"], (name, header)
+        assert header["models"] == ["model"], header
+        assert header["schema_version"].split(".")[0] == schema_major, header
+        # ModelMetadata and every module: paths and order, types, counts, training unknown
+        assert got[1:] == want[1:], (name, [(a, b) for a, b in zip(got[1:], want[1:]) if a != b])
+
+
+@test
+def pt2_of_torch_2_6_equals_the_python_reference():
+    # the flat zip of torch 2.1-2.7: the program JSON, nested torch.save state dict and constants
+    check_against_reference(pt2_fixtures("torch-2.6"), "export_zip", "8")
+
+
+@test
+def pt2_of_torch_2_14_equals_the_python_reference():
+    # the PT2 Archive of 2.8 on: a root folder, models/model.json, raw weights and their config
+    check_against_reference(pt2_fixtures("torch-2.14"), "pt2_archive", "8")
+
+
+@test
+def pt2_made_now_equals_the_python_reference_of_now():
+    # the fixtures as this Python's torch writes them, against its own reference
+    probe = subprocess.run([sys.executable, "-c", "import torch.export"], capture_output=True)
+    if probe.returncode != 0:
+        print("  (skipped: this Python's torch has no torch.export; the committed fixtures of "
+              "torch 2.6 and 2.14 are checked above)")
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        subprocess.run([sys.executable, "-W", "ignore",
+                        os.path.join(ARGS.source, "tests", "fixtures", "make_pt2_fixtures.py"), tmp],
+                       check=True, capture_output=True)
+        with zipfile.ZipFile(os.path.join(tmp, "linear.pt2")) as z:
+            layout = "pt2_archive" if z.namelist()[0].count("/") else "export_zip"
+        check_against_reference(tmp, layout, "8")
+
+
+@test
+def pt2_tensors_tied_weights_count_once_and_crc_is_the_stored_storage():
+    for version in ("torch-2.6", "torch-2.14"):
+        archive = os.path.join(pt2_fixtures(version), "tied.pt2")
+        p = run("inspect-model", archive, "--tensors")
+        assert p.returncode == 0, p.stderr
+        records = [json.loads(line) for line in p.stdout.splitlines()]
+        model = records[1]
+        assert model["total_parameters"] == 60 and model["parameter_bytes"] == 240, model
+        tensors = [r for r in records if r["record"] == "TensorMetadata"]
+        assert [(t["module_path"], t["name"], t["kind"]) for t in tensors] == [
+            ("embed", "weight", "parameter"), ("out", "weight", "parameter")], tensors
+        assert tensors[0]["storage_crc32"] == tensors[1]["storage_crc32"] is not None, tensors
+        for t in tensors:
+            assert (t["shape"], t["dtype"], t["numel"], t["nbytes"]) == \
+                ([10, 6], "torch.float32", 60, 240), t
+    # the PT2 Archive's raw storage: the CRC the zip directory records for the member
+    with zipfile.ZipFile(os.path.join(pt2_fixtures("torch-2.14"), "tied.pt2")) as z:
+        crc = z.getinfo("tied/data/weights/weight_0").CRC
+    assert tensors[0]["storage_crc32"] == f"{crc:08x}", tensors
+    # constants, float16, bfloat16 and int64 buffers, a non-persistent buffer
+    p = run("inspect-model", os.path.join(pt2_fixtures("torch-2.14"), "constants.pt2"), "--tensors")
+    records = [json.loads(line) for line in p.stdout.splitlines()]
+    kinds = {(r["module_path"], r["name"]): (r["kind"], r["dtype"])
+             for r in records if r["record"] == "TensorMetadata"}
+    assert kinds == {("lin", "weight"): ("parameter", "torch.float16"),
+                     ("lin", "bias"): ("parameter", "torch.float16"),
+                     ("<root>", "scale"): ("buffer", "torch.bfloat16"),
+                     ("<root>", "steps"): ("buffer", "torch.int64"),
+                     ("<root>", "cache"): ("buffer", "torch.float32"),
+                     ("<root>", "offset"): ("constant", "torch.float32")}, kinds
+
+
+@test
+def published_pt2_archives_are_described_or_named():
+    published = pt2_fixtures("published")
+    archive = os.path.join(published, "bact__pitloom__b9ecd1b5__example-model.pt2")
+    p = run("inspect-model", archive, "--all")
+    assert p.returncode == 0, p.stderr
+    records = [json.loads(line) for line in p.stdout.splitlines()]
+    assert records[0] == {"record": "ExportArchive", "file": archive, "layout": "pt2_archive",
+                          "schema_version": "8.17", "torch_version": "2.11.0",
+                          "models": ["model"],
+                          "extra_files": ["author", "description", "license", "model_version",
+                                          "tags"]}, records[0]
+    modules = [(r["path"], r["module_type"], r["direct_parameters"]) for r in records
+               if r["record"] == "ModuleMetadata"]
+    assert modules == [("<root>", "__main__.MetadataModel", 0),
+                       ("line", "torch.nn.modules.linear.Linear", 11)], modules
+    # the table too
+    table = run("inspect-model", archive, "--format", "table").stdout
+    assert "line" in table and "Linear" in table, table
+    aoti = os.path.join(published, "pierric__aotinductor-rs__398c933b__ep1.pt2")
+    assert_clean_error(run("inspect-model", aoti), 1,
+                       r"ep1\.pt2: an AOTInductor package \(compiled code, no exported program\)"
+                       r" holding model \(cpu\)")
+
+
+@test
+def capture_compare_and_profile_refuse_a_pt2_naming_why():
+    if ARGS.no_torch:
+        print("  (skipped: capture needs LibTorch)")
+        return
+    archive = os.path.join(pt2_fixtures("torch-2.14"), "linear.pt2")
+    why = r"linear\.pt2: a torch\.export archive \(\.pt2\), which capture, compare and profile"
+    assert_clean_error(run("capture", archive, "--shape", "x=2x4"), 1, why)
+    assert_clean_error(run("profile", archive, "--shape", "x=2x4"), 1, why)
+    # compare's own statuses: 1 is "beyond tolerance", any trouble 2 (docs/compare.md)
+    assert_clean_error(run("compare", archive, archive, "--shape", "x=2x4"), 2, why)
+
+
+@test
+def an_unknown_model_is_a_usage_error_and_a_damaged_program_names_its_entry():
+    archive = os.path.join(pt2_fixtures("torch-2.14"), "linear.pt2")
+    assert_clean_error(run("inspect-model", archive, "--model", "nope"), 2,
+                       r"--model nope: .*linear\.pt2 holds no such model \(it holds model\)")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, transform, why in (
+                ("newer.pt2", lambda j: {**j, "schema_version": {"major": 9, "minor": 0}},
+                 r"has schema version 9\.0; the newest this reader understands is 8\.x"),
+                ("two_fields.pt2", lambda j: {**j, "graph_module": {**j["graph_module"], "signature": {
+                    "input_specs": [{"parameter": {"arg": {"name": "p"}, "parameter_name": "w"},
+                                     "buffer": {"arg": {"name": "b"}, "buffer_name": "b"}}],
+                    "output_specs": []}}},
+                 r"a union with two fields"),
+                ("deep.pt2", None, r"nests values more than 2048 levels deep")):
+            damaged = os.path.join(tmp, name)
+            with zipfile.ZipFile(archive) as src, zipfile.ZipFile(damaged, "w") as out:
+                for info in src.infolist():
+                    data = src.read(info.filename)
+                    if info.filename.endswith("models/model.json"):
+                        if transform:
+                            data = json.dumps(transform(json.loads(data))).encode()
+                        else:
+                            data = data[:-1] + b', "deep": ' + b"[" * 3000 + b"]" * 3000 + b"}"
+                    out.writestr(info.filename, data)
+            assert_clean_error(run("inspect-model", damaged), 1,
+                               name.replace(".", r"\.") + r": a torch\.export archive that cannot "
+                               r"be read: linear/models/model\.json.*" + why)
+
+
+@test
+def diff_of_two_torches_pt2_and_of_saved_records():
+    # the same models, seeded alike, exported by torch 2.6 (flat zip) and 2.14 (PT2 Archive):
+    # modules, counts and weights (storage_crc32) agree; the container is not compared
+    for name in ("linear", "cnn_eval", "tied", "constants", "twice_unused"):
+        old, new = (os.path.join(pt2_fixtures(v), name + ".pt2") for v in ("torch-2.6", "torch-2.14"))
+        p = run("diff", old, new)
+        assert p.returncode == 0, (name, p.stdout, p.stderr)
+        assert json.loads(p.stdout.splitlines()[-1])["compared"] == [
+            "model", "modules", "attributes", "tensors"], p.stdout
+        with tempfile.TemporaryDirectory() as tmp:
+            saved = os.path.join(tmp, name + ".jsonl")
+            with open(saved, "w") as f:
+                f.write(run("inspect-model", new, "--tensors").stdout)
+            p = run("diff", saved, new)
+            assert p.returncode == 0, (name, p.stdout, p.stderr)
+    # a changed weight is reported with its tensor
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(pt2_fixtures("torch-2.14"), "linear.pt2")
+        changed = os.path.join(tmp, "changed.pt2")
+        with zipfile.ZipFile(src) as z, zipfile.ZipFile(changed, "w") as out:
+            for info in z.infolist():
+                data = z.read(info.filename)
+                if info.filename == "linear/data/weights/weight_0":
+                    data = bytes([data[0] ^ 1]) + data[1:]
+                out.writestr(info, data)
+        p = run("diff", src, changed)
+        assert p.returncode == 1, (p.stdout, p.stderr)
+        change = json.loads(p.stdout.splitlines()[0])
+        assert (change["subject"], change["path"], change["field"]) == \
+            ("tensor", "fc.weight", "storage_crc32"), change
+
+
+if __name__ == "__main__":
+    sys.exit(cli_common.main(cli_common.TESTS))
