@@ -123,6 +123,7 @@ def main() -> int:
     fixtures, capture, config = build / "fixtures", build / "capture_fixtures", build / "config_fixtures"
     hostile = ROOT / "tests" / "hostile"
     real = ROOT / "tests" / "fixtures" / "real"  # archives people published, PyTorch 1.0 on
+    pt2 = ROOT / "tests" / "fixtures" / "pt2"  # torch.export archives of torch 2.6 and 2.14
     sources = {
         "npy": [(fixtures / "inputs", ["*.npy"]), (capture, ["*.npy"]), (hostile / "inputs", ["*.npy"])],
         "npz": [(fixtures / "inputs", ["*.npz"]), (capture, ["*.npz"]), (hostile / "inputs", ["*.npz"])],
@@ -134,7 +135,8 @@ def main() -> int:
         "archive_model": [(fixtures, ["*.pt", "*.zip"]), (hostile / "archive", ["*"]),
                           (real, ["*.pt"])],
         "archive_structure": [(fixtures, ["*.pt", "*.zip"]), (hostile / "archive", ["*"]),
-                              (real, ["*.pt"])],
+                              (real, ["*.pt"]), (pt2 / "torch-2.6", ["*.pt2"]),
+                              (pt2 / "torch-2.14", ["*.pt2"]), (pt2 / "published", ["*.pt2"])],
         "pickle": [],  # the data.pkl of each small fixture archive, extracted below
         "records": [(ROOT / "tests" / "cli" / "golden", ["*.jsonl"]), (config, ["*.jsonl"]),
                     (hostile / "records", ["*"])],

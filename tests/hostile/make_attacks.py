@@ -821,6 +821,76 @@ def misnamed_file_attacks():
           "a pickled Python object of class torch.nn.modules.linear.Linear")])
 
 
+PT2 = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "pt2")
+
+
+def pt2_with(source, changes):
+    """The PT2 Archive `source` (tests/fixtures/pt2) with members changed: {name: bytes, or a
+    function of the member's JSON returning new JSON, or None to drop it}."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(os.path.join(PT2, source)) as z, zipfile.ZipFile(out, "w") as w:
+        for info in z.infolist():
+            data = z.read(info.filename)
+            change = changes.get(info.filename, data)
+            if change is None:
+                continue
+            if callable(change):
+                change = json.dumps(change(json.loads(data))).encode()
+            w.writestr(info.filename, change)
+    return out.getvalue()
+
+
+def export_archive_attacks():
+    """torch.export archives crafted against the .pt2 reader (contract 10.4): each refused
+    naming the file and the entry, never a crash or unbounded memory."""
+    config = "tied/data/weights/model_weights_config.json"
+    program = "tied/models/model.json"
+
+    def config_path(path):
+        return lambda c: {"config": {k: {**v, "path_name": path} for k, v in c["config"].items()}}
+
+    def signature(specs):
+        return lambda p: {**p, "graph_module": {**p["graph_module"], "signature": {
+            "input_specs": specs, "output_specs": []}}}
+
+    def sizes(value):
+        def change(p):
+            tv = p["graph_module"]["graph"]["tensor_values"]
+            tv["p_embed_weight"] = {**tv["p_embed_weight"], "sizes": value}
+            return p
+        return change
+
+    cases = [
+        ("pt2_config_absent_member.pt2", {config: config_path("weight_9")},
+         "names tied/data/weights/weight_9, which is missing"),
+        ("pt2_config_outside_root.pt2", {config: config_path("../../etc/passwd")},
+         "outside tied/data/weights/"),
+        ("pt2_storage_too_short.pt2", {"tied/data/weights/weight_0": b"\0" * 8},
+         "holds 8 bytes, fewer than the 240 its tensor needs"),
+        ("pt2_union_no_field.pt2", {program: signature([{}])}, "a union with no field"),
+        ("pt2_union_two_fields.pt2",
+         {program: signature([{"parameter": {"arg": {"name": "p_embed_weight"},
+                                             "parameter_name": "embed.weight"},
+                               "buffer": {"arg": {"name": "b"}, "buffer_name": "b"}}])},
+         "a union with two fields"),
+        ("pt2_sizes_overflow.pt2", {program: sizes([{"as_int": 1 << 40}] * 3)},
+         "sizes overflow 64 bits"),
+        ("pt2_newer_schema.pt2",
+         {program: lambda p: {**p, "schema_version": {"major": 99, "minor": 0}}},
+         "has schema version 99.0; the newest this reader understands is 8.x"),
+        ("pt2_program_missing.pt2", {program: None}, "tied/models/ holds no program"),
+        ("pt2_deep_program.pt2",
+         {program: b'{"graph_module": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"},
+         "nests values more than 2048 levels deep"),
+        ("pt2_not_json.pt2", {program: b"\xff\xfe{"}, "is not valid JSON"),
+    ]
+    for name, changes, why in cases:
+        runs = [(["inspect-model", "{file}"], "error", 1, why),
+                (["inspect-model", "{file}", "--all"], "error", 1, why),
+                (["diff", "{file}", "{file}"], "error", 2, why)]
+        add(name, pt2_with("torch-2.14/tied.pt2", changes), runs)
+
+
 def main():
     global OUT
     OUT = sys.argv[1]
@@ -841,6 +911,7 @@ def main():
     stream_attacks()
     training_mode_attacks()
     misnamed_file_attacks()
+    export_archive_attacks()
     zip_layout_attacks()
     with open(os.path.join(OUT, "manifest.json"), "w") as f:
         json.dump({"never_created": [PWNED, PWNED_SETSTATE], "files": MANIFEST}, f, indent=1)

@@ -671,8 +671,10 @@ class ExportReader {
 std::optional<ExportLayout> export_layout(const ZipArchive& zip) {
   const std::string top = zip.first_folder();
   if (!top.empty() && zip.find(top + "archive_format")) {
-    if (zip.has_entry_under(top + "models/")) return ExportLayout::pt2_archive;
-    if (zip.has_entry_under(top + "data/aotinductor/")) return ExportLayout::aoti_package;
+    // compiled models and no program: a package; else a PT2 Archive, whatever it lacks
+    if (!zip.has_entry_under(top + "models/") && zip.has_entry_under(top + "data/aotinductor/"))
+      return ExportLayout::aoti_package;
+    return ExportLayout::pt2_archive;
   }
   if (zip.find("serialized_exported_program.json")) return ExportLayout::export_zip;
   if (zip.find("archive_format") && zip.has_entry_under("data/aotinductor/"))
