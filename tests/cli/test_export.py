@@ -207,5 +207,39 @@ def diff_of_two_torches_pt2_and_of_saved_records():
             ("tensor", "fc.weight", "storage_crc32"), change
 
 
+@test
+def a_field_one_side_cannot_know_is_not_a_change():
+    # a .pt2 records no training mode and no type for a module no node of which ran; a .pt
+    # records both: the saved records of the .pt2 with them filled in, as a .pt's would be,
+    # diff clean against the .pt2, and a known type that differs is still a change
+    archive = os.path.join(pt2_fixtures("torch-2.14"), "twice_unused.pt2")
+    records = [json.loads(l) for l in run("inspect-model", archive).stdout.splitlines()]
+    assert any(r.get("module_type", "") is None for r in records), records
+    with tempfile.TemporaryDirectory() as tmp:
+        def saved(name, edit):
+            path = os.path.join(tmp, name)
+            with open(path, "w") as f:
+                for r in records[1:]:
+                    r = dict(r)
+                    if r["record"] == "ModuleMetadata":
+                        r["training"] = True
+                        if r["module_type"] is None:
+                            r["module_type"] = "torch.nn.modules.linear.Linear"
+                        edit(r)
+                    f.write(json.dumps(r) + "\n")
+            return path
+        like_a_pt = saved("like_a_pt.jsonl", lambda r: None)
+        p = run("diff", like_a_pt, archive)
+        assert p.returncode == 0, p.stdout + p.stderr
+
+        def other_type(r):
+            if r["path"] == "block.0":
+                r["module_type"] = "torch.nn.modules.linear.LazyLinear"
+        p = run("diff", saved("other_type.jsonl", other_type), archive)
+        assert p.returncode == 1, p.stdout + p.stderr
+        change = json.loads(p.stdout.splitlines()[0])
+        assert (change["path"], change["field"]) == ("block.0", "module_type"), change
+
+
 if __name__ == "__main__":
     sys.exit(cli_common.main(cli_common.TESTS))

@@ -57,6 +57,13 @@ void require_keys(const Json& j, const std::vector<const char*>& keys, const cha
 
 Json parse_bounded(const std::string& text) { return parse_bounded_json(text, kMaxJsonDepth); }
 
+// A field one side cannot know is not a change (contract 10.3): a torch.export archive records no
+// training mode, and no type for a module no node of which ran (null there, known in a .pt).
+bool unknown_on_one_side(const std::string& field, const Json& a, const Json& b) {
+  if (field != "training" && field != "module_type" && field != "model_type") return false;
+  return a.is_null() != b.is_null();
+}
+
 // document[key], or an empty list where the document has none
 const Json& list_at(const Json& document, const char* key) {
   static const Json empty = Json::array();
@@ -382,6 +389,7 @@ class Matcher {
       for (const auto& [field, old_value] : item.items()) {
         if (ignored_.count(field) || one_of(field, identity)) continue;
         const Json new_value = it->second->value(field, Json());
+        if (unknown_on_one_side(field, old_value, new_value)) continue;
         if (!same_json(old_value, new_value))
           changes_.push_back({"changed", subject, path_of(item), field, old_value, new_value});
       }
@@ -555,6 +563,7 @@ RecordDiff diff_records(const RecordSet& old_set, const RecordSet& new_set,
   for (const auto& [field, old_value] : old_set.header.items()) {
     if (ignored.count(field) || !new_set.header.contains(field)) continue;
     const Json& new_value = new_set.header.at(field);
+    if (unknown_on_one_side(field, old_value, new_value)) continue;
     if (!same_json(old_value, new_value))
       changes.push_back({"changed", to_string(old_set.kind), Json(), field, old_value, new_value});
   }
