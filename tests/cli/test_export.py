@@ -42,6 +42,12 @@ def check_against_reference(folder, layout, schema_major):
         assert header["schema_version"].split(".")[0] == schema_major, header
         # ModelMetadata and every module: paths and order, types, counts, training unknown
         assert got[1:] == want[1:], (name, [(a, b) for a, b in zip(got[1:], want[1:]) if a != b])
+        # --operators: the program's calls per module, as the loaded program's nodes count them
+        with open(os.path.join(folder, name + ".operators.jsonl")) as f:
+            want_calls = [json.loads(line) for line in f]
+        p = run("inspect-model", archive, "--operators")
+        calls = [r for r in map(json.loads, p.stdout.splitlines()) if r["record"] == "OperatorCount"]
+        assert calls == want_calls and calls, (name, calls, want_calls)
 
 
 @test

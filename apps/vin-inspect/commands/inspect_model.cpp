@@ -32,6 +32,8 @@ class InspectModel : public Command {
     sub.add_flag("--signature", details_.signature,
                  "The root's forward and public methods: arguments, defaults, return type");
     sub.add_flag("--all", all_, "--tensors --attributes --signature");
+    sub.add_flag("--operators", details_.operators,
+                 "A .pt2's operator calls per module (OperatorCount: module, operator, calls)");
     sub.add_option("--model", details_.model,
                    "Which program of a .pt2 holding several (default: model, or the only one)")
         ->type_name("NAME");

@@ -295,6 +295,7 @@ class ExportReader {
     ModelMetadata out = describe();
     ModelDetails details = out.details();
     details.export_archive = std::move(archive);
+    if (details_.operators) details.operators = operator_counts(graph, entry);
     return ModelMetadata(out.model_type(), out.total_parameters(), out.trainable_parameters(),
                          out.modules(), std::move(details));
   }
@@ -584,6 +585,45 @@ class ExportReader {
       }
     }
     return {called, stacked};
+  }
+
+  // each node's target counted under the innermost module of its nn_module_stack (the root
+  // without one), the modules in named_modules() order, each module's operators in the order
+  // first called; nodes of control-flow subgraphs are their higher-order operator's
+  std::vector<OperatorCount> operator_counts(const Json& graph, const std::string& entry) const {
+    std::map<std::string, std::vector<OperatorCount>> by_module;
+    const Json* nodes = optional_field(graph, "nodes");
+    if (!nodes || !nodes->is_array()) throw Malformed{entry + ": the graph has no nodes"};
+    for (const Json& node : *nodes) {
+      const Json* target = optional_field(node, "target");
+      if (!target || !target->is_string()) throw Malformed{entry + ": a node without a target"};
+      std::string op = target->get<std::string>();
+      if (op.rfind("torch.ops.", 0) == 0) op = op.substr(10);
+      std::string module;
+      const Json* metadata = optional_field(node, "metadata");
+      const Json* stack = metadata ? optional_field(*metadata, "nn_module_stack") : nullptr;
+      if (stack && stack->is_string()) {
+        const auto entries = module_stack(stack->get<std::string>());
+        if (!entries.empty()) module = entries.back().first;
+      }
+      auto& counts = by_module[module];
+      const auto it = std::find_if(counts.begin(), counts.end(),
+                                   [&](const OperatorCount& c) { return c.op == op; });
+      if (it != counts.end()) {
+        ++it->calls;
+      } else {
+        counts.push_back({module.empty() ? kRootPath : module, op, 1});
+      }
+    }
+    std::vector<OperatorCount> out;
+    const std::function<void(const std::string&)> visit = [&](const std::string& path) {
+      if (const auto it = by_module.find(path); it != by_module.end())
+        out.insert(out.end(), it->second.begin(), it->second.end());
+      if (const auto kids = children_.find(path); kids != children_.end())
+        for (const std::string& child : kids->second) visit(child);
+    };
+    visit("");
+    return out;
   }
 
   void add_path(const std::string& path) {

@@ -36,6 +36,9 @@ void write_model_metadata(std::ostream& out, const ModelMetadata& model, OutputF
             out << dump_record_line("TensorMetadata", line) << '\n';
           }
       }
+      if (const auto& operators = model.details().operators)
+        for (const auto& c : *operators)
+          out << dump_record_line("OperatorCount", to_json(c)) << '\n';
       return;
     }
     case OutputFormat::json:

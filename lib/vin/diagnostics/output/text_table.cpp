@@ -297,6 +297,19 @@ std::string format_model_table(const ModelMetadata& model) {
     out += "Signatures:\n";
     for (const auto& method : *methods) out += "  " + shown(signature_text(method)) + '\n';
   }
+  if (const auto& archive = model.details().export_archive)
+    out += "torch.export archive: " + shown(archive->layout) + ", schema " +
+           shown(archive->schema_version.value_or("-")) + ", torch " +
+           shown(archive->torch_version.value_or("-")) + '\n';
+  if (const auto& operators = model.details().operators) {
+    TextTable calls;
+    calls.add_column("Module", TextTable::Align::left);
+    calls.add_column("Operator", TextTable::Align::left);
+    calls.add_column("Calls", TextTable::Align::right);
+    for (const auto& c : *operators)
+      calls.add_row({shown(c.module_path), shown(c.op), with_thousands_separators(c.calls)});
+    out += "Operators:\n" + calls.render() + '\n';
+  }
   return out;
 }
 

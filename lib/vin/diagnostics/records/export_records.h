@@ -2,6 +2,7 @@
 // ExportArchive record, first of its records. Plain values; nothing here depends on LibTorch.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,6 +24,18 @@ struct ExportArchive {
     return a.file == b.file && a.layout == b.layout && a.schema_version == b.schema_version &&
            a.torch_version == b.torch_version && a.models == b.models &&
            a.extra_files == b.extra_files;
+  }
+};
+
+/// How often the program calls one operator inside one module (--operators): the module is the
+/// innermost entry of the node's nn_module_stack, the root for a node without one.
+struct OperatorCount {
+  std::string module_path;  ///< "<root>" or the dotted path
+  std::string op;           ///< the node's target without "torch.ops.": "aten.linear.default"
+  std::int64_t calls = 0;
+
+  friend bool operator==(const OperatorCount& a, const OperatorCount& b) {
+    return a.module_path == b.module_path && a.op == b.op && a.calls == b.calls;
   }
 };
 

@@ -185,6 +185,11 @@ std::string python_float_text(double value) { return python_float_repr(value); }
 Json to_json(const ModelMetadata& model) {
   Json j = header_json(model);
   if (const auto& archive = model.details().export_archive) j["export_archive"] = to_json(*archive);
+  if (const auto& operators = model.details().operators) {
+    Json list = Json::array();
+    for (const auto& c : *operators) list.push_back(to_json(c));
+    j["operators"] = std::move(list);
+  }
   if (const auto& methods = model.details().methods) {
     Json list = Json::array();
     for (const auto& m : *methods) list.push_back(to_json(m));

@@ -58,6 +58,8 @@ Json to_json(const ModuleProfile& module);
 
 /// A torch.export archive's ExportArchive record (contract 10.3).
 Json to_json(const ExportArchive& archive);
+/// One OperatorCount record (inspect-model --operators of a .pt2).
+Json to_json(const OperatorCount& count);
 
 /// One OperatorProfile as a JSON object, without the "record" key.
 Json to_json(const OperatorProfile& op);

@@ -21,6 +21,8 @@ struct InspectDetails {
   bool tensors = false;     ///< TensorMetadata per registered tensor, and the model's bytes
   bool attributes = false;  ///< each module's non-tensor attributes and constants
   bool signature = false;   ///< MethodSignature of the root's forward and public methods
+  /// OperatorCount per module and operator a torch.export program calls (--operators)
+  bool operators = false;
   /// which program of a torch.export archive holding several (--model; "" for the default)
   std::string model;
   bool any() const { return tensors || attributes || signature; }
@@ -97,11 +99,13 @@ struct ModelDetails {
   std::optional<std::string> stopped_by;
   /// a torch.export archive's container and program (its ExportArchive record, printed first)
   std::optional<ExportArchive> export_archive;
+  /// a torch.export program's operator calls per module (--operators), in module order
+  std::optional<std::vector<OperatorCount>> operators;
 
   friend bool operator==(const ModelDetails& a, const ModelDetails& b) {
     return a.parameter_bytes == b.parameter_bytes && a.buffer_bytes == b.buffer_bytes &&
            a.methods == b.methods && a.stopped_by == b.stopped_by &&
-           a.export_archive == b.export_archive;
+           a.export_archive == b.export_archive && a.operators == b.operators;
   }
 };
 

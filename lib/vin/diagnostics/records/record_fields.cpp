@@ -315,6 +315,12 @@ constexpr Field<ExportArchive> kExportArchiveFields[] = {
      not_compared},
 };
 
+constexpr Field<OperatorCount> kOperatorCountFields[] = {
+    {"module_path", [](const OperatorCount& c) { return Json(c.module_path); }},
+    {"operator", [](const OperatorCount& c) { return Json(c.op); }},
+    {"calls", [](const OperatorCount& c) { return Json(c.calls); }},
+};
+
 // --- diff -----------------------------------------------------------------------------------
 
 constexpr Field<Change> kChangeFields[] = {
@@ -363,6 +369,7 @@ const std::vector<RecordInfo>& record_infos() {
         info_of("OperatorProfile", kOperatorProfileFields),
         info_of("ProfileSummary", kProfileSummaryFields),
         info_of("ExportArchive", kExportArchiveFields),
+        info_of("OperatorCount", kOperatorCountFields),
         info_of("Change", kChangeFields),
         info_of("DiffSummary", kDiffSummaryFields),
     };
@@ -426,5 +433,7 @@ Json to_json(const Change& change) { return encode_fields(kChangeFields, change)
 Json to_json(const DiffSummary& summary) { return encode_fields(kDiffSummaryFields, summary); }
 
 Json to_json(const ExportArchive& archive) { return encode_fields(kExportArchiveFields, archive); }
+
+Json to_json(const OperatorCount& count) { return encode_fields(kOperatorCountFields, count); }
 
 }  // namespace vin::diagnostics
