@@ -76,7 +76,9 @@ Json parse_json_entry(const std::string& text, const std::string& entry) {
   }
 }
 
-const Json& field(const Json& object, const char* key, const std::string& where) {
+// `where` by value: a reference into `object` is returned, never into the message (GCC 14's
+// -Wdangling-reference cannot tell)
+const Json& field(const Json& object, const char* key, std::string where) {
   if (!object.is_object() || !object.contains(key) || object[key].is_null())
     throw Malformed{where + " has no " + key};
   return object[key];
@@ -110,7 +112,7 @@ std::pair<std::string, const Json*> union_variant(const Json& value, const std::
 }
 
 // The schema's ScalarType (torch/_export/serde/schema.py), not c10's numbering past 13.
-const Dtype& schema_dtype(const Json& value, const std::string& where) {
+const Dtype& schema_dtype(const Json& value, std::string where) {
   static const std::map<std::int64_t, std::string_view> kNames = {{1, "uint8"},
                                                                   {2, "int8"},
                                                                   {3, "int16"},
