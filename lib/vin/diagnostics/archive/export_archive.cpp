@@ -76,12 +76,12 @@ Json parse_json_entry(const std::string& text, const std::string& entry) {
   }
 }
 
-// `where` by value: a reference into `object` is returned, never into the message (GCC 14's
-// -Wdangling-reference cannot tell)
-const Json& field(const Json& object, const char* key, std::string where) {
+// A pointer, never null, rather than a reference: GCC 14's -Wdangling-reference takes a
+// reference returned from a call with a temporary message for one into the message
+const Json* field(const Json& object, const char* key, const std::string& where) {
   if (!object.is_object() || !object.contains(key) || object[key].is_null())
     throw Malformed{where + " has no " + key};
-  return object[key];
+  return &object[key];
 }
 
 const Json* optional_field(const Json& object, const char* key) {
@@ -91,7 +91,7 @@ const Json* optional_field(const Json& object, const char* key) {
 }
 
 std::string string_field(const Json& object, const char* key, const std::string& where) {
-  const Json& v = field(object, key, where);
+  const Json& v = *field(object, key, where);
   if (!v.is_string()) throw Malformed{where + "'s " + key + " is not a string"};
   return v.get<std::string>();
 }
@@ -112,7 +112,7 @@ std::pair<std::string, const Json*> union_variant(const Json& value, const std::
 }
 
 // The schema's ScalarType (torch/_export/serde/schema.py), not c10's numbering past 13.
-const Dtype& schema_dtype(const Json& value, std::string where) {
+const Dtype* schema_dtype(const Json& value, const std::string& where) {
   static const std::map<std::int64_t, std::string_view> kNames = {{1, "uint8"},
                                                                   {2, "int8"},
                                                                   {3, "int16"},
@@ -139,7 +139,7 @@ const Dtype& schema_dtype(const Json& value, std::string where) {
   if (!dtype)
     throw Malformed{where + " has dtype " + std::to_string(value.get<std::int64_t>()) +
                     ", which this reader does not know"};
-  return *dtype;
+  return dtype;
 }
 
 // A size: {as_int: n} (or a bare integer, as 2.1-2.2 wrote storage_offset).
@@ -165,8 +165,8 @@ struct NamedTensor {
 };
 
 void read_tensor_meta(const Json& meta, const std::string& where, NamedTensor& t) {
-  t.dtype = &schema_dtype(field(meta, "dtype", where), where);
-  const Json& sizes = field(meta, "sizes", where);
+  t.dtype = schema_dtype(*field(meta, "dtype", where), where);
+  const Json& sizes = *field(meta, "sizes", where);
   if (!sizes.is_array()) throw Malformed{where + "'s sizes are not a list"};
   t.shape.clear();
   t.numel = 1;
@@ -282,8 +282,8 @@ class ExportReader {
     archive.schema_version = schema_version(program, entry);
     if (const Json* v = optional_field(program, "torch_version"); v && v->is_string())
       archive.torch_version = v->get<std::string>();
-    const Json& graph_module = field(program, "graph_module", entry);
-    const Json& graph = field(graph_module, "graph", entry + ": graph_module");
+    const Json& graph_module = *field(program, "graph_module", entry);
+    const Json& graph = *field(graph_module, "graph", entry + ": graph_module");
     // the modules the program names first (a tied parameter's name is recovered among them),
     // then in named_modules() order: module_call_graph's (that order in torch 2.6 on), the
     // tensors' (the state dict's order), the nodes'
@@ -361,8 +361,8 @@ class ExportReader {
       major = v->get<std::int64_t>();
       text = std::to_string(major);
     } else {
-      const Json& m = field(*v, "major", entry + ": schema_version");
-      const Json& n = field(*v, "minor", entry + ": schema_version");
+      const Json& m = *field(*v, "major", entry + ": schema_version");
+      const Json& n = *field(*v, "minor", entry + ": schema_version");
       if (!m.is_number_integer() || !n.is_number_integer())
         throw Malformed{entry + "'s schema_version is not two integers"};
       major = m.get<std::int64_t>();
@@ -380,7 +380,7 @@ class ExportReader {
   void read_tensors(const Json& graph_module, const Json& graph, const std::string& model,
                     const std::string& entry) {
     const std::string where = entry + ": the graph signature";
-    const Json& signature = field(graph_module, "signature", entry + ": graph_module");
+    const Json& signature = *field(graph_module, "signature", entry + ": graph_module");
     const Json* specs = optional_field(signature, "input_specs");
     const Json* values = optional_field(graph, "tensor_values");
     if (!specs || !specs->is_array()) throw Malformed{where + " has no input_specs"};
@@ -399,7 +399,7 @@ class ExportReader {
         s = {"constant", string_field(*v, "tensor_constant_name", where), ""};
       else
         continue;  // user inputs, custom objects, tokens, constant inputs
-      const Json& arg = field(*v, "arg", where + "'s " + variant);
+      const Json& arg = *field(*v, "arg", where + "'s " + variant);
       s.arg = arg.is_string() ? arg.get<std::string>() : string_field(arg, "name", where);
       found.push_back(std::move(s));
     }
