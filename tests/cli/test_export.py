@@ -48,6 +48,14 @@ def check_against_reference(folder, layout, schema_major):
         p = run("inspect-model", archive, "--operators")
         calls = [r for r in map(json.loads, p.stdout.splitlines()) if r["record"] == "OperatorCount"]
         assert calls == want_calls and calls, (name, calls, want_calls)
+        # --signature: the graph signature's inputs and outputs, kinds, names and targets as
+        # the loaded program's graph_signature holds them
+        with open(os.path.join(folder, name + ".signature.jsonl")) as f:
+            want_signature = json.loads(f.read())
+        p = run("inspect-model", archive, "--signature")
+        signature = [r for r in map(json.loads, p.stdout.splitlines())
+                     if r["record"] == "GraphSignature"]
+        assert signature == [want_signature], (name, signature, want_signature)
 
 
 @test

@@ -298,6 +298,7 @@ class ExportReader {
     ModelDetails details = out.details();
     details.export_archive = std::move(archive);
     if (details_.operators) details.operators = operator_counts(graph, entry);
+    if (details_.signature) details.graph_signature = graph_signature(graph_module, entry);
     return ModelMetadata(out.model_type(), out.total_parameters(), out.trainable_parameters(),
                          out.modules(), std::move(details));
   }
@@ -587,6 +588,53 @@ class ExportReader {
       }
     }
     return {called, stacked};
+  }
+
+  // the graph signature's inputs and outputs as written (their kinds, names and targets)
+  static GraphSignature graph_signature(const Json& graph_module, const std::string& entry) {
+    const std::string where = entry + ": the graph signature";
+    const Json& signature = *field(graph_module, "signature", entry + ": graph_module");
+    const auto entries = [&](const char* key) {
+      std::vector<GraphSignatureEntry> out;
+      const Json* specs = optional_field(signature, key);
+      if (!specs || !specs->is_array()) throw Malformed{where + " has no " + key};
+      for (const Json& spec : *specs) {
+        const auto [kind, v] = union_variant(spec, where + "'s " + key);
+        GraphSignatureEntry e;
+        // the schema's tensor_constant is Python's InputKind.CONSTANT_TENSOR (contract 10.3)
+        e.kind = kind == "tensor_constant" ? "constant_tensor" : kind;
+        if (const Json* arg = optional_field(*v, "arg")) e.name = argument_name(*arg);
+        if (const Json* name = optional_field(*v, "name"); name && name->is_string())
+          e.name = name->get<std::string>();  // constant_input
+        for (const char* target : {"parameter_name", "buffer_name", "tensor_constant_name",
+                                   "custom_obj_name", "user_input_name"})
+          if (const Json* t = optional_field(*v, target); t && t->is_string())
+            e.target = t->get<std::string>();
+        out.push_back(std::move(e));
+      }
+      return out;
+    };
+    return {entries("input_specs"), entries("output_specs")};
+  }
+
+  // the graph's name for an argument: {name} (TensorArgument), {as_tensor: {name}},
+  // {as_sym_int: {as_name}}, ...; none for a constant
+  static std::optional<std::string> argument_name(const Json& arg) {
+    if (arg.is_string()) return arg.get<std::string>();
+    if (const Json* name = optional_field(arg, "name"); name && name->is_string())
+      return name->get<std::string>();
+    if (!arg.is_object() || arg.empty()) return std::nullopt;
+    std::pair<std::string, const Json*> variant;
+    try {
+      variant = union_variant(arg, "an argument");
+    } catch (const Malformed&) {
+      return std::nullopt;
+    }
+    const Json& value = *variant.second;
+    for (const char* key : {"name", "as_name"})
+      if (const Json* name = optional_field(value, key); name && name->is_string())
+        return name->get<std::string>();
+    return std::nullopt;
   }
 
   // each node's target counted under the innermost module of its nn_module_stack (the root

@@ -84,7 +84,8 @@ RecordSet model_set(const Json& document, const std::string& source, const std::
   set.source = source;
   require_keys(document, kModelKeys, "ModelMetadata", where);
   // a .pt2's container (ExportArchive: file, layout, versions) is not the model: not compared
-  set.header = without(document, {"methods", "modules", "record", "export_archive", "operators"});
+  set.header = without(
+      document, {"methods", "modules", "record", "export_archive", "operators", "graph_signature"});
   if (document.contains("methods")) {
     set.methods.emplace();
     for (const Json& method : document.at("methods")) {

@@ -22,6 +22,8 @@ void write_model_metadata(std::ostream& out, const ModelMetadata& model, OutputF
       if (const auto& archive = model.details().export_archive)
         out << dump_record_line("ExportArchive", to_json(*archive)) << '\n';
       out << dump_record_line("ModelMetadata", header_json(model)) << '\n';
+      if (const auto& signature = model.details().graph_signature)
+        out << dump_record_line("GraphSignature", to_json(*signature)) << '\n';
       if (const auto& methods = model.details().methods)
         for (const auto& m : *methods)
           out << dump_record_line("MethodSignature", to_json(m)) << '\n';

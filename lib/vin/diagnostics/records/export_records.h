@@ -27,6 +27,31 @@ struct ExportArchive {
   }
 };
 
+/// One input or output of an exported program's graph signature (--signature): its kind as the
+/// schema names it (`user_input`, `parameter`, `buffer`, `constant_tensor`, `custom_obj`,
+/// `token`, `constant_input`; `user_output`, `buffer_mutation`, `user_input_mutation`,
+/// `loss_output`, `gradient_to_parameter`, ...), the graph's name for it, and what it stands
+/// for (a parameter's, buffer's or constant's name; the mutated input's) as the archive writes it.
+struct GraphSignatureEntry {
+  std::string kind;
+  std::optional<std::string> name;    ///< the placeholder or output node; none for a constant
+  std::optional<std::string> target;  ///< none for user inputs and outputs, tokens
+
+  friend bool operator==(const GraphSignatureEntry& a, const GraphSignatureEntry& b) {
+    return a.kind == b.kind && a.name == b.name && a.target == b.target;
+  }
+};
+
+/// The graph signature of the program (its GraphSignature record).
+struct GraphSignature {
+  std::vector<GraphSignatureEntry> inputs;
+  std::vector<GraphSignatureEntry> outputs;
+
+  friend bool operator==(const GraphSignature& a, const GraphSignature& b) {
+    return a.inputs == b.inputs && a.outputs == b.outputs;
+  }
+};
+
 /// How often the program calls one operator inside one module (--operators): the module is the
 /// innermost entry of the node's nn_module_stack, the root for a node without one.
 struct OperatorCount {

@@ -185,6 +185,8 @@ std::string python_float_text(double value) { return python_float_repr(value); }
 Json to_json(const ModelMetadata& model) {
   Json j = header_json(model);
   if (const auto& archive = model.details().export_archive) j["export_archive"] = to_json(*archive);
+  if (const auto& signature = model.details().graph_signature)
+    j["graph_signature"] = to_json(*signature);
   if (const auto& operators = model.details().operators) {
     Json list = Json::array();
     for (const auto& c : *operators) list.push_back(to_json(c));

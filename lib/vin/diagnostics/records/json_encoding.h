@@ -60,6 +60,8 @@ Json to_json(const ModuleProfile& module);
 Json to_json(const ExportArchive& archive);
 /// One OperatorCount record (inspect-model --operators of a .pt2).
 Json to_json(const OperatorCount& count);
+/// A .pt2's GraphSignature record (inspect-model --signature).
+Json to_json(const GraphSignature& signature);
 
 /// One OperatorProfile as a JSON object, without the "record" key.
 Json to_json(const OperatorProfile& op);

@@ -101,11 +101,14 @@ struct ModelDetails {
   std::optional<ExportArchive> export_archive;
   /// a torch.export program's operator calls per module (--operators), in module order
   std::optional<std::vector<OperatorCount>> operators;
+  /// a torch.export program's graph signature (--signature)
+  std::optional<GraphSignature> graph_signature;
 
   friend bool operator==(const ModelDetails& a, const ModelDetails& b) {
     return a.parameter_bytes == b.parameter_bytes && a.buffer_bytes == b.buffer_bytes &&
            a.methods == b.methods && a.stopped_by == b.stopped_by &&
-           a.export_archive == b.export_archive && a.operators == b.operators;
+           a.export_archive == b.export_archive && a.operators == b.operators &&
+           a.graph_signature == b.graph_signature;
   }
 };
 

@@ -315,6 +315,19 @@ constexpr Field<ExportArchive> kExportArchiveFields[] = {
      not_compared},
 };
 
+Json entries_json(const std::vector<GraphSignatureEntry>& entries) {
+  Json list = Json::array();
+  for (const auto& e : entries)
+    list.push_back(
+        Json::object({{"kind", e.kind}, {"name", or_null(e.name)}, {"target", or_null(e.target)}}));
+  return list;
+}
+
+constexpr Field<GraphSignature> kGraphSignatureFields[] = {
+    {"inputs", [](const GraphSignature& g) { return entries_json(g.inputs); }},
+    {"outputs", [](const GraphSignature& g) { return entries_json(g.outputs); }},
+};
+
 constexpr Field<OperatorCount> kOperatorCountFields[] = {
     {"module_path", [](const OperatorCount& c) { return Json(c.module_path); }},
     {"operator", [](const OperatorCount& c) { return Json(c.op); }},
@@ -370,6 +383,7 @@ const std::vector<RecordInfo>& record_infos() {
         info_of("ProfileSummary", kProfileSummaryFields),
         info_of("ExportArchive", kExportArchiveFields),
         info_of("OperatorCount", kOperatorCountFields),
+        info_of("GraphSignature", kGraphSignatureFields),
         info_of("Change", kChangeFields),
         info_of("DiffSummary", kDiffSummaryFields),
     };
@@ -435,5 +449,9 @@ Json to_json(const DiffSummary& summary) { return encode_fields(kDiffSummaryFiel
 Json to_json(const ExportArchive& archive) { return encode_fields(kExportArchiveFields, archive); }
 
 Json to_json(const OperatorCount& count) { return encode_fields(kOperatorCountFields, count); }
+
+Json to_json(const GraphSignature& signature) {
+  return encode_fields(kGraphSignatureFields, signature);
+}
 
 }  // namespace vin::diagnostics
