@@ -62,7 +62,10 @@ std::optional<std::string> pickled_object_class(const ZipArchive& zip) {
   ZipArchive::Member member = zip.open(*index, "data.pkl");
   head.resize(member.read(head.data(), head.size()));
   const std::string* pickle = &head;
-  if (pickle->size() < 4 || pickle->compare(0, 3, "\x80\x02" "c") != 0) return std::nullopt;
+  if (pickle->size() < 4 || pickle->compare(0, 3,
+                                            "\x80\x02"
+                                            "c") != 0)
+    return std::nullopt;
   const std::size_t module_end = pickle->find('\n', 3);
   if (module_end == std::string::npos) return std::nullopt;
   const std::size_t name_end = pickle->find('\n', module_end + 1);
@@ -138,8 +141,8 @@ ArchiveLayout probe_torchscript_archive(const std::string& path) {
   return probe_torchscript_archive(classify_file(path, "a TorchScript archive"));
 }
 
-std::optional<std::string> read_archive_record(const ArchiveLayout& layout,
-                                               const std::string& name, std::size_t max_bytes) {
+std::optional<std::string> read_archive_record(const ArchiveLayout& layout, const std::string& name,
+                                               std::size_t max_bytes) {
   const auto index = layout.zip->find(layout.record_prefix + name);
   if (!index) return std::nullopt;
   return layout.zip->read(*index, max_bytes, printable(name));
@@ -158,9 +161,7 @@ std::vector<std::pair<std::string, std::string>> read_archive_records(
     if (name.substr(0, layout.record_prefix.size()) != layout.record_prefix) continue;
     std::string record(name.substr(layout.record_prefix.size()));
     if (data_checksums && record.rfind("data/", 0) == 0) {
-      char hex[9];
-      std::snprintf(hex, sizeof hex, "%08x", static_cast<unsigned>(st.crc));
-      data_checksums->emplace(record.substr(5), hex);
+      data_checksums->emplace(record.substr(5), crc32_text(st.crc));
     }
     if (!wanted(record)) continue;
     if (st.size > max_bytes)

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "vin/diagnostics/archive/module_details.h"
 #include "vin/diagnostics/archive/pickle_reader.h"
 #include "vin/diagnostics/records/bounded_json.h"
 #include "vin/diagnostics/records/error.h"
@@ -189,6 +190,9 @@ void read_tensor_meta(const Json& meta, const std::string& where, NamedTensor& t
       t.device += ":" + std::to_string(index->get<std::int64_t>());
   }
 }
+
+// "a.b.c" -> "c"
+std::string leaf_name(const std::string& name) { return name.substr(name.rfind('.') + 1); }
 
 // "a.b.c" -> "a.b"; "a" -> "" (the root)
 std::string parent_path(const std::string& name) {
@@ -409,16 +413,15 @@ class ExportReader {
     // says which it is ("p_embed_weight"), among the names that make it
     std::map<std::string, int> seen;
     for (const Spec& s : found) ++seen[s.name];
-    std::set<std::string> names;
     for (Spec& s : found) {
       std::string storage = s.name;
       if (seen[s.name] > 1 && s.kind == "parameter") {
-        const std::string leaf = s.name.substr(s.name.rfind('.') + 1);
+        const std::string leaf = leaf_name(s.name);
         const std::string prefix = s.arg.substr(0, s.arg.find('_') + 1);
         std::string own = recover_tied_name(s.arg, prefix, leaf);
         if (!own.empty()) s.name = own;
       }
-      if (!names.insert(s.name).second) continue;  // the same slot twice
+      if (tensor_named(s.name)) continue;  // the same slot twice
       NamedTensor t;
       t.name = s.name;
       t.kind = s.kind;
@@ -429,7 +432,7 @@ class ExportReader {
         meta = &(*meta)["meta"];  // torch 2.1: {name: {"meta": TensorMeta}}
       if (!meta) throw Malformed{entry + " has no TensorMeta for " + s.arg};
       read_tensor_meta(*meta, meta_where, t);
-      tensors_.push_back(std::move(t));
+      add_tensor(std::move(t));
     }
     if (layout_ == ExportLayout::pt2_archive) {
       const bool configs = read_weights_config(
@@ -474,8 +477,6 @@ class ExportReader {
     const Json config = parse_json_entry(zip_.read(*index, kMaxConfigBytes, entry), entry);
     const Json* entries = optional_field(config, "config");
     if (!entries || !entries->is_object()) throw Malformed{entry + " has no config"};
-    std::map<std::string, NamedTensor*> by_name;
-    for (NamedTensor& t : tensors_) by_name[t.name] = &t;
     for (auto it = entries->begin(); it != entries->end(); ++it) {
       const std::string where = entry + ": " + it.key();
       const std::string path = string_field(*it, "path_name", where);
@@ -483,9 +484,9 @@ class ExportReader {
         throw Malformed{where + " names the member '" + path + "', outside " + folder};
       const auto member = zip_.find(folder + path);
       if (!member) throw Malformed{where + " names " + folder + path + ", which is missing"};
-      const auto found = by_name.find(it.key());
-      if (found == by_name.end()) continue;  // a name the signature does not use
-      NamedTensor& t = *found->second;
+      NamedTensor* named = tensor_named(it.key());
+      if (!named) continue;  // a name the signature does not use
+      NamedTensor& t = *named;
       t.storage = folder + path;
       const Json* use_pickle = optional_field(*it, "use_pickle");
       if (!(use_pickle && use_pickle->is_boolean() && use_pickle->get<bool>())) {
@@ -524,8 +525,6 @@ class ExportReader {
     }
     const PickleValue* root = document.root;
     if (!root || root->kind != PickleValue::Kind::dict) return;  // no tensors by name
-    std::map<std::string, NamedTensor*> by_name;
-    for (NamedTensor& t : tensors_) by_name[t.name] = &t;
     for (std::size_t i = 0; i + 1 < root->items.size(); i += 2) {
       const PickleValue* key = root->items[i];
       const PickleValue* value = root->items[i + 1];
@@ -536,13 +535,9 @@ class ExportReader {
       if (storage.items.size() < 4 || storage.items[2]->kind != PickleValue::Kind::string) continue;
       const std::string storage_key = storage.items[2]->text;
       const auto record = inner.find(top + "data/" + storage_key);
-      const auto found = by_name.find(key->text);
-      NamedTensor* t = found == by_name.end() ? nullptr : found->second;
+      NamedTensor* t = tensor_named(key->text);
       if (!t) {
-        const Dtype* dtype = storage.items[1]->kind == PickleValue::Kind::global
-                                 ? dtype_of_storage(storage.items[1]->text.substr(
-                                       storage.items[1]->text.rfind('.') + 1))
-                                 : nullptr;
+        const Dtype* dtype = storage_dtype(storage.text);
         if (!dtype) continue;
         NamedTensor added;
         added.name = key->text;
@@ -556,10 +551,7 @@ class ExportReader {
           for (const PickleValue* d : value->items[2]->items) added.shape.push_back(d->integer);
         if (storage.items[3]->kind == PickleValue::Kind::string)
           added.device = storage.items[3]->text;
-        tensors_.push_back(std::move(added));
-        t = &tensors_.back();
-        by_name.clear();
-        for (NamedTensor& each : tensors_) by_name[each.name] = &each;
+        t = &add_tensor(std::move(added));
       }
       t->storage = entry + ":" + storage_key;
       if (record) t->crc = inner.entries()[*record].crc;
@@ -676,6 +668,17 @@ class ExportReader {
     return out;
   }
 
+  // the tensors by name, each name once
+  NamedTensor* tensor_named(const std::string& name) {
+    const auto it = tensor_index_.find(name);
+    return it == tensor_index_.end() ? nullptr : &tensors_[it->second];
+  }
+  NamedTensor& add_tensor(NamedTensor t) {
+    tensor_index_.emplace(t.name, tensors_.size());
+    tensors_.push_back(std::move(t));
+    return tensors_.back();
+  }
+
   void add_path(const std::string& path) {
     if (!paths_.insert(path).second) return;
     // its ancestors first, each under its parent in the order first met
@@ -707,7 +710,7 @@ class ExportReader {
             counts.buffer(direct, t->storage, t->numel, nbytes);
           if (details_.tensors) {
             TensorMetadata m;
-            m.name = t->name.substr(t->name.rfind('.') + 1);
+            m.name = leaf_name(t->name);
             m.kind = t->kind;
             m.shape = t->shape;
             m.dtype = t->dtype->python_name();
@@ -715,11 +718,7 @@ class ExportReader {
             m.requires_grad = t->requires_grad;
             m.numel = t->numel;
             m.nbytes = nbytes;
-            if (t->crc) {
-              char hex[9];
-              std::snprintf(hex, sizeof hex, "%08x", *t->crc);
-              m.storage_crc32 = std::string(hex);
-            }
+            if (t->crc) m.storage_crc32 = crc32_text(*t->crc);
             listed.push_back(std::move(m));
           }
         }
@@ -750,6 +749,7 @@ class ExportReader {
   InspectDetails details_;
   std::string root_;  // the PT2 Archive's root folder, with its '/'
   std::vector<NamedTensor> tensors_;
+  std::unordered_map<std::string, std::size_t> tensor_index_;  // into tensors_
   std::set<std::string> paths_;
   std::set<std::string> known_modules_;  // the modules the program names
   std::unordered_map<std::string, std::vector<std::string>> children_;

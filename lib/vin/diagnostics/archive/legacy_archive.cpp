@@ -229,9 +229,7 @@ class LegacyReader {
     const std::string key = member(data, "key", Json::value_t::string);
     const auto index = zip_.find(prefix_ + key);
     if (!index) throw Malformed{"a tensor whose record " + printable(key) + " is missing"};
-    char hex[9];
-    std::snprintf(hex, sizeof hex, "%08x", static_cast<unsigned>(zip_.entries()[*index].crc));
-    t.storage_crc32 = hex;
+    t.storage_crc32 = crc32_text(zip_.entries()[*index].crc);
     return entry;
   }
 

@@ -1,5 +1,7 @@
 #include "vin/diagnostics/archive/zip_archive.h"
 
+#include <cstdio>
+
 #include <zip.h>
 
 #include <algorithm>
@@ -120,7 +122,8 @@ std::string zip_problem(int code) {
     case ZIP_ER_COMPNOTSUPP:
     case ZIP_ER_ENCRNOTSUPP:
     case ZIP_ER_NOPASSWD:
-      return "it is compressed or encrypted in a way torch.save, torch.jit.save and numpy never use";
+      return "it is compressed or encrypted in a way torch.save, torch.jit.save and numpy never "
+             "use";
     default:
       return "the zip reader's error " + std::to_string(code);
   }
@@ -196,11 +199,11 @@ ZipArchive::ZipArchive(InputFilePtr file) : file_(std::move(file)) {
       const char* raw_name = zip_get_name(zip_, i, ZIP_FL_ENC_RAW);
       if (zip_stat_index(zip_, i, 0, &st) != 0 || raw_name == nullptr)
         throw Error(path() + ": damaged zip archive (an unreadable directory entry)");
-      const zip_uint64_t stated = ZIP_STAT_NAME | ZIP_STAT_SIZE | ZIP_STAT_COMP_SIZE |
-                                  ZIP_STAT_COMP_METHOD | ZIP_STAT_CRC;
-      if ((st.valid & stated) != stated || raw_name != recorded.name ||
-          st.size != recorded.size || st.comp_size != recorded.compressed_size ||
-          st.crc != recorded.crc || st.comp_method != recorded.method)
+      const zip_uint64_t stated =
+          ZIP_STAT_NAME | ZIP_STAT_SIZE | ZIP_STAT_COMP_SIZE | ZIP_STAT_COMP_METHOD | ZIP_STAT_CRC;
+      if ((st.valid & stated) != stated || raw_name != recorded.name || st.size != recorded.size ||
+          st.comp_size != recorded.compressed_size || st.crc != recorded.crc ||
+          st.comp_method != recorded.method)
         disagrees("member " + std::to_string(i) + ", " + printable(recorded.name, 200));
       if (const auto problem = zip_member_problem(st.comp_method, st.size, st.comp_size))
         throw Error(path() + ": the member " + printable(st.name, 200) +
@@ -305,6 +308,12 @@ bool ZipArchive::Member::at_end() {
   const zip_int64_t got = zip_fread(static_cast<zip_file_t*>(file_), &probe, 1);
   if (got < 0) fail();
   return got == 0;
+}
+
+std::string crc32_text(std::uint32_t crc) {
+  char hex[9];
+  std::snprintf(hex, sizeof hex, "%08x", static_cast<unsigned>(crc));
+  return hex;
 }
 
 }  // namespace vin::diagnostics

@@ -92,6 +92,10 @@ class ZipArchive {
 
 using ZipArchivePtr = std::shared_ptr<const ZipArchive>;
 
+/// A member's CRC-32 as the records write it (TensorMetadata's storage_crc32): 8 lowercase hex
+/// digits.
+std::string crc32_text(std::uint32_t crc);
+
 /// Why a member must not be inflated, or nothing (exposed for the unit tests): only stored and
 /// deflated members, with a declared size its compressed size can hold.
 std::optional<std::string> zip_member_problem(int method, std::uint64_t size,
