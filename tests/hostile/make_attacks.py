@@ -853,6 +853,18 @@ def export_archive_attacks():
         return lambda p: {**p, "graph_module": {**p["graph_module"], "signature": {
             "input_specs": specs, "output_specs": []}}}
 
+    def tensor_meta(name, sizes=None, strides=None, offset=None):
+        def change(c):
+            meta = c["config"][name]["tensor_meta"]
+            if sizes is not None:
+                meta["sizes"] = [{"as_int": n} for n in sizes]
+            if strides is not None:
+                meta["strides"] = [{"as_int": n} for n in strides]
+            if offset is not None:
+                meta["storage_offset"] = {"as_int": offset}
+            return c
+        return change
+
     def sizes(value):
         def change(p):
             tv = p["graph_module"]["graph"]["tensor_values"]
@@ -866,7 +878,19 @@ def export_archive_attacks():
         ("pt2_config_outside_root.pt2", {config: config_path("../../etc/passwd")},
          "outside tied/data/weights/"),
         ("pt2_storage_too_short.pt2", {"tied/data/weights/weight_0": b"\0" * 8},
-         "holds 8 bytes, fewer than the 240 its tensor needs"),
+         "embed.weight: tied/data/weights/weight_0 holds 8 bytes, fewer than the 240 its tensor "
+         "reaches"),
+        # two names for one member: views of one storage may differ in size (torch writes
+        # them so), each must lie within it
+        ("pt2_tied_sizes_differ.pt2", {config: tensor_meta("out.weight", sizes=[20, 6])},
+         "out.weight: tied/data/weights/weight_0 holds 240 bytes, fewer than the 480 its "
+         "tensor reaches"),
+        ("pt2_view_past_its_storage.pt2", {config: tensor_meta("out.weight", offset=1)},
+         "out.weight: tied/data/weights/weight_0 holds 240 bytes, fewer than the 244"),
+        ("pt2_offset_overflow.pt2", {config: tensor_meta("out.weight", offset=1 << 62)},
+         "out.weight's strides and offset overflow 64 bits"),
+        ("pt2_strides_unlike_sizes.pt2", {config: tensor_meta("embed.weight", strides=[1])},
+         "embed.weight has 1 strides for 2 sizes"),
         ("pt2_union_no_field.pt2", {program: signature([{}])}, "a union with no field"),
         ("pt2_union_two_fields.pt2",
          {program: signature([{"parameter": {"arg": {"name": "p_embed_weight"},
@@ -889,6 +913,22 @@ def export_archive_attacks():
                 (["inspect-model", "{file}", "--all"], "error", 1, why),
                 (["diff", "{file}", "{file}"], "error", 2, why)]
         add(name, pt2_with("torch-2.14/tied.pt2", changes), runs)
+    # the flat zip of torch 2.6: a nested torch.save whose storage record is shorter than the
+    # storage its pickle describes
+    inner = io.BytesIO()
+    with zipfile.ZipFile(os.path.join(PT2, "torch-2.6", "tied.pt2")) as z:
+        with zipfile.ZipFile(io.BytesIO(z.read("serialized_state_dict.pt"))) as nested, \
+                zipfile.ZipFile(inner, "w") as w:
+            for info in nested.infolist():
+                data = nested.read(info.filename)
+                w.writestr(info, data[:8] if info.filename == "archive/data/0" else data)
+    why = ("serialized_state_dict.pt: data/0 holds 8 bytes, fewer than the 60 float32 elements "
+           "of its storage")
+    add("pt2_flat_storage_too_short.pt2",
+        pt2_with("torch-2.6/tied.pt2", {"serialized_state_dict.pt": inner.getvalue()}),
+        [(["inspect-model", "{file}"], "error", 1, why),
+         (["inspect-model", "{file}", "--all"], "error", 1, why),
+         (["diff", "{file}", "{file}"], "error", 2, why)])
 
 
 def main():

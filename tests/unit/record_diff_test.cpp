@@ -292,8 +292,13 @@ TEST_CASE("details: attributes by module.name, tensors by their full name, signa
   };
   const auto model = [&](Json root_attributes, std::vector<TensorMetadata> lin_tensors,
                          std::string returns) {
-    ModelDetails details{64, 0, std::vector<MethodSignature>{{"forward", {}, std::move(returns)}},
-                         std::nullopt, std::nullopt, std::nullopt, std::nullopt};
+    ModelDetails details{64,
+                         0,
+                         std::vector<MethodSignature>{{"forward", {}, std::move(returns), {}, {}}},
+                         std::nullopt,
+                         std::nullopt,
+                         std::nullopt,
+                         std::nullopt};
     return ModelMetadata(
         "pkg.Net", 8, 8,
         {M("<root>", "pkg.Net", 0, 0, 0, true,

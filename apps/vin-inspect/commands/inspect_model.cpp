@@ -5,6 +5,7 @@
 #include "../command.h"
 #include "../outputs.h"
 #include "../torch_access.h"
+#include "vin/diagnostics/archive/export_archive.h"
 #include "vin/diagnostics/archive/model_source.h"
 
 namespace vd = vin::diagnostics;
@@ -45,8 +46,18 @@ class InspectModel : public Command {
     vd::OutputPlan plan = plan_outputs(output_, {{"ARCHIVE", archive_}});
     spdlog::debug("inspecting {}", archive_);
     if (all_) details_.tensors = details_.attributes = details_.signature = true;
-    const vd::ModelMetadata model =
-        vd::describe_archive(archive_, details_, libtorch_fallback(with_libtorch_));
+    const vd::ModelMetadata model = [&] {
+      try {
+        return vd::describe_archive(archive_, details_, libtorch_fallback(with_libtorch_));
+      } catch (const vd::UndescribedArchive& refused) {
+        // what it is (an AOTInductor package's models, devices, platforms), then the refusal
+        write_records(plan, archive_, [&](std::ostream& out) {
+          vd::write_export_archive(out, refused.archive(), output_.parsed_format());
+        });
+        plan.commit();
+        throw;
+      }
+    }();
     spdlog::debug("{} modules, {} parameters", model.modules().size(), model.total_parameters());
     write_records(plan, archive_, [&](std::ostream& out) {
       vd::write_model_metadata(out, model, output_.parsed_format());

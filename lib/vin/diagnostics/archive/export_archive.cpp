@@ -158,11 +158,44 @@ struct NamedTensor {
   std::string kind;  // "parameter", "buffer" or "constant"
   const Dtype* dtype = nullptr;
   std::vector<std::int64_t> shape;
+  std::vector<std::int64_t> strides;  // none recorded: contiguous
+  std::int64_t storage_offset = 0;
   std::int64_t numel = 1;
   std::string device = "cpu";
   bool requires_grad = false;
   std::string storage;               // one key per storage: tied names share it
   std::optional<std::uint32_t> crc;  // of the member holding its storage, where one does
+
+  // Which tensor it is: tied names are one tensor (counted once), views of one storage with
+  // other offsets or sizes are not (Python's parameters() yields each).
+  std::string identity() const {
+    std::string id = storage + "@" + std::to_string(storage_offset);
+    for (const std::int64_t n : shape) id += "," + std::to_string(n);
+    id += "/";
+    for (const std::int64_t n : strides) id += "," + std::to_string(n);
+    return id;
+  }
+
+  // The bytes of its storage it reaches, from the storage's start (0 for no elements).
+  std::uint64_t bytes_reached(const std::string& where) const {
+    if (numel == 0) return 0;
+    std::int64_t last = storage_offset;  // the element the last index reaches
+    bool overflow = false;
+    if (strides.empty()) {
+      overflow = __builtin_add_overflow(last, numel - 1, &last);
+    } else {
+      for (std::size_t i = 0; i < shape.size() && !overflow; ++i) {
+        std::int64_t step = 0;
+        overflow = __builtin_mul_overflow(shape[i] - 1, strides[i], &step) ||
+                   __builtin_add_overflow(last, step, &last);
+      }
+    }
+    std::int64_t bytes = 0;
+    if (overflow || __builtin_add_overflow(last, std::int64_t{1}, &last) ||
+        __builtin_mul_overflow(last, std::int64_t{dtype->element_size}, &bytes))
+      throw Malformed{where + "'s strides and offset overflow 64 bits"};
+    return static_cast<std::uint64_t>(bytes);
+  }
 };
 
 void read_tensor_meta(const Json& meta, const std::string& where, NamedTensor& t) {
@@ -181,6 +214,22 @@ void read_tensor_meta(const Json& meta, const std::string& where, NamedTensor& t
   std::int64_t bytes = 0;
   if (__builtin_mul_overflow(t.numel, std::int64_t{t.dtype->element_size}, &bytes))
     throw Malformed{where + "'s sizes overflow 64 bits"};
+  t.strides.clear();
+  if (const Json* strides = optional_field(meta, "strides"); strides && strides->is_array()) {
+    if (strides->size() != t.shape.size())
+      throw Malformed{where + " has " + std::to_string(strides->size()) + " strides for " +
+                      std::to_string(t.shape.size()) + " sizes"};
+    for (const Json& s : *strides) {
+      const std::int64_t n = concrete_size(s, where);
+      if (n < 0) throw Malformed{where + " has a negative stride"};
+      t.strides.push_back(n);
+    }
+  }
+  t.storage_offset = 0;
+  if (const Json* offset = optional_field(meta, "storage_offset")) {
+    t.storage_offset = concrete_size(*offset, where);
+    if (t.storage_offset < 0) throw Malformed{where + " has a negative storage offset"};
+  }
   if (const Json* grad = optional_field(meta, "requires_grad"); grad && grad->is_boolean())
     t.requires_grad = grad->get<bool>();
   if (const Json* device = optional_field(meta, "device")) {
@@ -265,6 +314,80 @@ std::string placeholder_name(std::string_view prefix, const std::string& name) {
   return out;
 }
 
+// A symbolic size as Python prints it (str(SymInt): "s0", "2*s0", "s0 + 1") from the sympy
+// srepr torch writes ("Mul(Integer(2), Symbol('s0', positive=True, integer=True))"): Symbol,
+// Integer, Mul and Add; anything else is given as written.
+class SympyText {
+ public:
+  static std::string of(const std::string& srepr) {
+    SympyText p(srepr);
+    std::string out;
+    if (p.term(out, 0) && p.at_ == srepr.size()) return out;
+    return srepr;
+  }
+
+ private:
+  explicit SympyText(const std::string& text) : text_(text) {}
+
+  bool eat(std::string_view word) {
+    if (text_.compare(at_, word.size(), word) != 0) return false;
+    at_ += word.size();
+    return true;
+  }
+
+  // one expression into `out`; false where it is not one of the four forms
+  bool term(std::string& out, int depth) {
+    if (depth > 64) return false;
+    if (eat("Symbol('")) {
+      const std::size_t end = text_.find('\'', at_);
+      if (end == std::string::npos) return false;
+      out += text_.substr(at_, end - at_);
+      const std::size_t close = text_.find(')', end);  // the assumptions: `positive=True, ...`
+      if (close == std::string::npos) return false;
+      at_ = close + 1;
+      return true;
+    }
+    if (eat("Integer(")) {
+      const std::size_t end = text_.find(')', at_);
+      if (end == std::string::npos || end == at_) return false;
+      const std::string digits = text_.substr(at_, end - at_);
+      if (digits.find_first_not_of("-0123456789") != std::string::npos) return false;
+      out += digits;
+      at_ = end + 1;
+      return true;
+    }
+    const bool mul = eat("Mul(");
+    if (!mul && !eat("Add(")) return false;
+    for (bool first = true;; first = false) {
+      std::string operand;
+      if (!term(operand, depth + 1)) return false;
+      if (first)
+        out += operand;
+      else if (!mul && operand.rfind('-', 0) == 0)
+        out += " - " + operand.substr(1);
+      else
+        out += (mul ? "*" : " + ") + operand;
+      if (eat(")")) return true;
+      if (!eat(", ")) return false;
+    }
+  }
+
+  const std::string& text_;
+  std::size_t at_ = 0;
+};
+
+// One size of a TensorMeta as a record shows it: an integer, or a symbolic size's expression.
+Json dimension_json(const Json& size, const std::string& where) {
+  if (size.is_number_integer()) return size;
+  const auto [variant, v] = union_variant(size, where);
+  if (variant == "as_int" && v->is_number_integer()) return *v;
+  if (variant == "as_expr") {
+    const Json* expr = v->is_string() ? v : optional_field(*v, "expr_str");
+    if (expr && expr->is_string()) return SympyText::of(expr->get<std::string>());
+  }
+  throw Malformed{where + " has a size that is neither an integer nor an expression"};
+}
+
 class ExportReader {
  public:
   ExportReader(const ZipArchive& zip, ExportLayout layout, const InspectDetails& details)
@@ -302,7 +425,11 @@ class ExportReader {
     ModelDetails details = out.details();
     details.export_archive = std::move(archive);
     if (details_.operators) details.operators = operator_counts(graph, entry);
-    if (details_.signature) details.graph_signature = graph_signature(graph_module, entry);
+    if (details_.signature) {
+      details.graph_signature = graph_signature(graph_module, entry);
+      details.methods =
+          std::vector<MethodSignature>{forward_signature(program, graph_module, graph, entry)};
+    }
     return ModelMetadata(out.model_type(), out.total_parameters(), out.trainable_parameters(),
                          out.modules(), std::move(details));
   }
@@ -488,16 +615,19 @@ class ExportReader {
       if (!named) continue;  // a name the signature does not use
       NamedTensor& t = *named;
       t.storage = folder + path;
+      // the config's TensorMeta places the tensor in its storage (views of one storage share a
+      // member, each with its offset and sizes)
+      if (const Json* meta = optional_field(*it, "tensor_meta"); meta && meta->is_object())
+        read_tensor_meta(*meta, where, t);
       const Json* use_pickle = optional_field(*it, "use_pickle");
       if (!(use_pickle && use_pickle->is_boolean() && use_pickle->get<bool>())) {
         t.crc = zip_.entries()[*member].crc;
-        // the storage must hold what the tensor's metadata needs
+        // the storage must hold what the tensor's metadata reaches
         const std::uint64_t size = zip_.entries()[*member].size;
-        const std::uint64_t need =
-            static_cast<std::uint64_t>(t.numel) * static_cast<std::uint64_t>(t.dtype->element_size);
-        if (t.numel > 0 && size != 0 && size < need)
+        const std::uint64_t need = t.bytes_reached(where);
+        if (size < need)
           throw Malformed{where + ": " + folder + path + " holds " + std::to_string(size) +
-                          " bytes, fewer than the " + std::to_string(need) + " its tensor needs"};
+                          " bytes, fewer than the " + std::to_string(need) + " its tensor reaches"};
       }
     }
     return true;
@@ -554,7 +684,24 @@ class ExportReader {
         t = &add_tensor(std::move(added));
       }
       t->storage = entry + ":" + storage_key;
-      if (record) t->crc = inner.entries()[*record].crc;
+      if (value->items.size() > 1 && value->items[1]->kind == PickleValue::Kind::integer)
+        t->storage_offset = value->items[1]->integer;
+      if (value->items.size() > 3 && value->items[3]->kind == PickleValue::Kind::tuple) {
+        t->strides.clear();
+        for (const PickleValue* d : value->items[3]->items) t->strides.push_back(d->integer);
+      }
+      if (record) {
+        t->crc = inner.entries()[*record].crc;
+        // the record must hold the storage the pickle describes (its tensors lie within it)
+        const Dtype* dtype = storage_dtype(storage.text);
+        const std::uint64_t size = inner.entries()[*record].size;
+        if (dtype && storage.numel > 0 &&
+            size / static_cast<std::uint64_t>(dtype->element_size) <
+                static_cast<std::uint64_t>(storage.numel))
+          throw Malformed{entry + ": data/" + storage_key + " holds " + std::to_string(size) +
+                          " bytes, fewer than the " + std::to_string(storage.numel) + " " +
+                          std::string(dtype->name) + " elements of its storage"};
+      }
     }
   }
 
@@ -582,31 +729,122 @@ class ExportReader {
     return {called, stacked};
   }
 
-  // the graph signature's inputs and outputs as written (their kinds, names and targets)
-  static GraphSignature graph_signature(const Json& graph_module, const std::string& entry) {
+  // one input_specs or output_specs list as written: each spec's kind, names and target,
+  // and its argument
+  struct Spec {
+    GraphSignatureEntry entry;
+    const Json* arg = nullptr;
+  };
+  static std::vector<Spec> specs(const Json& graph_module, const char* key,
+                                 const std::string& entry) {
     const std::string where = entry + ": the graph signature";
     const Json& signature = *field(graph_module, "signature", entry + ": graph_module");
-    const auto entries = [&](const char* key) {
-      std::vector<GraphSignatureEntry> out;
-      const Json* specs = optional_field(signature, key);
-      if (!specs || !specs->is_array()) throw Malformed{where + " has no " + key};
-      for (const Json& spec : *specs) {
-        const auto [kind, v] = union_variant(spec, where + "'s " + key);
-        GraphSignatureEntry e;
-        // the schema's tensor_constant is Python's InputKind.CONSTANT_TENSOR (contract 10.3)
-        e.kind = kind == "tensor_constant" ? "constant_tensor" : kind;
-        if (const Json* arg = optional_field(*v, "arg")) e.name = argument_name(*arg);
-        if (const Json* name = optional_field(*v, "name"); name && name->is_string())
-          e.name = name->get<std::string>();  // constant_input
-        for (const char* target : {"parameter_name", "buffer_name", "tensor_constant_name",
-                                   "custom_obj_name", "user_input_name"})
-          if (const Json* t = optional_field(*v, target); t && t->is_string())
-            e.target = t->get<std::string>();
-        out.push_back(std::move(e));
+    std::vector<Spec> out;
+    const Json* list = optional_field(signature, key);
+    if (!list || !list->is_array()) throw Malformed{where + " has no " + key};
+    for (const Json& spec : *list) {
+      const auto [kind, v] = union_variant(spec, where + "'s " + key);
+      Spec s;
+      GraphSignatureEntry& e = s.entry;
+      // the schema's tensor_constant is Python's InputKind.CONSTANT_TENSOR (contract 10.3)
+      e.kind = kind == "tensor_constant" ? "constant_tensor" : kind;
+      if (const Json* arg = optional_field(*v, "arg")) {
+        s.arg = arg;
+        e.name = argument_name(*arg);
       }
-      return out;
-    };
-    return {entries("input_specs"), entries("output_specs")};
+      if (const Json* name = optional_field(*v, "name"); name && name->is_string())
+        e.name = name->get<std::string>();  // constant_input
+      for (const char* target : {"parameter_name", "buffer_name", "tensor_constant_name",
+                                 "custom_obj_name", "user_input_name"})
+        if (const Json* t = optional_field(*v, target); t && t->is_string())
+          e.target = t->get<std::string>();
+      out.push_back(std::move(s));
+    }
+    return out;
+  }
+
+  // the graph signature's inputs and outputs as written (their kinds, names and targets)
+  static GraphSignature graph_signature(const Json& graph_module, const std::string& entry) {
+    GraphSignature out;
+    for (Spec& s : specs(graph_module, "input_specs", entry)) out.inputs.push_back(s.entry);
+    for (Spec& s : specs(graph_module, "output_specs", entry)) out.outputs.push_back(s.entry);
+    return out;
+  }
+
+  // forward as the program takes it: one argument per user input, in order (a tensor's
+  // dtype and shape from the graph's TensorMeta), the user outputs, and range_constraints'
+  // symbols with their ranges
+  static MethodSignature forward_signature(const Json& program, const Json& graph_module,
+                                           const Json& graph, const std::string& entry) {
+    MethodSignature method;
+    method.name = "forward";
+    for (const Spec& s : specs(graph_module, "input_specs", entry)) {
+      if (s.entry.kind != "user_input" || !s.arg) continue;
+      ReturnSignature value = user_value(*s.arg, graph, entry);
+      ArgumentSignature a;
+      a.name = value.name.value_or("");
+      a.type = std::move(value.type);
+      a.default_value = nullptr;
+      a.tensor = std::move(value.tensor);
+      method.arguments.push_back(std::move(a));
+    }
+    std::vector<ReturnSignature> outputs;
+    for (const Spec& s : specs(graph_module, "output_specs", entry))
+      if (s.entry.kind == "user_output" && s.arg)
+        outputs.push_back(user_value(*s.arg, graph, entry));
+    if (outputs.size() == 1) {
+      method.returns = outputs.front().type;
+    } else {
+      method.returns = outputs.empty() ? "None" : "Tuple[";
+      for (std::size_t i = 0; i < outputs.size(); ++i)
+        method.returns += (i ? ", " : "") + outputs[i].type + (i + 1 == outputs.size() ? "]" : "");
+    }
+    method.outputs = std::move(outputs);
+    method.dimensions.emplace();
+    if (const Json* ranges = optional_field(program, "range_constraints");
+        ranges && ranges->is_object())
+      for (auto it = ranges->begin(); it != ranges->end(); ++it) {
+        const auto bound = [&](const char* key) -> std::optional<std::int64_t> {
+          const Json* b = optional_field(*it, key);  // null (or 2.1's Infinity): unbounded
+          if (b && b->is_number_integer()) return b->get<std::int64_t>();
+          return std::nullopt;
+        };
+        method.dimensions->push_back({it.key(), bound("min_val"), bound("max_val")});
+      }
+    return method;
+  }
+
+  // a user input or output: {as_tensor: {name}} and the other Argument variants
+  static ReturnSignature user_value(const Json& arg, const Json& graph, const std::string& entry) {
+    ReturnSignature out;
+    out.name = argument_name(arg);
+    const std::string where = entry + ": a user input or output";
+    const auto [variant, v] = arg.is_object() && arg.contains("name") && arg.size() == 1
+                                  ? std::pair<std::string, const Json*>{"as_tensor", &arg}
+                                  : union_variant(arg, where);
+    static const std::map<std::string, std::string, std::less<>> kTypes = {
+        {"as_tensor", "Tensor"},    {"as_sym_int", "SymInt"},   {"as_sym_float", "SymFloat"},
+        {"as_sym_bool", "SymBool"}, {"as_int", "int"},          {"as_float", "float"},
+        {"as_bool", "bool"},        {"as_string", "str"},       {"as_none", "None"},
+        {"as_ints", "list"},        {"as_floats", "list"},      {"as_bools", "list"},
+        {"as_strings", "list"},     {"as_custom_obj", "object"}};
+    const auto type = kTypes.find(variant);
+    out.type = type == kTypes.end() ? variant : type->second;
+    if (variant != "as_tensor" || !out.name) return out;
+    const Json* values = optional_field(graph, "tensor_values");
+    const Json* meta = values ? optional_field(*values, out.name->c_str()) : nullptr;
+    if (meta && meta->is_object() && meta->contains("meta") && !meta->contains("dtype"))
+      meta = &(*meta)["meta"];  // torch 2.1
+    if (!meta) throw Malformed{entry + " has no TensorMeta for " + *out.name};
+    const std::string meta_where = entry + ": the tensor " + *out.name;
+    TensorSpec tensor;
+    tensor.dtype = schema_dtype(*field(*meta, "dtype", meta_where), meta_where)->python_name();
+    const Json& sizes = *field(*meta, "sizes", meta_where);
+    if (!sizes.is_array()) throw Malformed{meta_where + "'s sizes are not a list"};
+    tensor.shape = Json::array();
+    for (const Json& size : sizes) tensor.shape.push_back(dimension_json(size, meta_where));
+    out.tensor = std::move(tensor);
+    return out;
   }
 
   // the graph's name for an argument: {name} (TensorArgument), {as_tensor: {name}},
@@ -705,9 +943,9 @@ class ExportReader {
           if (t->kind != kind) continue;
           const std::int64_t nbytes = t->numel * t->dtype->element_size;
           if (t->kind == std::string("parameter"))
-            counts.parameter(direct, t->storage, t->numel, t->requires_grad, nbytes);
+            counts.parameter(direct, t->identity(), t->numel, t->requires_grad, nbytes);
           else if (t->kind == std::string("buffer"))
-            counts.buffer(direct, t->storage, t->numel, nbytes);
+            counts.buffer(direct, t->identity(), t->numel, nbytes);
           if (details_.tensors) {
             TensorMetadata m;
             m.name = leaf_name(t->name);
@@ -756,6 +994,78 @@ class ExportReader {
   std::unordered_map<std::string, std::string> types_;
 };
 
+// The platform a compiled library was built for, as Python's sysconfig.get_platform() names it,
+// from its first bytes (an ELF, PE or Mach-O header); nothing for another file.
+std::optional<std::string> library_platform(std::string_view head) {
+  const auto u16 = [&](std::size_t at) {
+    return static_cast<unsigned>(static_cast<unsigned char>(head[at])) |
+           static_cast<unsigned>(static_cast<unsigned char>(head[at + 1])) << 8;
+  };
+  if (head.size() >= 20 &&
+      head.compare(0, 4,
+                   "\x7f"
+                   "ELF") == 0 &&
+      head[5] == 1) {
+    static const std::map<unsigned, std::string> kMachines = {
+        {3, "i686"},    {20, "ppc"},    {21, "ppc64le"},  {22, "s390x"},
+        {40, "armv7l"}, {62, "x86_64"}, {183, "aarch64"}, {243, "riscv64"}};
+    const auto it = kMachines.find(u16(18));
+    return "linux-" + (it == kMachines.end() ? "e_machine" + std::to_string(u16(18)) : it->second);
+  }
+  if (head.size() >= 8 && (head.compare(0, 4, "\xcf\xfa\xed\xfe") == 0)) {
+    const unsigned cpu = u16(4);
+    return std::string("macosx-") + (cpu == 7 ? "x86_64" : cpu == 12 ? "arm64" : "unknown");
+  }
+  if (head.size() >= 2 && head.compare(0, 2, "MZ") == 0) return std::string("win");
+  return std::nullopt;
+}
+
+// An AOTInductor package: each compiled model under data/aotinductor/ with the device its
+// metadata names, and its platform (the metadata's, else its library's header)
+ExportArchive aoti_package(const ZipArchive& zip) {
+  ExportArchive archive;
+  archive.file = zip.path();
+  archive.layout = "aoti_package";
+  const std::string top = zip.find(zip.first_folder() + "archive_format") ? zip.first_folder() : "";
+  const std::string folder = top + "data/aotinductor/";
+  std::map<std::string, AotiModel> models;
+  for (const auto& e : zip.entries()) {
+    if (e.name.rfind(folder, 0) != 0) continue;
+    const std::string rest = e.name.substr(folder.size());
+    const std::size_t slash = rest.find('/');
+    if (slash == std::string::npos) continue;
+    AotiModel& model = models[rest.substr(0, slash)];
+    model.model = rest.substr(0, slash);
+    const auto ends_with = [&](std::string_view tail) {
+      return rest.size() > tail.size() &&
+             rest.compare(rest.size() - tail.size(), tail.size(), tail) == 0;
+    };
+    try {
+      if (ends_with("_metadata.json")) {
+        const auto text = zip.read(e.name, kMaxConfigBytes);
+        const Json meta = text ? parse_bounded_json(*text, 16) : Json();
+        if (const Json* v = optional_field(meta, "AOTI_DEVICE_KEY"); v && v->is_string())
+          model.device = v->get<std::string>();
+        if (const Json* v = optional_field(meta, "AOTI_PLATFORM"); v && v->is_string())
+          model.platform = v->get<std::string>();
+      } else if ((ends_with(".so") || ends_with(".dll") || ends_with(".dylib")) &&
+                 !model.platform) {
+        char head[64] = {};
+        ZipArchive::Member member = zip.open(zip.find(e.name).value(), e.name);
+        model.platform = library_platform(std::string_view(head, member.read(head, sizeof head)));
+      }
+    } catch (const JsonTooDeep&) {
+    } catch (const Json::exception&) {
+    }
+  }
+  archive.aoti.emplace();
+  for (auto& [name, model] : models) {
+    archive.models.push_back(name);
+    archive.aoti->push_back(std::move(model));
+  }
+  return archive;
+}
+
 }  // namespace
 
 std::optional<ExportLayout> export_layout(const ZipArchive& zip) {
@@ -777,39 +1087,19 @@ ModelMetadata read_export_archive(const ZipArchive& zip, const InspectDetails& d
   const auto layout = export_layout(zip);
   if (!layout) throw Error(zip.path() + ": not a torch.export archive");
   if (*layout == ExportLayout::aoti_package) {
-    // the compiled models, each with the device its metadata names
-    const std::string top =
-        zip.find(zip.first_folder() + "archive_format") ? zip.first_folder() : "";
-    const std::string folder = top + "data/aotinductor/";
-    std::map<std::string, std::string> devices;
-    for (const auto& e : zip.entries()) {
-      if (e.name.rfind(folder, 0) != 0) continue;
-      const std::string rest = e.name.substr(folder.size());
-      const std::size_t slash = rest.find('/');
-      if (slash == std::string::npos) continue;
-      const std::string name = rest.substr(0, slash);
-      std::string& device = devices[name];
-      if (rest.size() > 14 && rest.compare(rest.size() - 14, 14, "_metadata.json") == 0) {
-        try {
-          const auto text = zip.read(e.name, kMaxConfigBytes);
-          const Json meta = text ? parse_bounded_json(*text, 16) : Json();
-          std::string found;
-          for (const char* key : {"AOTI_DEVICE_KEY", "AOTI_PLATFORM"})
-            if (const Json* v = optional_field(meta, key); v && v->is_string())
-              found += (found.empty() ? "" : ", ") + v->get<std::string>();
-          if (!found.empty()) device = found;
-        } catch (const JsonTooDeep&) {
-        } catch (const Json::exception&) {
-        }
-      }
-    }
+    ExportArchive archive = aoti_package(zip);
     std::string listed;
-    for (const auto& [name, device] : devices)
-      listed += (listed.empty() ? "" : "; ") + name + (device.empty() ? "" : " (" + device + ")");
-    throw Error(zip.path() + ": an AOTInductor package (compiled code, no exported program) " +
-                (listed.empty() ? std::string("holding no model") : "holding " + listed) +
-                "; it has no modules to describe: torch.export.save of the ExportedProgram "
-                "(before torch._inductor.aoti_compile_and_package) makes a .pt2 this tool reads");
+    for (const AotiModel& m : *archive.aoti) {
+      std::string where = m.device.value_or("");
+      if (m.platform) where += (where.empty() ? "" : ", ") + *m.platform;
+      listed += (listed.empty() ? "" : "; ") + m.model + (where.empty() ? "" : " (" + where + ")");
+    }
+    const std::string why =
+        zip.path() + ": an AOTInductor package (compiled code, no exported program) " +
+        (listed.empty() ? std::string("holding no model") : "holding " + listed) +
+        "; it has no modules to describe: torch.export.save of the ExportedProgram "
+        "(before torch._inductor.aoti_compile_and_package) makes a .pt2 this tool reads";
+    throw UndescribedArchive(std::move(archive), why);
   }
   try {
     return ExportReader(zip, *layout, details).read(model);

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "vin/diagnostics/archive/zip_archive.h"
+#include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/records/model_metadata.h"
 
 namespace vin::diagnostics {
@@ -18,6 +19,18 @@ enum class ExportLayout {
   export_zip,   ///< torch 2.1-2.7: the program and nested torch.save files at the zip's root
   pt2_archive,  ///< torch 2.8 on: everything under one root folder, models/<name>.json
   aoti_package  ///< AOTInductor's compiled models (data/aotinductor/), no program
+};
+
+/// An archive named but not described: an AOTInductor package (compiled code, no program). Its
+/// ExportArchive record (with `aoti`) is printed before the refusal (contract 10.3).
+class UndescribedArchive : public Error {
+ public:
+  UndescribedArchive(ExportArchive archive, const std::string& why)
+      : Error(why), archive_(std::move(archive)) {}
+  const ExportArchive& archive() const { return archive_; }
+
+ private:
+  ExportArchive archive_;
 };
 
 /// The layout of a zip that torch.export or AOTInductor wrote, or nothing for any other zip.
@@ -29,8 +42,8 @@ std::optional<ExportLayout> export_layout(const ZipArchive& zip);
 /// parameter, buffer or constant name; types where a node of the module ran, training unknown),
 /// counts by the tensors' names, the totals each storage once. `model`: which program of a
 /// PT2 Archive holding several ("" for the only one, or "model"). Throws Error naming the file
-/// and the entry for an archive that cannot be read, and for an AOTInductor package (naming its
-/// models, devices and platforms); UsageError for an unknown `model`.
+/// and the entry for an archive that cannot be read, UndescribedArchive for an AOTInductor
+/// package (naming its models, devices and platforms); UsageError for an unknown `model`.
 ModelMetadata read_export_archive(const ZipArchive& zip, const InspectDetails& details,
                                   const std::string& model = "");
 

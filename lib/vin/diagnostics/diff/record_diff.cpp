@@ -30,6 +30,8 @@ const std::vector<const char*> kModelKeys = required_fields("ModelMetadata");
 const std::vector<const char*> kModuleKeys = required_fields("ModuleMetadata");
 const std::vector<const char*> kTensorKeys = required_fields("TensorMetadata");
 const std::vector<const char*> kMethodKeys = required_fields("MethodSignature");
+const std::vector<const char*> kGraphSignatureKeys = required_fields("GraphSignature");
+const std::vector<const char*> kOperatorCountKeys = required_fields("OperatorCount");
 const std::vector<const char*> kSpecKeys = required_fields("ModelStructureSpec");
 const std::vector<const char*> kFieldKeys = required_fields("ConfigFieldSpec");
 const std::vector<const char*> kModuleProfileKeys = compared_fields("ModuleProfile");
@@ -59,9 +61,15 @@ Json parse_bounded(const std::string& text) { return parse_bounded_json(text, kM
 
 // A field one side cannot know is not a change (contract 10.3): a torch.export archive records no
 // training mode, and no type for a module no node of which ran (null there, known in a .pt).
-bool unknown_on_one_side(const std::string& field, const Json& a, const Json& b) {
+// Nor is a class of the script that made the model: TorchScript keeps no `__main__.` in its
+// name (`Net` in a .pt, `__main__.Net` in a .pt2).
+bool not_a_change(const std::string& field, const Json& a, const Json& b) {
   if (field != "training" && field != "module_type" && field != "model_type") return false;
-  return a.is_null() != b.is_null();
+  if (a.is_null() != b.is_null()) return true;
+  if (!a.is_string() || !b.is_string()) return false;
+  const std::string x = a.get<std::string>(), y = b.get<std::string>();
+  const std::string main = "__main__.";
+  return x == main + y || y == main + x;
 }
 
 // document[key], or an empty list where the document has none
@@ -93,10 +101,25 @@ RecordSet model_set(const Json& document, const std::string& source, const std::
       set.methods->push_back(without(method, {"record"}));
     }
   }
+  set.torch_export = document.contains("export_archive");
+  if (document.contains("graph_signature")) {
+    const Json& signature = document.at("graph_signature");
+    require_keys(signature, kGraphSignatureKeys, "GraphSignature", where);
+    set.graph_signature = without(signature, {"record"});
+  }
+  if (document.contains("operators")) {
+    const Json& counts = document.at("operators");
+    if (!counts.is_array()) throw Error(where + ": \"operators\" is not a list");
+    set.operator_counts.emplace();
+    for (const Json& count : counts) {
+      require_keys(count, kOperatorCountKeys, "OperatorCount", where);
+      set.operator_counts->push_back(without(count, {"record"}));
+    }
+  }
   if (set.header.contains("parameter_bytes")) set.tensors.emplace();
   const Json& modules = list_at(document, "modules");
   if (!modules.is_array()) throw Error(where + ": \"modules\" is not a list");
-  set.has_attributes = !modules.empty();
+  set.has_attributes = !modules.empty() && !set.torch_export;
   for (const Json& module : modules) {
     require_keys(module, kModuleKeys, "ModuleMetadata", where);
     set.has_attributes = set.has_attributes && module.contains("attributes");
@@ -264,13 +287,13 @@ RecordSet read_jsonl(std::istream& in, const std::string& path) {
     return read_profile_jsonl(lines, std::move(line), path);
   Json document;
   bool model = false;
-  bool export_archive = false;
+  std::optional<Json> export_archive;
   for (; line; line = lines.next()) {
     Json& j = line->record;
     const std::string& where = line->where;
     const std::string record = j["record"];
     if (document.is_null() && record == "ExportArchive" && !export_archive) {
-      export_archive = true;  // a .pt2's records: the container first (not compared)
+      export_archive = without(j, {"record"});  // a .pt2's records: the container first
       continue;
     }
     if (document.is_null()) {
@@ -285,6 +308,7 @@ RecordSet read_jsonl(std::istream& in, const std::string& path) {
                     "(inspect-config) or profile's records");
       }
       document = without(j, {"record"});
+      if (export_archive) document["export_archive"] = *export_archive;
       continue;
     }
     const auto misplaced = [&](const char* expected) {
@@ -299,7 +323,16 @@ RecordSet read_jsonl(std::istream& in, const std::string& path) {
       if (document.contains("modules")) throw misplaced("ModuleMetadata");
       require_keys(j, kMethodKeys, "MethodSignature", where);
       document["methods"].push_back(without(j, {"record"}));
+    } else if (record == "GraphSignature") {
+      if (document.contains("modules") || document.contains("graph_signature"))
+        throw misplaced("ModuleMetadata");
+      require_keys(j, kGraphSignatureKeys, "GraphSignature", where);
+      document["graph_signature"] = without(j, {"record"});
+    } else if (record == "OperatorCount") {
+      require_keys(j, kOperatorCountKeys, "OperatorCount", where);
+      document["operators"].push_back(without(j, {"record"}));
     } else if (record == "ModuleMetadata") {
+      if (document.contains("operators")) throw misplaced("OperatorCount");
       require_keys(j, kModuleKeys, "ModuleMetadata", where);
       document["modules"].push_back(without(j, {"record"}));
     } else if (record == "TensorMetadata") {
@@ -352,7 +385,10 @@ void collect_field_names(const RecordSet& set, std::set<std::string>& names) {
   if (set.tensors)
     for (const char* key : kTensorKeys)
       if (std::string(key) != "name") names.insert(key);
-  if (set.methods) names.insert({"arguments", "returns"});
+  if (set.methods) names.insert({"arguments", "returns", "outputs", "dimensions"});
+  if (set.graph_signature)
+    for (const auto& [key, value] : set.graph_signature->items()) names.insert(key);
+  if (set.operator_counts) names.insert("calls");
 }
 
 // Matches old and new items by key and reports removed, changed (field by field) and added ones.
@@ -390,7 +426,7 @@ class Matcher {
       for (const auto& [field, old_value] : item.items()) {
         if (ignored_.count(field) || one_of(field, identity)) continue;
         const Json new_value = it->second->value(field, Json());
-        if (unknown_on_one_side(field, old_value, new_value)) continue;
+        if (not_a_change(field, old_value, new_value)) continue;
         if (!same_json(old_value, new_value))
           changes_.push_back({"changed", subject, path_of(item), field, old_value, new_value});
       }
@@ -564,7 +600,7 @@ RecordDiff diff_records(const RecordSet& old_set, const RecordSet& new_set,
   for (const auto& [field, old_value] : old_set.header.items()) {
     if (ignored.count(field) || !new_set.header.contains(field)) continue;
     const Json& new_value = new_set.header.at(field);
-    if (unknown_on_one_side(field, old_value, new_value)) continue;
+    if (not_a_change(field, old_value, new_value)) continue;
     if (!same_json(old_value, new_value))
       changes.push_back({"changed", to_string(old_set.kind), Json(), field, old_value, new_value});
   }
@@ -589,11 +625,31 @@ RecordDiff diff_records(const RecordSet& old_set, const RecordSet& new_set,
     const auto name = [](const Json& t) { return Json(tensor_key(t)); };
     matcher.match(*old_set.tensors, *new_set.tensors, "tensor", key, name, {"module_path", "name"});
   }
-  if (old_set.methods && new_set.methods) {
+  // a TorchScript method and an exported program's forward are not alike (contract 10.3)
+  if (old_set.methods && new_set.methods && old_set.torch_export == new_set.torch_export) {
     diff.compared.push_back("signatures");
     const auto key = [](const Json& m) { return m.at("name").get<std::string>(); };
     const auto name = [](const Json& m) { return m.at("name"); };
     matcher.match(*old_set.methods, *new_set.methods, "signature", key, name, {"name"});
+  }
+  if (old_set.graph_signature && new_set.graph_signature) {
+    diff.compared.push_back("graph_signature");
+    for (const auto& [field, old_value] : old_set.graph_signature->items()) {
+      const Json new_value = new_set.graph_signature->value(field, Json());
+      if (!ignored.count(field) && !same_json(old_value, new_value))
+        changes.push_back({"changed", "graph_signature", Json(), field, old_value, new_value});
+    }
+  }
+  if (old_set.operator_counts && new_set.operator_counts) {
+    diff.compared.push_back("operators");
+    const auto key = [](const Json& c) {
+      return dump_line(c.at("module_path")) + " " + dump_line(c.at("operator"));
+    };
+    const auto path = [](const Json& c) {
+      return Json::array({c.at("module_path"), c.at("operator")});
+    };
+    matcher.match(*old_set.operator_counts, *new_set.operator_counts, "operator", key, path,
+                  {"module_path", "operator"});
   }
   return diff;
 }

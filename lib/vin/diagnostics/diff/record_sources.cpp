@@ -22,11 +22,12 @@ RecordSet load_record_set(const std::string& path, const LibTorchInspector& fall
   const ClassifiedFile file = naming_out_of_memory(path, "reading the file", [&] {
     return classify_file(path, "an archive, a record file or a configuration");
   });
-  if (file.zip)
-    return kind == SideKind::configuration
-               ? configuration_side(file)
-               : record_set(describe_archive(file, InspectDetails::everything(), fallback),
-                            path);
+  if (file.zip) {
+    if (kind == SideKind::configuration) return configuration_side(file);
+    InspectDetails details = InspectDetails::everything();
+    details.operators = true;  // a .pt2's OperatorCount records (a .pt has none)
+    return record_set(describe_archive(file, details, fallback), path);
+  }
   if (file.kind == FileKind::empty && kind != SideKind::configuration)
     throw Error(path + ": empty file: no records, no archive, no configuration rendering");
   if (file.kind == FileKind::records)

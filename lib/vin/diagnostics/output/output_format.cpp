@@ -16,6 +16,20 @@ OutputFormat parse_output_format(std::string_view name) {
                    "' (expected jsonl, json or table)");
 }
 
+void write_export_archive(std::ostream& out, const ExportArchive& archive, OutputFormat format) {
+  switch (format) {
+    case OutputFormat::jsonl:
+      out << dump_record_line("ExportArchive", to_json(archive)) << '\n';
+      return;
+    case OutputFormat::json:
+      out << dump_pretty(Json::object({{"export_archive", to_json(archive)}})) << '\n';
+      return;
+    case OutputFormat::table:
+      out << format_export_archive_table(archive);
+      return;
+  }
+}
+
 void write_model_metadata(std::ostream& out, const ModelMetadata& model, OutputFormat format) {
   switch (format) {
     case OutputFormat::jsonl: {

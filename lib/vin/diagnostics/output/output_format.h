@@ -26,6 +26,10 @@ OutputFormat parse_output_format(std::string_view name);
 /// ModelMetadata document (json), or the module tree with totals (table). Ends with a newline.
 void write_model_metadata(std::ostream& out, const ModelMetadata& model, OutputFormat format);
 
+/// The ExportArchive record alone: what inspect-model prints of an archive it names but does
+/// not describe (an AOTInductor package) before refusing it.
+void write_export_archive(std::ostream& out, const ExportArchive& archive, OutputFormat format);
+
 /// Writes inspect-config's records: ModelStructureSpec then one ConfigFieldSpec per field
 /// (jsonl), the ModelStructureSpec document (json), or the field tree (table).
 void write_structure_spec(std::ostream& out, const ModelStructureSpec& spec, OutputFormat format);

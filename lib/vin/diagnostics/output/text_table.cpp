@@ -210,14 +210,41 @@ std::string attributes_text(const Json& attributes) {
   return out;
 }
 
-// `forward(x: Tensor, k: int = 3) -> Tensor`
+// `float32[s0, 4]`: a torch.export tensor's dtype and shape, symbolic sizes by name
+std::string tensor_spec_text(const TensorSpec& t) {
+  std::string shape;
+  for (const Json& n : t.shape)
+    shape += (shape.empty() ? "" : ", ") + (n.is_string() ? n.get<std::string>() : n.dump());
+  const std::string dtype = t.dtype.rfind("torch.", 0) == 0 ? t.dtype.substr(6) : t.dtype;
+  return dtype + "[" + shape + "]";
+}
+
+// `forward(x: Tensor, k: int = 3) -> Tensor`; a torch.export program's forward with its
+// tensors, `forward(x: float32[s0, 4]) -> float32[s0, 3]`
 std::string signature_text(const MethodSignature& method) {
   std::string arguments;
   for (const auto& a : method.arguments) {
-    arguments += (arguments.empty() ? "" : ", ") + a.name + ": " + a.type;
+    arguments += (arguments.empty() ? "" : ", ") + a.name + ": " +
+                 (a.tensor ? tensor_spec_text(*a.tensor) : a.type);
     if (a.has_default) arguments += " = " + dump_line(a.default_value);
   }
-  return method.name + "(" + arguments + ") -> " + method.returns;
+  std::string returns = method.returns;
+  if (method.outputs && !method.outputs->empty()) {
+    returns.clear();
+    for (const auto& r : *method.outputs)
+      returns += (returns.empty() ? "" : ", ") + (r.tensor ? tensor_spec_text(*r.tensor) : r.type);
+    if (method.outputs->size() > 1) returns = "(" + returns + ")";
+  }
+  return method.name + "(" + arguments + ") -> " + returns;
+}
+
+// `1 <= s0 <= 64`, `s0 >= 2`: a symbolic dimension's range
+std::string dimension_text(const SymbolicDimension& d) {
+  if (d.min && d.max)
+    return std::to_string(*d.min) + " <= " + d.name + " <= " + std::to_string(*d.max);
+  if (d.min) return d.name + " >= " + std::to_string(*d.min);
+  if (d.max) return d.name + " <= " + std::to_string(*d.max);
+  return d.name + " unbounded";
 }
 
 constexpr std::size_t kSettingsRuleWidth = 120;
@@ -229,6 +256,16 @@ std::int64_t module_bytes(const ModuleMetadata& m) {
 }
 
 }  // namespace
+
+std::string format_export_archive_table(const ExportArchive& archive) {
+  std::string out = "torch.export archive: " + shown(archive.layout) + ", schema " +
+                    shown(archive.schema_version.value_or("-")) + ", torch " +
+                    shown(archive.torch_version.value_or("-")) + '\n';
+  for (const auto& m : archive.aoti.value_or(std::vector<AotiModel>{}))
+    out += "  compiled model " + shown(m.model) + ": device " + shown(m.device.value_or("-")) +
+           ", platform " + shown(m.platform.value_or("-")) + '\n';
+  return out;
+}
 
 std::string format_model_table(const ModelMetadata& model) {
   const bool tensors = model.details().parameter_bytes.has_value();
@@ -295,12 +332,14 @@ std::string format_model_table(const ModelMetadata& model) {
   if (const auto& why = model.details().stopped_by) out += "Stopped by: " + shown(*why) + '\n';
   if (const auto& methods = model.details().methods) {
     out += "Signatures:\n";
-    for (const auto& method : *methods) out += "  " + shown(signature_text(method)) + '\n';
+    for (const auto& method : *methods) {
+      out += "  " + shown(signature_text(method)) + '\n';
+      for (const auto& d : method.dimensions.value_or(std::vector<SymbolicDimension>{}))
+        out += "    " + shown(dimension_text(d)) + '\n';
+    }
   }
   if (const auto& archive = model.details().export_archive)
-    out += "torch.export archive: " + shown(archive->layout) + ", schema " +
-           shown(archive->schema_version.value_or("-")) + ", torch " +
-           shown(archive->torch_version.value_or("-")) + '\n';
+    out += format_export_archive_table(*archive);
   if (const auto& operators = model.details().operators) {
     TextTable calls;
     calls.add_column("Module", TextTable::Align::left);

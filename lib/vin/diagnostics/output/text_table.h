@@ -39,6 +39,9 @@ class TextTable {
 
 /// inspect-model for people: the module tree indented by depth with type, direct parameters,
 /// trainable parameters, buffers and mode, then the model totals.
+/// An ExportArchive's lines: layout and versions, an AOTInductor package's compiled models.
+std::string format_export_archive_table(const ExportArchive& archive);
+
 std::string format_model_table(const ModelMetadata& model);
 
 /// inspect-config for people: the field tree indented by depth with declared type, configured

@@ -113,8 +113,8 @@ std::optional<std::string> unescape_name_part(const std::string& part) {
 }  // namespace
 
 std::string TensorKey::name() const {
-  std::string out = escape_name_part(module_path) + "/" + std::to_string(call_index) + "/" +
-                    to_string(direction);
+  std::string out =
+      escape_name_part(module_path) + "/" + std::to_string(call_index) + "/" + to_string(direction);
   for (const auto& p : tensor_path) out += "/" + escape_name_part(p);
   return out;
 }

@@ -165,7 +165,8 @@ struct TensorKey {
 
 /// A tensor's key and whether a snapshot of it was kept (first_nonfinite).
 struct SnapshotLocation : TensorKey {
-  bool recorded = false;  ///< whether a snapshot of this tensor exists (quotas may have stopped them)
+  bool recorded =
+      false;  ///< whether a snapshot of this tensor exists (quotas may have stopped them)
 };
 
 /// The closing record of `vin-inspect capture`.

@@ -32,8 +32,15 @@ struct RecordSet {
   std::optional<std::vector<Json>> tensors;
   /// model: MethodSignature objects, when the side holds them (--signature)
   std::optional<std::vector<Json>> methods;
-  /// model: whether the ModuleMetadata items hold `attributes` (--attributes)
+  /// model: whether the ModuleMetadata items hold `attributes` (--attributes; never a
+  /// torch.export archive's, which records none)
   bool has_attributes = false;
+  /// model: whether the side is a torch.export archive or its records (an ExportArchive first)
+  bool torch_export = false;
+  /// model: a torch.export program's GraphSignature (inputs, outputs), when the side holds it
+  std::optional<Json> graph_signature;
+  /// model: a torch.export program's OperatorCount objects, when the side holds them
+  std::optional<std::vector<Json>> operator_counts;
   /// config: the contents of each field that inspect-config records without walking (a mapping
   /// that is not a model, a sequence), by the field's path; when the side holds them (a YAML
   /// rendering or an archive's config.yaml, not saved records)
@@ -44,7 +51,7 @@ struct RecordSet {
 struct Change {
   std::string kind;  ///< "added", "removed", "changed"
   /// "model", "config", "profile" (the container's fields), "module", "field", "tensor",
-  /// "attribute", "signature", "operator"
+  /// "attribute", "signature", "graph_signature", "operator"
   std::string subject;
   Json path;       ///< module path, field path (array), tensor name, `module.attribute`, method
                    ///< name; null for the container

@@ -9,6 +9,17 @@
 
 namespace vin::diagnostics {
 
+/// One compiled model of an AOTInductor package: the device and platform it was compiled for.
+struct AotiModel {
+  std::string model;
+  std::optional<std::string> device;    ///< its metadata's AOTI_DEVICE_KEY: "cpu", "cuda"
+  std::optional<std::string> platform;  ///< "linux-x86_64", as Python's sysconfig names it
+
+  friend bool operator==(const AotiModel& a, const AotiModel& b) {
+    return a.model == b.model && a.device == b.device && a.platform == b.platform;
+  }
+};
+
 /// The container torch.export.save (or AOTInductor's packager) wrote.
 struct ExportArchive {
   std::string file;    ///< as the command line named it
@@ -19,11 +30,13 @@ struct ExportArchive {
   std::optional<std::string> torch_version;  ///< as the archive records it (none before 2.5)
   std::vector<std::string> models;           ///< the programs' names ("model" in a flat zip)
   std::vector<std::string> extra_files;      ///< by name, without their folder
+  /// an AOTInductor package's compiled models (none for an archive with a program)
+  std::optional<std::vector<AotiModel>> aoti;
 
   friend bool operator==(const ExportArchive& a, const ExportArchive& b) {
     return a.file == b.file && a.layout == b.layout && a.schema_version == b.schema_version &&
            a.torch_version == b.torch_version && a.models == b.models &&
-           a.extra_files == b.extra_files;
+           a.extra_files == b.extra_files && a.aoti == b.aoti;
   }
 };
 

@@ -55,27 +55,67 @@ struct TensorMetadata {
   }
 };
 
+/// What an exported program records of a tensor it takes or returns: its dtype and shape, a
+/// symbolic size by its expression ("s0", "2*s0").
+struct TensorSpec {
+  std::string dtype;  ///< "torch.float32"
+  Json shape;         ///< an array of integers and strings
+
+  friend bool operator==(const TensorSpec& a, const TensorSpec& b) {
+    return a.dtype == b.dtype && same_json(a.shape, b.shape);
+  }
+};
+
 /// One argument of a method (self excluded).
 struct ArgumentSignature {
   std::string name;
   std::string type;  ///< as Python's str(argument.type) prints it: "Optional[Tensor]"
   bool has_default = false;
   Json default_value;  ///< null without a default
+  /// a torch.export program's user input: the tensor it is (none in TorchScript)
+  std::optional<TensorSpec> tensor;
 
   friend bool operator==(const ArgumentSignature& a, const ArgumentSignature& b) {
     return a.name == b.name && a.type == b.type && a.has_default == b.has_default &&
-           same_json(a.default_value, b.default_value);
+           same_json(a.default_value, b.default_value) && a.tensor == b.tensor;
   }
 };
 
-/// The signature of a method compiled into the root's class (docs/records.md).
+/// One user output of a torch.export program.
+struct ReturnSignature {
+  std::optional<std::string> name;  ///< the graph's name for it; none for a constant
+  std::string type;                 ///< "Tensor", "SymInt", "int", ...
+  std::optional<TensorSpec> tensor;
+
+  friend bool operator==(const ReturnSignature& a, const ReturnSignature& b) {
+    return a.name == b.name && a.type == b.type && a.tensor == b.tensor;
+  }
+};
+
+/// A symbol of a torch.export program's range_constraints and its range (none: unbounded).
+struct SymbolicDimension {
+  std::string name;  ///< as the program writes it: "s0", "2*s0"
+  std::optional<std::int64_t> min;
+  std::optional<std::int64_t> max;
+
+  friend bool operator==(const SymbolicDimension& a, const SymbolicDimension& b) {
+    return a.name == b.name && a.min == b.min && a.max == b.max;
+  }
+};
+
+/// The signature of a method compiled into the root's class, or of a torch.export program's
+/// forward (docs/records.md).
 struct MethodSignature {
   std::string name;
   std::vector<ArgumentSignature> arguments;
   std::string returns;  ///< the return type, same spelling as argument types
+  /// a torch.export program's user outputs and symbolic dimensions (none in TorchScript)
+  std::optional<std::vector<ReturnSignature>> outputs;
+  std::optional<std::vector<SymbolicDimension>> dimensions;
 
   friend bool operator==(const MethodSignature& a, const MethodSignature& b) {
-    return a.name == b.name && a.arguments == b.arguments && a.returns == b.returns;
+    return a.name == b.name && a.arguments == b.arguments && a.returns == b.returns &&
+           a.outputs == b.outputs && a.dimensions == b.dimensions;
   }
 };
 

@@ -75,19 +75,51 @@ constexpr Field<TensorMetadata> kTensorFields[] = {
     {"storage_crc32", [](const TensorMetadata& t) { return or_null(t.storage_crc32); }},
 };
 
+// a torch.export tensor's dtype and shape, after the fields that name it
+void put_tensor(Json& j, const std::optional<TensorSpec>& tensor) {
+  if (!tensor) return;
+  j["dtype"] = tensor->dtype;
+  j["shape"] = tensor->shape;
+}
+
 constexpr Field<MethodSignature> kMethodFields[] = {
     {"name", [](const MethodSignature& m) { return Json(m.name); }},
     {"arguments",
      [](const MethodSignature& m) {
        Json arguments = Json::array();
-       for (const auto& a : m.arguments)
-         arguments.push_back(Json::object({{"name", a.name},
-                                           {"type", a.type},
-                                           {"has_default", a.has_default},
-                                           {"default", a.default_value}}));
+       for (const auto& a : m.arguments) {
+         Json j = Json::object({{"name", a.name},
+                                {"type", a.type},
+                                {"has_default", a.has_default},
+                                {"default", a.default_value}});
+         put_tensor(j, a.tensor);
+         arguments.push_back(std::move(j));
+       }
        return arguments;
      }},
     {"returns", [](const MethodSignature& m) { return Json(m.returns); }},
+    {"outputs",
+     [](const MethodSignature& m) {
+       if (!m.outputs) return absent_field();
+       Json outputs = Json::array();
+       for (const auto& r : *m.outputs) {
+         Json j = Json::object({{"name", or_null(r.name)}, {"type", r.type}});
+         put_tensor(j, r.tensor);
+         outputs.push_back(std::move(j));
+       }
+       return outputs;
+     },
+     detail},
+    {"dimensions",
+     [](const MethodSignature& m) {
+       if (!m.dimensions) return absent_field();
+       Json dimensions = Json::array();
+       for (const auto& d : *m.dimensions)
+         dimensions.push_back(
+             Json::object({{"name", d.name}, {"min", or_null(d.min)}, {"max", or_null(d.max)}}));
+       return dimensions;
+     },
+     detail},
 };
 
 // --- inspect-config -------------------------------------------------------------------------
@@ -313,6 +345,17 @@ constexpr Field<ExportArchive> kExportArchiveFields[] = {
      not_compared},
     {"extra_files", [](const ExportArchive& a) { return Json(a.extra_files); }, Presence::always,
      not_compared},
+    {"aoti",
+     [](const ExportArchive& a) {
+       if (!a.aoti) return absent_field();
+       Json models = Json::array();
+       for (const auto& m : *a.aoti)
+         models.push_back(Json::object({{"model", m.model},
+                                        {"device", or_null(m.device)},
+                                        {"platform", or_null(m.platform)}}));
+       return models;
+     },
+     detail, not_compared},
 };
 
 Json entries_json(const std::vector<GraphSignatureEntry>& entries) {
