@@ -15,7 +15,8 @@ seconds=${1:-60}
 shift || true
 targets=("$@")
 if ((${#targets[@]} == 0)); then
-  targets=(npy npz yaml archive_config records pickle archive_structure archive_model torch_save)
+  targets=(npy npz yaml archive_config records pickle archive_structure archive_model torch_save
+    export_program)
 fi
 
 source scripts/steps.sh

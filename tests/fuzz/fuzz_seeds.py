@@ -138,6 +138,7 @@ def main() -> int:
                               (real, ["*.pt"]), (pt2 / "torch-2.6", ["*.pt2"]),
                               (pt2 / "torch-2.14", ["*.pt2"]), (pt2 / "published", ["*.pt2"])],
         "pickle": [],  # the data.pkl of each small fixture archive, extracted below
+        "export_program": [],  # the .pt2 fixtures' members, extracted below
         "records": [(ROOT / "tests" / "cli" / "golden", ["*.jsonl"]), (config, ["*.jsonl"]),
                     (hostile / "records", ["*"])],
     }
@@ -165,6 +166,24 @@ def main() -> int:
                             count += 1
                 except (zipfile.BadZipFile, OSError, ValueError):
                     pass  # the deliberately broken fixtures
+        if target == "export_program":
+            # each .pt2 fixture's members behind the selector byte of export_program_fuzzer:
+            # bit 1 the template (0: torch 2.14's PT2 Archive, 1: torch 2.6's flat zip), bit 0
+            # the member (the program; the weights config or the nested state dict)
+            for folder, selector in ((pt2 / "torch-2.14", 0), (pt2 / "torch-2.6", 2)):
+                for archive in small_files(folder, ["*.pt2"]):
+                    with zipfile.ZipFile(archive) as z:
+                        for member in z.namelist():
+                            picked = (0 if member.endswith(("models/model.json",
+                                                            "serialized_exported_program.json"))
+                                      else 1 if member.endswith(("model_weights_config.json",
+                                                                 "serialized_state_dict.pt"))
+                                      else None)
+                            if picked is not None:
+                                name = f"{folder.name}-{archive.stem}-{Path(member).name}"
+                                (dest / name).write_bytes(bytes([selector | picked]) +
+                                                          z.read(member))
+                                count += 1
         if target == "pickle":
             for archive in small_files(fixtures, ["*.pt"]):
                 try:

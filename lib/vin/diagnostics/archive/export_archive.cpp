@@ -419,8 +419,11 @@ class ExportReader {
       for (const std::string& p : paths) known_modules_.insert(p);
     read_tensors(graph_module, graph, model, entry);
     for (const std::string& p : called) add_path(p);
+    // the state dict's order first (registration order: an unused module's parameters, which
+    // the signature leaves out, among the others), then the tensors only the signature names
+    for (const std::string& name : state_dict_order_) add_path(parent_path(name));
     for (const NamedTensor& t : tensors_) add_path(parent_path(t.name));
-    for (const std::string& p : stacked) add_path(p);
+    add_executed_paths(stacked);
     ModelMetadata out = describe();
     ModelDetails details = out.details();
     details.export_archive = std::move(archive);
@@ -665,6 +668,7 @@ class ExportReader {
       if (storage.items.size() < 4 || storage.items[2]->kind != PickleValue::Kind::string) continue;
       const std::string storage_key = storage.items[2]->text;
       const auto record = inner.find(top + "data/" + storage_key);
+      if (unlisted_kind != "constant") state_dict_order_.push_back(key->text);
       NamedTensor* t = tensor_named(key->text);
       if (!t) {
         const Dtype* dtype = storage_dtype(storage.text);
@@ -927,6 +931,28 @@ class ExportReader {
     }
   }
 
+  // The modules only the nodes name (no tensor of theirs, and a call graph of the root alone,
+  // as torch 2.1-2.5 wrote it): each placed among its siblings after the sibling that ran
+  // before it (first among them if none did), so a ReLU between two Linears of a Sequential,
+  // or a pooling layer between a body and a head, stays where the model registered it.
+  void add_executed_paths(const std::vector<std::string>& executed) {
+    std::unordered_map<std::string, std::string> last_run;  // parent -> the child that ran last
+    for (const std::string& path : executed) {
+      if (path.empty()) continue;
+      const std::string parent = parent_path(path);
+      if (paths_.insert(path).second) {
+        add_path(parent);
+        std::vector<std::string>& siblings = children_[parent];
+        const auto before = last_run.find(parent);
+        const auto after = before == last_run.end()
+                               ? siblings.begin()
+                               : std::find(siblings.begin(), siblings.end(), before->second);
+        siblings.insert(after == siblings.end() ? after : after + (before != last_run.end()), path);
+      }
+      last_run[parent] = path;
+    }
+  }
+
   ModelMetadata describe() const {
     // tensors by the module that registers them
     std::map<std::string, std::vector<const NamedTensor*>> by_module;
@@ -988,6 +1014,7 @@ class ExportReader {
   std::string root_;  // the PT2 Archive's root folder, with its '/'
   std::vector<NamedTensor> tensors_;
   std::unordered_map<std::string, std::size_t> tensor_index_;  // into tensors_
+  std::vector<std::string> state_dict_order_;  // a nested torch.save state dict's names
   std::set<std::string> paths_;
   std::set<std::string> known_modules_;  // the modules the program names
   std::unordered_map<std::string, std::vector<std::string>> children_;
