@@ -42,6 +42,13 @@ def check_against_reference(folder, layout, schema_major):
         assert header["schema_version"].split(".")[0] == schema_major, header
         # ModelMetadata and every module: paths and order, types, counts, training unknown
         assert got[1:] == want[1:], (name, [(a, b) for a, b in zip(got[1:], want[1:]) if a != b])
+        # --tensors: each parameter, buffer and constant with its dtype, shape, bytes and the
+        # CRC-32 of its storage's bytes (the eager model's), tied tensors once in the totals
+        with open(os.path.join(folder, name + ".tensors.jsonl")) as f:
+            want_tensors = [json.loads(line) for line in f]
+        p = run("inspect-model", archive, "--tensors")
+        got = [json.loads(line) for line in p.stdout.splitlines()][1:]
+        assert got == want_tensors, (name, [(a, b) for a, b in zip(got, want_tensors) if a != b])
         # --operators: the program's calls per module, as the loaded program's nodes count them
         with open(os.path.join(folder, name + ".operators.jsonl")) as f:
             want_calls = [json.loads(line) for line in f]
