@@ -240,6 +240,18 @@ void read_tensor_meta(const Json& meta, const std::string& where, NamedTensor& t
   }
 }
 
+// The TensorMeta the graph records for its tensor `name` (torch 2.1 wraps it: {"meta": ...}).
+// A pointer, not a reference: GCC 14's -Wdangling-reference (see field()).
+const Json* graph_tensor_meta(const Json& graph, const std::string& name,
+                              const std::string& entry) {
+  const Json* values = optional_field(graph, "tensor_values");
+  const Json* meta = values ? optional_field(*values, name.c_str()) : nullptr;
+  if (meta && meta->is_object() && meta->contains("meta") && !meta->contains("dtype"))
+    meta = &meta->at("meta");
+  if (!meta) throw Malformed{entry + " has no TensorMeta for " + name};
+  return meta;
+}
+
 // "a.b.c" -> "c"
 std::string leaf_name(const std::string& name) { return name.substr(name.rfind('.') + 1); }
 
@@ -517,7 +529,6 @@ class ExportReader {
     const std::string where = entry + ": the graph signature";
     const Json& signature = *field(graph_module, "signature", entry + ": graph_module");
     const Json* specs = optional_field(signature, "input_specs");
-    const Json* values = optional_field(graph, "tensor_values");
     if (!specs || !specs->is_array()) throw Malformed{where + " has no input_specs"};
     struct Spec {
       std::string kind, name, arg;
@@ -557,11 +568,7 @@ class ExportReader {
       t.kind = s.kind;
       t.storage = storage;
       const std::string meta_where = entry + ": the tensor " + s.arg;
-      const Json* meta = values ? optional_field(*values, s.arg.c_str()) : nullptr;
-      if (meta && meta->is_object() && meta->contains("meta") && !meta->contains("dtype"))
-        meta = &(*meta)["meta"];  // torch 2.1: {name: {"meta": TensorMeta}}
-      if (!meta) throw Malformed{entry + " has no TensorMeta for " + s.arg};
-      read_tensor_meta(*meta, meta_where, t);
+      read_tensor_meta(*graph_tensor_meta(graph, s.arg, entry), meta_where, t);
       add_tensor(std::move(t));
     }
     if (layout_ == ExportLayout::pt2_archive) {
@@ -835,11 +842,7 @@ class ExportReader {
     const auto type = kTypes.find(variant);
     out.type = type == kTypes.end() ? variant : type->second;
     if (variant != "as_tensor" || !out.name) return out;
-    const Json* values = optional_field(graph, "tensor_values");
-    const Json* meta = values ? optional_field(*values, out.name->c_str()) : nullptr;
-    if (meta && meta->is_object() && meta->contains("meta") && !meta->contains("dtype"))
-      meta = &(*meta)["meta"];  // torch 2.1
-    if (!meta) throw Malformed{entry + " has no TensorMeta for " + *out.name};
+    const Json* meta = graph_tensor_meta(graph, *out.name, entry);
     const std::string meta_where = entry + ": the tensor " + *out.name;
     TensorSpec tensor;
     tensor.dtype = schema_dtype(*field(*meta, "dtype", meta_where), meta_where)->python_name();
@@ -943,11 +946,12 @@ class ExportReader {
       if (paths_.insert(path).second) {
         add_path(parent);
         std::vector<std::string>& siblings = children_[parent];
-        const auto before = last_run.find(parent);
-        const auto after = before == last_run.end()
-                               ? siblings.begin()
-                               : std::find(siblings.begin(), siblings.end(), before->second);
-        siblings.insert(after == siblings.end() ? after : after + (before != last_run.end()), path);
+        auto at = siblings.begin();  // first, where no sibling ran before it
+        if (const auto before = last_run.find(parent); before != last_run.end()) {
+          at = std::find(siblings.begin(), siblings.end(), before->second);
+          if (at != siblings.end()) ++at;
+        }
+        siblings.insert(at, path);
       }
       last_run[parent] = path;
     }
@@ -1056,7 +1060,8 @@ ExportArchive aoti_package(const ZipArchive& zip) {
   const std::string top = zip.find(zip.first_folder() + "archive_format") ? zip.first_folder() : "";
   const std::string folder = top + "data/aotinductor/";
   std::map<std::string, AotiModel> models;
-  for (const auto& e : zip.entries()) {
+  for (std::size_t index = 0; index < zip.entries().size(); ++index) {
+    const auto& e = zip.entries()[index];
     if (e.name.rfind(folder, 0) != 0) continue;
     const std::string rest = e.name.substr(folder.size());
     const std::size_t slash = rest.find('/');
@@ -1078,7 +1083,7 @@ ExportArchive aoti_package(const ZipArchive& zip) {
       } else if ((ends_with(".so") || ends_with(".dll") || ends_with(".dylib")) &&
                  !model.platform) {
         char head[64] = {};
-        ZipArchive::Member member = zip.open(zip.find(e.name).value(), e.name);
+        ZipArchive::Member member = zip.open(index, e.name);
         model.platform = library_platform(std::string_view(head, member.read(head, sizeof head)));
       }
     } catch (const JsonTooDeep&) {
