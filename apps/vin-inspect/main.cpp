@@ -229,6 +229,11 @@ int run_command(Command& command, const std::vector<std::string>& arguments) {
     return usage_error(e.what());
   } catch (const vd::OutputClosed&) {
     return error_status;  // the reader of stdout went away: end quietly, as Unix tools do
+  } catch (const vd::NotRunnable& e) {
+    // exit 1 even for compare, whose 1 otherwise says "different" (contract 10.3); no records
+    // are written, so a script tells the two apart by an empty stdout
+    std::cerr << kProgram << ": error: " << terminal_message(e.what(), arguments) << "\n";
+    return 1;
   } catch (const vd::Error& e) {
     // one line, or two where the library adds one (a forward failure's source position)
     std::cerr << kProgram << ": error: " << terminal_message(e.what(), arguments) << "\n";

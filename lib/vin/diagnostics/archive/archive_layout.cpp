@@ -111,7 +111,7 @@ ArchiveLayout probe_torchscript_archive(const ClassifiedFile& file) {
     case FileKind::legacy_torchscript:
       throw Error(legacy_archive_message(path));
     case FileKind::torch_export:
-      throw Error(path +
+      throw NotRunnable(path +
                   ": a torch.export archive (.pt2), which capture, compare and profile do not "
                   "run: they run TorchScript archives with LibTorch's TorchScript interpreter, "
                   "and running an exported program needs torch.export.load in Python (or "

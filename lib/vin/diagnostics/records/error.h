@@ -20,6 +20,13 @@ class UsageError : public Error {
   explicit UsageError(const std::string& message) : Error(message) {}
 };
 
+/// A file of a kind the command does not run (a torch.export .pt2 given to capture, compare or
+/// profile): exit status 1 whatever the command's status for other trouble (contract 10.3).
+class NotRunnable : public Error {
+ public:
+  explicit NotRunnable(const std::string& message) : Error(message) {}
+};
+
 /// Runs `step`; when memory runs out inside it, throws Error "FILE: out of memory while STAGE"
 /// (e.g. "net.pt: out of memory while reading the archive's structure").
 template <class Step>
