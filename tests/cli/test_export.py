@@ -264,6 +264,7 @@ def an_unknown_model_is_a_usage_error_and_a_damaged_program_names_its_entry():
     archive = os.path.join(pt2_fixtures("torch-2.14"), "linear.pt2")
     assert_clean_error(run("inspect-model", archive, "--model", "nope"), 2,
                        r"--model nope: .*linear\.pt2 holds no such model \(it holds model\)")
+
     with tempfile.TemporaryDirectory() as tmp:
         for name, transform, why in (
                 ("newer.pt2", lambda j: {**j, "schema_version": {"major": 9, "minor": 0}},
@@ -288,6 +289,47 @@ def an_unknown_model_is_a_usage_error_and_a_damaged_program_names_its_entry():
                                name.replace(".", r"\.") + r": a torch\.export archive that cannot "
                                r"be read: linear/models/model\.json.*" + why)
 
+
+@test
+def a_pt2_archive_of_several_models_is_read_by_model():
+    # one PT2 Archive holding two programs (as torch.export.pt2_archive's package_pt2 writes
+    # them: models/<name>.json, data/weights/<name>_weights_config.json), made of the torch 2.14
+    # tied and linear fixtures, each model's weights renamed apart
+    folder = pt2_fixtures("torch-2.14")
+    with tempfile.TemporaryDirectory() as tmp:
+        multi = os.path.join(tmp, "multi.pt2")
+        with zipfile.ZipFile(multi, "w") as out:
+            for name in ("tied", "linear"):
+                with zipfile.ZipFile(os.path.join(folder, name + ".pt2")) as z:
+                    for info in z.infolist():
+                        rest = info.filename.split("/", 1)[1]
+                        data = z.read(info.filename)
+                        if rest == "models/model.json":
+                            rest = f"models/{name}.json"
+                        elif rest.endswith("_config.json"):
+                            config = json.loads(data)
+                            for entry in config["config"].values():
+                                entry["path_name"] = f"{name}_{entry['path_name']}"
+                            data = json.dumps(config).encode()
+                            rest = rest.replace("/model_", f"/{name}_")
+                        elif rest.startswith(("data/weights/", "data/constants/")):
+                            head, _, leaf = rest.rpartition("/")
+                            rest = f"{head}/{name}_{leaf}"
+                        elif name == "linear" and not rest.startswith("data/sample_inputs"):
+                            continue  # archive_format and the like, once
+                        else:
+                            rest = rest.replace("sample_inputs/model", f"sample_inputs/{name}")
+                        out.writestr("multi/" + rest, data)
+        assert_clean_error(run("inspect-model", multi), 2,
+                           r"multi\.pt2 holds several models \(tied, linear\): --model NAME")
+        for name in ("tied", "linear"):
+            p = run("inspect-model", multi, "--model", name)
+            assert p.returncode == 0, p.stderr
+            got = [json.loads(line) for line in p.stdout.splitlines()]
+            assert got[0]["models"] == ["tied", "linear"], got[0]
+            with open(os.path.join(folder, name + ".reference.jsonl")) as f:
+                want = [json.loads(line) for line in f][1:]
+            assert got[1:] == want, (name, got, want)
 
 @test
 def diff_of_two_torches_pt2_and_of_saved_records():
