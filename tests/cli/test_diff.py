@@ -225,6 +225,127 @@ def diff_ignore_accepts_only_fields_the_records_have():
     assert p.returncode == 0, p.stdout
 
 
+def profile_records(width):
+    """The profile of a Linear(100, WIDTH) on input[1, 100]: `vin-inspect profile` where this build
+    runs models, else its records as profile writes them (the FLOPs and parameters it counts)."""
+    if not ARGS.no_torch:
+        p = run("profile", fixture(f"diff/linear{width}.pt"), "--shape", "input=1x100", "--runs", "2",
+                "--warmup", "0")
+        assert p.returncode == 0, p.stderr
+        return p.stdout
+    flops, parameters = 2 * 100 * width, 100 * width + width
+    lines = [
+        {"record": "ModuleProfile", "module_path": "<root>",
+         "module_type": "torch.nn.modules.linear.Linear", "calls": 1, "parameters": parameters,
+         "input_shapes": [[1, 100]], "output_shapes": [[1, width]], "flops": flops,
+         "self_flops": flops, "time_ms": 0.05 + width / 1e4, "self_time_ms": 0.05,
+         "allocated_bytes": 4 * width, "peak_bytes": 4 * width},
+        {"record": "OperatorProfile", "operator": "aten::linear", "calls": 1, "flops": flops,
+         "time_ms": 0.04},
+        {"record": "ProfileSummary", "device": "cpu", "warmup": 0, "runs": 2,
+         "latency_ms": {"min": 0.1, "median": 0.1 + width / 1e4, "mean": 0.11, "p90": 0.12,
+                        "max": 0.13},
+         "throughput": 1000.0, "flops": flops, "instrumented_ms": 0.06, "peak_bytes": 4 * width,
+         "parameter_bytes": 4 * parameters, "buffer_bytes": 0, "modules": 1, "operators": 1}]
+    return "".join(json.dumps(l) + "\n" for l in lines)
+
+
+@test
+def diff_gates_flops_within_a_tolerance():
+    # contract 9.4: two profiles whose FLOPs differ by 3% (a Linear(100, 100), a Linear(100, 103))
+    with tempfile.TemporaryDirectory() as tmp:
+        old, new = (os.path.join(tmp, f"linear{w}.jsonl") for w in (100, 103))
+        for path, width in ((old, 100), (new, 103)):
+            with open(path, "w") as f:
+                f.write(profile_records(width))
+
+        def gate(*options):
+            p = run("diff", old, new, *options)
+            lines = [json.loads(l) for l in p.stdout.splitlines()]
+            return p.returncode, lines[:-1], lines[-1]
+        status, changes, summary = gate("--only", "flops", "--tolerance", "flops=5%")
+        assert status == 0, (changes, summary)
+        # reported, each within: the root's, the operator's and the summary's FLOPs
+        assert changes and all(c["field"] == "flops" and c["within_tolerance"] is True
+                               for c in changes), changes
+        assert {c["subject"] for c in changes} == {"profile", "module", "operator"}, changes
+        assert (summary["changed"], summary["within_tolerance"], summary["identical"]) == \
+            (len(changes), len(changes), False), summary
+        assert gate("--only", "flops", "--tolerance", "flops=2%")[0] == 1
+        assert gate("--only", "flops", "--tolerance", "flops=10%")[0] == 0
+        assert gate("--only", "flops", "--tolerance", "flops=+5%")[0] == 0
+        assert gate("--only", "flops", "--tolerance", "flops=-1%")[0] == 0  # growth unbounded
+        assert gate("--only", "flops", "--tolerance", "flops=+2%", "--tolerance",
+                    "flops=-10%")[0] == 1
+        # exactly at the limit is within: 20,000 -> 20,600 is 600 and 3%
+        assert gate("--only", "flops", "--tolerance", "flops=600")[0] == 0
+        assert gate("--only", "flops", "--tolerance", "flops=599")[0] == 1
+        assert gate("--only", "flops", "--tolerance", "flops=3%")[0] == 0
+        assert gate("--only", "flops", "--tolerance", "flops=2.99%")[0] == 1
+        # without --only the parameters and shapes changed too: exit 1
+        status, changes, _ = gate("--tolerance", "flops=5%")
+        assert status == 1 and any(c["field"] == "parameters" for c in changes), changes
+        assert not any("within_tolerance" in c for c in changes if c["field"] != "flops"), changes
+        # fields diff does not compare by default: accepted by --ignore, compared when named
+        assert gate("--ignore", "latency_ms", "--only", "flops", "--tolerance", "flops=5%")[0] == 0
+        status, changes, _ = gate("--only", "time_ms")
+        assert status == 1 and changes, changes  # two runs' times differ
+        assert {c["field"] for c in changes} == {"time_ms"}, changes
+        # a latency gate: each number of the mapping within (any decrease, growth up to 100x)
+        status, changes, _ = gate("--only", "flops", "--tolerance", "latency_ms=+10000%",
+                                  "--tolerance", "flops=5%")
+        assert status == 0, changes
+        assert all(c["within_tolerance"] for c in changes if c["field"] == "latency_ms"), changes
+        status, changes, _ = gate("--only", "flops", "--tolerance", "latency_ms=0",
+                                  "--tolerance", "flops=5%")
+        latency = [c for c in changes if c["field"] == "latency_ms"]
+        assert status == (1 if latency else 0) and not any(c["within_tolerance"] for c in latency)
+        # usage errors, each naming the field
+        for options, message in (
+                (["--tolerance", "flops=5"], None),
+                (["--tolerance", "flops=5%", "--tolerance", "flops=6%"],
+                 r"flops has a symmetric limit already \(5%\)"),
+                (["--tolerance", "flops=+5%", "--tolerance", "flops=+6%"], r"'\+' limit already"),
+                (["--tolerance", "flops=five%"], r"is not \[\+\|-\]DIGITS\[\.DIGITS\]\[%\]"),
+                (["--tolerance", "flops"], r"expected FIELD=LIMIT"),
+                (["--tolerance", "module_type=5%"], r"module_type is not a number"),
+                (["--tolerance", "flop=5%"], r"--tolerance flop: no compared record has this "
+                                             r"field; the closest: flops"),
+                (["--only", "flop"], r"--only flop: .*the closest: flops"),
+                (["--ignore", "flops", "--only", "flops"], r"--ignore flops and --only flops"),
+                (["--ignore", "flops", "--tolerance", "flops=5%"],
+                 r"--ignore flops and --tolerance flops")):
+            p = run("diff", old, new, *options)
+            if message is None:
+                assert p.returncode == 1, p.stderr  # an absolute limit of 5: beyond
+            else:
+                assert_clean_error(p, 2, message)
+
+
+@test
+def diff_tolerance_is_exact_for_integers_of_any_size():
+    with tempfile.TemporaryDirectory() as tmp:
+        def model(total):
+            path = os.path.join(tmp, f"m{len(os.listdir(tmp))}.jsonl")
+            with open(path, "w") as f:
+                f.write('{"record": "ModelMetadata", "model_type": "m", "total_parameters": '
+                        f'{total}, "trainable_parameters": 0}}\n')
+            return path
+        big = 10 ** 30
+        base = model(big)
+        for total, limit, status in ((big + big // 20, "5%", 0), (big + big // 20 + 1, "5%", 1),
+                                     (big - big // 20, "+1%", 0), (big - big // 20 - 1, "-5%", 1),
+                                     (big + 7, "7", 0), (big + 8, "7", 1)):
+            p = run("diff", base, model(total), "--tolerance", f"total_parameters={limit}")
+            assert p.returncode == status, (total, limit, p.stdout, p.stderr)
+        # a percent never covers a change from 0; an absolute limit may
+        zero = model(0)
+        assert run("diff", zero, model(3), "--tolerance", "total_parameters=1000%").returncode == 1
+        assert run("diff", zero, model(3), "--tolerance", "total_parameters=3").returncode == 0
+        assert run("diff", model(3), model(-3), "--tolerance",
+                   "total_parameters=+5%").returncode == 0  # a decrease, unbounded
+
+
 @test
 def the_guides_ci_example_passes_new_weights_and_fails_a_changed_model():
     with open(os.path.join(ARGS.source, "docs", "guide.md")) as f:

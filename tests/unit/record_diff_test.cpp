@@ -16,6 +16,9 @@ namespace {
 
 using M = ModuleMetadata;
 
+// diff leaving out `fields`, as --ignore does
+DiffGate ignoring(std::vector<std::string> fields) { return DiffGate(std::move(fields), {}, {}); }
+
 ModelMetadata old_model() {
   return ModelMetadata("pkg.Net", 30, 20,
                        {M("<root>", "pkg.Net", 0, 0, 0, true), M("a", "pkg.A", 10, 10, 0, true),
@@ -61,7 +64,8 @@ std::string read_error(const std::string& text) {
 
 TEST_CASE("model totals, then old items removed or changed, then new items added") {
   const auto changes =
-      diff_records(record_set(old_model(), "old"), record_set(new_model(), "new"), {}).changes;
+      diff_records(record_set(old_model(), "old"), record_set(new_model(), "new"), DiffGate())
+          .changes;
   CHECK(
       lines(changes) ==
       std::vector<std::string>{
@@ -70,13 +74,13 @@ TEST_CASE("model totals, then old items removed or changed, then new items added
           "changed module \"<root>\" \"training\" true false",
           R"(removed module "a" null {"path": "a", "module_type": "pkg.A", "direct_parameters": 10, "trainable_parameters": 10, "direct_buffers": 0, "training": true} null)",
           R"(added module "c" null null {"path": "c", "module_type": "pkg.C", "direct_parameters": 20, "trainable_parameters": 20, "direct_buffers": 0, "training": true})"});
-  const auto ignoring = diff_records(record_set(old_model(), "old"), record_set(new_model(), "new"),
-                                     {"training", "total_parameters"});
-  CHECK(ignoring.changes.size() == 3);
-  CHECK(
-      diff_records(record_set(old_model(), "x"), record_set(old_model(), "y"), {}).changes.empty());
-  CHECK(diff_records(record_set(old_model(), "x"), record_set(old_model(), "y"), {}).compared ==
-        std::vector<std::string>{"model", "modules"});
+  const auto without = diff_records(record_set(old_model(), "old"), record_set(new_model(), "new"),
+                                    ignoring({"training", "total_parameters"}));
+  CHECK(without.changes.size() == 3);
+  CHECK(diff_records(record_set(old_model(), "x"), record_set(old_model(), "y"), DiffGate())
+            .changes.empty());
+  CHECK(diff_records(record_set(old_model(), "x"), record_set(old_model(), "y"), DiffGate())
+            .compared == std::vector<std::string>{"model", "modules"});
 }
 
 TEST_CASE("config fields are matched by path; values compare by their JSON text") {
@@ -88,12 +92,13 @@ TEST_CASE("config fields are matched by path; values compare by their JSON text"
       "m.C", "m.Net",
       {ConfigFieldSpec({"lr"}, "float", "builtins.int", std::int64_t{1}),
        ConfigFieldSpec({"n"}, std::nullopt, "builtins.float", std::nan(""))});
-  CHECK(lines(diff_records(record_set(a, "a"), record_set(b, "b"), {}).changes) ==
+  CHECK(lines(diff_records(record_set(a, "a"), record_set(b, "b"), DiffGate()).changes) ==
         std::vector<std::string>{"changed config null \"target_type\" null \"m.Net\"",
                                  "changed field [\"lr\"] \"configured_type\" \"builtins.float\" "
                                  "\"builtins.int\"",
                                  "changed field [\"lr\"] \"value\" 1.0 1"});
-  CHECK_THROWS_AS(diff_records(record_set(a, "a"), record_set(old_model(), "m"), {}), UsageError);
+  CHECK_THROWS_AS(diff_records(record_set(a, "a"), record_set(old_model(), "m"), DiffGate()),
+                  UsageError);
 }
 
 TEST_CASE("saved records read back into the same set") {
@@ -102,7 +107,7 @@ TEST_CASE("saved records read back into the same set") {
   const std::string path = temp_file(text.str());
   const RecordSet set = read_record_file(path);
   std::remove(path.c_str());
-  CHECK(diff_records(set, record_set(old_model(), "mem"), {}).changes.empty());
+  CHECK(diff_records(set, record_set(old_model(), "mem"), DiffGate()).changes.empty());
   CHECK(set.items.size() == 3);
 }
 
@@ -173,12 +178,12 @@ TEST_CASE("profile records: only what does not depend on the machine is compared
   CHECK(here.kind == RecordSet::Kind::profile);
   CHECK(here.items.size() == 2);
   CHECK(here.operators.size() == 2);
-  const RecordDiff same = diff_records(here, there, {});
+  const RecordDiff same = diff_records(here, there, DiffGate());
   CHECK(same.changes.empty());
   CHECK(same.compared == std::vector<std::string>{"profile", "modules", "operators"});
   // a wider Linear: its FLOPs, parameters and shapes
   const RecordSet wider = profile_set_of(profile_of(6, 0.5), OutputFormat::jsonl);
-  CHECK(lines(diff_records(here, wider, {}).changes) ==
+  CHECK(lines(diff_records(here, wider, DiffGate()).changes) ==
         std::vector<std::string>{
             "changed profile null \"flops\" 384 576",
             "changed profile null \"parameter_bytes\" 160 240",
@@ -190,11 +195,12 @@ TEST_CASE("profile records: only what does not depend on the machine is compared
             "changed module \"lin\" \"self_flops\" 384 576",
             "changed operator \"aten::linear\" \"flops\" 384 576",
         });
-  CHECK(diff_records(here, wider,
-                     {"flops", "self_flops", "parameters", "parameter_bytes", "output_shapes"})
+  CHECK(diff_records(
+            here, wider,
+            ignoring({"flops", "self_flops", "parameters", "parameter_bytes", "output_shapes"}))
             .changes.empty());
   // a profile against a model is a usage error
-  CHECK_THROWS_AS(diff_records(here, record_set(old_model(), "mem"), {}), UsageError);
+  CHECK_THROWS_AS(diff_records(here, record_set(old_model(), "mem"), DiffGate()), UsageError);
 }
 
 TEST_CASE("profile record files cut short or out of order are refused, naming the line") {
@@ -244,7 +250,7 @@ TEST_CASE("a side holding two records of one module, operator or field is refuse
   const RecordSet once = profile_set_of(profile_of(4, 0.5), OutputFormat::jsonl);
   for (const auto& [a, b] : {std::pair{&once, &twice}, std::pair{&twice, &once}}) {
     try {
-      diff_records(*a, *b, {});
+      diff_records(*a, *b, DiffGate());
       FAIL("no error");
     } catch (const Error& e) {
       CHECK(std::string(e.what()) == path +
@@ -257,10 +263,11 @@ TEST_CASE("a side holding two records of one module, operator or field is refuse
   auto modules = model.modules();
   modules.push_back(modules[1]);
   const ModelMetadata doubled("pkg.Net", 30, 20, modules);
-  CHECK_THROWS_WITH_AS(diff_records(record_set(old_model(), "old"), record_set(doubled, "new"), {}),
-                       "new: two module records for \"a\"; a record file holds one each "
-                       "(edited, or two files joined?)",
-                       Error);
+  CHECK_THROWS_WITH_AS(
+      diff_records(record_set(old_model(), "old"), record_set(doubled, "new"), DiffGate()),
+      "new: two module records for \"a\"; a record file holds one each "
+      "(edited, or two files joined?)",
+      Error);
 }
 
 TEST_CASE("diff's table writes any saved value, whatever its JSON type") {
@@ -311,7 +318,7 @@ TEST_CASE("details: attributes by module.name, tensors by their full name, signa
                                 {tensor("weight", {2, 2}), tensor("bias", {2})}, "Tensor");
   const ModelMetadata b = model(Json::object({{"width", 3}, {"depth", 1}}),
                                 {tensor("weight", {4, 1})}, "Tuple[Tensor, Tensor]");
-  const RecordDiff diff = diff_records(record_set(a, "a"), record_set(b, "b"), {});
+  const RecordDiff diff = diff_records(record_set(a, "a"), record_set(b, "b"), DiffGate());
   CHECK(
       lines(diff.changes) ==
       std::vector<std::string>{
@@ -324,12 +331,15 @@ TEST_CASE("details: attributes by module.name, tensors by their full name, signa
   CHECK(diff.compared ==
         std::vector<std::string>{"model", "modules", "attributes", "tensors", "signatures"});
   // details one side lacks are not compared
-  const RecordDiff plain = diff_records(record_set(a, "a"), record_set(old_model(), "m"), {});
+  const RecordDiff plain =
+      diff_records(record_set(a, "a"), record_set(old_model(), "m"), DiffGate());
   CHECK(plain.compared == std::vector<std::string>{"model", "modules"});
-  CHECK_THROWS_WITH_AS(diff_records(record_set(a, "a"), record_set(b, "b"), {"storage_crc3"}),
-                       "--ignore storage_crc3: no compared record has this field; the closest: "
-                       "storage_crc32",
-                       UsageError);
-  CHECK(diff_records(record_set(a, "a"), record_set(b, "b"), {"attributes", "shape", "returns"})
+  CHECK_THROWS_WITH_AS(
+      diff_records(record_set(a, "a"), record_set(b, "b"), ignoring({"storage_crc3"})),
+      "--ignore storage_crc3: no compared record has this field; the closest: "
+      "storage_crc32",
+      UsageError);
+  CHECK(diff_records(record_set(a, "a"), record_set(b, "b"),
+                     ignoring({"attributes", "shape", "returns"}))
             .changes.size() == 1);  // the removed tensor
 }

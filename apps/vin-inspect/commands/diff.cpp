@@ -1,4 +1,6 @@
 // diff: what changed between two models, configurations or profiles (docs/records.md, diff).
+#include <algorithm>
+
 #include "../command.h"
 #include "../outputs.h"
 #include "../torch_access.h"
@@ -26,6 +28,13 @@ class Diff : public Command {
     sub.add_option("--ignore", ignore_,
                    "A record field not to compare, e.g. training or storage_crc32 (repeatable)")
         ->type_name("FIELD");
+    sub.add_option("--only", only_,
+                   "Compare only this field (repeatable); added and removed records still count")
+        ->type_name("FIELD");
+    sub.add_option("--tolerance", tolerances_,
+                   "FIELD=LIMIT: a numeric change within LIMIT (5%, +5%, -10%, 600) is reported "
+                   "but does not make the exit status 1 (repeatable)")
+        ->type_name("FIELD=LIMIT");
     sub.add_flag("--config", config_,
                  "Compare the config.yaml renderings archives carry, not their modules");
     add_load_with_libtorch(sub, with_libtorch_);
@@ -33,22 +42,27 @@ class Diff : public Command {
   }
 
   int run() override {
+    const vd::DiffGate gate(ignore_, only_, tolerances_);
     vd::OutputPlan plan = plan_outputs(output_, {{"OLD", old_path_}, {"NEW", new_path_}});
     const vd::LibTorchInspector fallback = libtorch_fallback(with_libtorch_);
     const vd::SideKind kind = config_ ? vd::SideKind::configuration : vd::SideKind::by_content;
     const vd::RecordSet old_set = vd::load_record_set(old_path_, fallback, kind);
     const vd::RecordSet new_set = vd::load_record_set(new_path_, fallback, kind);
-    const vd::RecordDiff diff = vd::diff_records(old_set, new_set, ignore_);
+    const vd::RecordDiff diff = vd::diff_records(old_set, new_set, gate);
     write_records(plan, new_path_, [&](std::ostream& out) {
       vd::write_diff(out, old_set, new_set, diff.changes, diff.compared, output_.parsed_format());
     });
     plan.commit();
-    return diff.changes.empty() ? 0 : 1;
+    // a change within its tolerance is reported, and lets the gate pass
+    return std::any_of(diff.changes.begin(), diff.changes.end(),
+                       [](const vd::Change& c) { return c.counts(); })
+               ? 1
+               : 0;
   }
 
  private:
   std::string old_path_, new_path_;
-  std::vector<std::string> ignore_;
+  std::vector<std::string> ignore_, only_, tolerances_;
   bool config_ = false;
   bool with_libtorch_ = false;
   OutputOptions output_;

@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "vin/diagnostics/diff/diff_gate.h"
 #include "vin/diagnostics/records/bounded_json.h"
 #include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/records/record_fields.h"
@@ -37,6 +38,21 @@ const std::vector<const char*> kFieldKeys = required_fields("ConfigFieldSpec");
 const std::vector<const char*> kModuleProfileKeys = compared_fields("ModuleProfile");
 const std::vector<const char*> kOperatorProfileKeys = compared_fields("OperatorProfile");
 const std::vector<const char*> kProfileSummaryKeys = compared_fields("ProfileSummary");
+
+// Whether diff compares `field` of `record` (a name of the field tables) when no option names
+// it: the tables' `compared` (not times, memory, latency, the container of a .pt2); a field the
+// tables do not list (a saved record's extra key) is not compared.
+bool compared_by_default(const char* record, const std::string& field) {
+  static const auto by_record = [] {
+    std::unordered_map<std::string, std::unordered_set<std::string>> out;
+    for (const RecordInfo& info : record_infos())
+      for (const FieldInfo& f : info.fields)
+        if (f.compared) out[info.record].insert(f.name);
+    return out;
+  }();
+  const auto it = by_record.find(record);
+  return it != by_record.end() && it->second.count(field) > 0;
+}
 
 // Whether `name` is one of `names`.
 bool one_of(const std::string& name, std::initializer_list<const char*> names) {
@@ -167,7 +183,9 @@ RecordSet profile_set(const Json& document, const std::string& source, const std
   set.kind = RecordSet::Kind::profile;
   set.source = source;
   require_keys(document, kProfileSummaryKeys, "ProfileSummary", where);
-  set.header = only(document, kProfileSummaryKeys);
+  // every field: those not compared by default (times, memory) are when --only or --tolerance
+  // names them
+  set.header = without(document, {"modules", "operators", "record"});
   const Json& modules = list_at(document, "modules");
   const Json& operators = list_at(document, "operators");
   if (!modules.is_array() || !operators.is_array())
@@ -176,13 +194,13 @@ RecordSet profile_set(const Json& document, const std::string& source, const std
     require_keys(module, kModuleProfileKeys, "ModuleProfile", where);
     if (!module.at("module_path").is_string())
       throw Error(where + ": a ModuleProfile whose module_path is not a string");
-    set.items.push_back(only(module, kModuleProfileKeys));
+    set.items.push_back(without(module, {"record"}));
   }
   for (const Json& op : operators) {
     require_keys(op, kOperatorProfileKeys, "OperatorProfile", where);
     if (!op.at("operator").is_string())
       throw Error(where + ": an OperatorProfile whose operator is not a string");
-    set.operators.push_back(only(op, kOperatorProfileKeys));
+    set.operators.push_back(without(op, {"record"}));
   }
   return set;
 }
@@ -256,7 +274,8 @@ RecordSet read_profile_jsonl(RecordLines& lines, std::optional<RecordLines::Line
     } else if (record == "ProfileSummary") {
       require_keys(j, kProfileSummaryKeys, "ProfileSummary", where);
       require_keys(j, {"modules", "operators"}, "ProfileSummary", where);
-      for (const char* key : kProfileSummaryKeys) document[key] = j[key];
+      for (const auto& [key, value] : j.items())
+        if (key != "record" && key != "modules" && key != "operators") document[key] = value;
       summary_counts = only(j, {"modules", "operators"});
       summary = true;
     } else {
@@ -395,16 +414,28 @@ void collect_field_names(const RecordSet& set, std::set<std::string>& names) {
 // A side holding two items of one key (an edited or concatenated file) is refused, naming it.
 class Matcher {
  public:
-  Matcher(std::vector<Change>& changes, const std::unordered_set<std::string>& ignored,
-          const RecordSet& old_set, const RecordSet& new_set)
-      : changes_(changes),
-        ignored_(ignored),
-        old_source_(old_set.source),
-        new_source_(new_set.source) {}
+  Matcher(std::vector<Change>& changes, const DiffGate& gate, const RecordSet& old_set,
+          const RecordSet& new_set)
+      : changes_(changes), gate_(gate), old_source_(old_set.source), new_source_(new_set.source) {}
+
+  /// The fields of `record` (its name in the field tables: what diff compares by default) that
+  /// differ between two items.
+  void fields(const Json& old_item, const Json& new_item, const char* record,
+              const std::string& subject, const Json& path,
+              std::initializer_list<const char*> identity = {}) {
+    for (const auto& [field, old_value] : old_item.items()) {
+      if (one_of(field, identity) || !gate_.compares(field, compared_by_default(record, field)))
+        continue;
+      const Json new_value = new_item.value(field, Json());
+      if (not_a_change(field, old_value, new_value) || same_json(old_value, new_value)) continue;
+      changes_.push_back({"changed", subject, path, field, old_value, new_value,
+                          gate_.within(field, old_value, new_value)});
+    }
+  }
 
   template <typename KeyOf, typename PathOf>
   void match(const std::vector<Json>& old_items, const std::vector<Json>& new_items,
-             const std::string& subject, KeyOf key_of, PathOf path_of,
+             const char* record, const std::string& subject, KeyOf key_of, PathOf path_of,
              std::initializer_list<const char*> identity) {
     std::unordered_map<std::string, const Json*> new_by_key, old_by_key;
     const auto index = [&](const std::vector<Json>& items, const std::string& source,
@@ -423,13 +454,7 @@ class Matcher {
         changes_.push_back({"removed", subject, path_of(item), Json(), item, Json()});
         continue;
       }
-      for (const auto& [field, old_value] : item.items()) {
-        if (ignored_.count(field) || one_of(field, identity)) continue;
-        const Json new_value = it->second->value(field, Json());
-        if (not_a_change(field, old_value, new_value)) continue;
-        if (!same_json(old_value, new_value))
-          changes_.push_back({"changed", subject, path_of(item), field, old_value, new_value});
-      }
+      fields(item, *it->second, record, subject, path_of(item), identity);
     }
     for (const auto& item : new_items)
       if (!old_by_key.count(key_of(item)))
@@ -438,7 +463,7 @@ class Matcher {
 
  private:
   std::vector<Change>& changes_;
-  const std::unordered_set<std::string>& ignored_;
+  const DiffGate& gate_;
   const std::string& old_source_;
   const std::string& new_source_;
 };
@@ -503,6 +528,56 @@ void diff_unwalked(const RecordSet& old_set, const RecordSet& new_set,
       diff_values(Json(path), value, *it->second, changes);
 }
 
+// Each value `field` has in the set's records (the container, items, tensors, methods, ...).
+template <class Visit>
+void for_each_value(const RecordSet& set, const std::string& field, Visit visit) {
+  const auto in = [&](const Json& item) {
+    if (item.is_object() && item.contains(field)) visit(item.at(field));
+  };
+  in(set.header);
+  for (const Json& item : set.items) in(item);
+  for (const Json& item : set.operators) in(item);
+  for (const auto* list : {&set.tensors, &set.methods, &set.operator_counts})
+    if (*list)
+      for (const Json& item : **list) in(item);
+  if (set.graph_signature) in(*set.graph_signature);
+}
+
+bool numeric(const Json& v) {
+  if (v.is_null() || v.is_number() || is_big_integer(v)) return !v.is_boolean();
+  if (!v.is_object()) return false;
+  return std::all_of(v.begin(), v.end(), [](const Json& x) {
+    return (x.is_number() && !x.is_boolean()) || is_big_integer(x) || x.is_null();
+  });
+}
+
+// Every field the options name is one the records have (compared by default or not), and each
+// --tolerance field holds numbers; else a UsageError naming the option, the field and the
+// closest names.
+void check_named_fields(const RecordSet& old_set, const RecordSet& new_set, const DiffGate& gate) {
+  std::set<std::string> known;
+  collect_field_names(old_set, known);
+  collect_field_names(new_set, known);
+  for (const auto& [flag, field] : gate.named_fields()) {
+    if (!known.count(field)) {
+      const auto near =
+          closest_matches(field, std::vector<std::string>(known.begin(), known.end()));
+      std::string hint;
+      for (const auto& n : near) hint += (hint.empty() ? "" : ", ") + n;
+      throw UsageError(flag + " " + printable(field, 80) + ": no compared record has this field" +
+                       (hint.empty() ? "" : "; the closest: " + hint));
+    }
+    if (flag != "--tolerance") continue;
+    for (const RecordSet* set : {&old_set, &new_set})
+      for_each_value(*set, field, [&](const Json& v) {
+        if (!numeric(v))
+          throw UsageError("--tolerance " + printable(field, 80) + "=...: " + printable(field, 80) +
+                           " is not a number (" + printable(dump_line(v), 80) +
+                           "); a limit applies to numbers and " + "to mappings of numbers");
+      });
+  }
+}
+
 }  // namespace
 
 RecordSet record_set(const ModelMetadata& model, const std::string& source) {
@@ -553,43 +628,27 @@ RecordSet read_record_file(const InputFile& file) {
   return read_json_document(text.str(), path);
 }
 
-RecordDiff diff_records(const RecordSet& old_set, const RecordSet& new_set,
-                        const std::vector<std::string>& ignore) {
+RecordDiff diff_records(const RecordSet& old_set, const RecordSet& new_set, const DiffGate& gate) {
   if (old_set.kind != new_set.kind)
     throw UsageError("cannot compare " + std::string(to_string(old_set.kind)) + " records (" +
                      old_set.source + ") with " + to_string(new_set.kind) + " records (" +
                      new_set.source + ")");
-  std::set<std::string> known;
-  collect_field_names(old_set, known);
-  collect_field_names(new_set, known);
-  for (const std::string& field : ignore)
-    if (!known.count(field)) {
-      const auto near =
-          closest_matches(field, std::vector<std::string>(known.begin(), known.end()));
-      std::string hint;
-      for (const auto& n : near) hint += (hint.empty() ? "" : ", ") + n;
-      throw UsageError("--ignore " + printable(field, 80) + ": no compared record has this field" +
-                       (hint.empty() ? "" : "; the closest: " + hint));
-    }
-  const std::unordered_set<std::string> ignored(ignore.begin(), ignore.end());
+  check_named_fields(old_set, new_set, gate);
 
   RecordDiff diff;
   std::vector<Change>& changes = diff.changes;
+  Matcher matcher(changes, gate, old_set, new_set);
   if (old_set.kind == RecordSet::Kind::profile) {
     diff.compared = {"profile", "modules", "operators"};
-    for (const auto& [field, old_value] : old_set.header.items()) {
-      if (ignored.count(field)) continue;
-      const Json& new_value = new_set.header.at(field);
-      if (!same_json(old_value, new_value))
-        changes.push_back({"changed", "profile", Json(), field, old_value, new_value});
-    }
-    Matcher matcher(changes, ignored, old_set, new_set);
+    matcher.fields(old_set.header, new_set.header, "ProfileSummary", "profile", Json());
     const auto module_key = [](const Json& m) { return dump_line(m.at("module_path")); };
     const auto module_path = [](const Json& m) { return m.at("module_path"); };
-    matcher.match(old_set.items, new_set.items, "module", module_key, module_path, {"module_path"});
+    matcher.match(old_set.items, new_set.items, "ModuleProfile", "module", module_key, module_path,
+                  {"module_path"});
     const auto op_key = [](const Json& o) { return dump_line(o.at("operator")); };
     const auto op_name = [](const Json& o) { return o.at("operator"); };
-    matcher.match(old_set.operators, new_set.operators, "operator", op_key, op_name, {"operator"});
+    matcher.match(old_set.operators, new_set.operators, "OperatorProfile", "operator", op_key,
+                  op_name, {"operator"});
     return diff;
   }
   const bool model = old_set.kind == RecordSet::Kind::model;
@@ -597,25 +656,22 @@ RecordDiff diff_records(const RecordSet& old_set, const RecordSet& new_set,
                         : std::vector<std::string>{"config", "fields"};
 
   // the container's fields both sides hold (byte totals only with --tensors on both)
-  for (const auto& [field, old_value] : old_set.header.items()) {
-    if (ignored.count(field) || !new_set.header.contains(field)) continue;
-    const Json& new_value = new_set.header.at(field);
-    if (not_a_change(field, old_value, new_value)) continue;
-    if (!same_json(old_value, new_value))
-      changes.push_back({"changed", to_string(old_set.kind), Json(), field, old_value, new_value});
-  }
+  Json old_header = Json::object();
+  for (const auto& [field, value] : old_set.header.items())
+    if (new_set.header.contains(field)) old_header[field] = value;
+  matcher.fields(old_header, new_set.header, model ? "ModelMetadata" : "ModelStructureSpec",
+                 to_string(old_set.kind), Json());
 
-  Matcher matcher(changes, ignored, old_set, new_set);
   const auto by_path = [](const Json& item) { return dump_line(item.at("path")); };
   const auto path_of = [](const Json& item) { return item.at("path"); };
-  matcher.match(old_set.items, new_set.items, model ? "module" : "field", by_path, path_of,
-                {"path", "attributes"});
+  matcher.match(old_set.items, new_set.items, model ? "ModuleMetadata" : "ConfigFieldSpec",
+                model ? "module" : "field", by_path, path_of, {"path", "attributes"});
   if (!model) {
-    if (old_set.unwalked && new_set.unwalked && !ignored.count("value"))
+    if (old_set.unwalked && new_set.unwalked && gate.compares("value", true))
       diff_unwalked(old_set, new_set, changes);
     return diff;
   }
-  if (old_set.has_attributes && new_set.has_attributes && !ignored.count("attributes")) {
+  if (old_set.has_attributes && new_set.has_attributes && gate.compares("attributes", true)) {
     diff.compared.push_back("attributes");
     diff_attributes(old_set, new_set, changes);
   }
@@ -623,22 +679,21 @@ RecordDiff diff_records(const RecordSet& old_set, const RecordSet& new_set,
     diff.compared.push_back("tensors");
     const auto key = [](const Json& t) { return tensor_key(t); };
     const auto name = [](const Json& t) { return Json(tensor_key(t)); };
-    matcher.match(*old_set.tensors, *new_set.tensors, "tensor", key, name, {"module_path", "name"});
+    matcher.match(*old_set.tensors, *new_set.tensors, "TensorMetadata", "tensor", key, name,
+                  {"module_path", "name"});
   }
   // a TorchScript method and an exported program's forward are not alike (contract 10.3)
   if (old_set.methods && new_set.methods && old_set.torch_export == new_set.torch_export) {
     diff.compared.push_back("signatures");
     const auto key = [](const Json& m) { return m.at("name").get<std::string>(); };
     const auto name = [](const Json& m) { return m.at("name"); };
-    matcher.match(*old_set.methods, *new_set.methods, "signature", key, name, {"name"});
+    matcher.match(*old_set.methods, *new_set.methods, "MethodSignature", "signature", key, name,
+                  {"name"});
   }
   if (old_set.graph_signature && new_set.graph_signature) {
     diff.compared.push_back("graph_signature");
-    for (const auto& [field, old_value] : old_set.graph_signature->items()) {
-      const Json new_value = new_set.graph_signature->value(field, Json());
-      if (!ignored.count(field) && !same_json(old_value, new_value))
-        changes.push_back({"changed", "graph_signature", Json(), field, old_value, new_value});
-    }
+    matcher.fields(*old_set.graph_signature, *new_set.graph_signature, "GraphSignature",
+                   "graph_signature", Json());
   }
   if (old_set.operator_counts && new_set.operator_counts) {
     diff.compared.push_back("operators");
@@ -648,8 +703,8 @@ RecordDiff diff_records(const RecordSet& old_set, const RecordSet& new_set,
     const auto path = [](const Json& c) {
       return Json::array({c.at("module_path"), c.at("operator")});
     };
-    matcher.match(*old_set.operator_counts, *new_set.operator_counts, "operator", key, path,
-                  {"module_path", "operator"});
+    matcher.match(*old_set.operator_counts, *new_set.operator_counts, "OperatorCount", "operator",
+                  key, path, {"module_path", "operator"});
   }
   return diff;
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "vin/diagnostics/archive/input_file.h"
+#include "vin/diagnostics/diff/diff_gate.h"
 #include "vin/diagnostics/records/config_records.h"
 #include "vin/diagnostics/records/diff_records.h"
 #include "vin/diagnostics/records/model_metadata.h"
@@ -40,11 +41,12 @@ struct RecordDiff {
 /// The differences from `old_set` to `new_set`, in this order: the container's fields; the old
 /// items (removed, or changed field by field) in old order, then added items in new order; for
 /// a configuration the values inside unwalked fields; for a model its modules' attributes, its
-/// tensors, then its method signatures, each in the same old-then-added order. Fields named in
-/// `ignore` are not compared (`attributes` leaves out every attribute). Throws UsageError for
-/// sets of different kinds and for an `ignore` name that no compared record has (naming the
-/// closest ones).
-RecordDiff diff_records(const RecordSet& old_set, const RecordSet& new_set,
-                        const std::vector<std::string>& ignore);
+/// tensors, then its method signatures, each in the same old-then-added order. `gate` says which
+/// fields are compared (--ignore, --only: `attributes` stands for every attribute, `value` for
+/// the values inside unwalked configuration fields) and marks the changes within a
+/// --tolerance. Throws UsageError for sets of different kinds, for a field the options name that
+/// no record here has (naming the closest ones), and for a --tolerance on a field that is not
+/// a number.
+RecordDiff diff_records(const RecordSet& old_set, const RecordSet& new_set, const DiffGate& gate);
 
 }  // namespace vin::diagnostics

@@ -583,18 +583,19 @@ std::string item_summary(const Json& item) {
 std::string format_diff_table(const RecordSet& old_set, const RecordSet& new_set,
                               const std::vector<Change>& changes,
                               const std::vector<std::string>& compared) {
-  std::int64_t added = 0, removed = 0, changed = 0;
-  for (const auto& c : changes)
-    (c.kind == "added" ? added : c.kind == "removed" ? removed : changed)++;
+  const DiffSummary summary = summarize(old_set, new_set, changes, compared);
   std::string out = "--- " + shown(old_set.source) + "\n+++ " + shown(new_set.source) + "\n";
   for (const auto& c : changes) {
     const std::string where = c.subject + (c.path.is_null() ? "" : " " + path_text(c.path));
     if (c.kind == "changed") {
       const std::string field = c.field.is_string() ? " " + c.field.get<std::string>() : "";
+      const std::string gate = !c.within_tolerance   ? ""
+                               : *c.within_tolerance ? " (within tolerance)"
+                                                     : " (beyond tolerance)";
       out += "~ " +
              shown(where + ":" + field + " " + value_text(c.old_value) + " -> " +
                    value_text(c.new_value)) +
-             "\n";
+             gate + "\n";
     } else {
       out +=
           (c.kind == "added" ? "+ " : "- ") +
@@ -605,9 +606,13 @@ std::string format_diff_table(const RecordSet& old_set, const RecordSet& new_set
   std::string kinds;
   for (const auto& k : compared) kinds += (kinds.empty() ? "" : ", ") + k;
   out += "compared: " + kinds + "\n";
-  out += std::string(changes.empty() ? "identical" : "different") + ": " + std::to_string(added) +
-         " added, " + std::to_string(removed) + " removed, " + std::to_string(changed) +
-         " changed\n";
+  out += std::string(summary.identical ? "identical" : "different") + ": " +
+         std::to_string(summary.added) + " added, " + std::to_string(summary.removed) +
+         " removed, " + std::to_string(summary.changed) + " changed" +
+         (summary.within_tolerance
+              ? " (" + std::to_string(summary.within_tolerance) + " within tolerance)"
+              : std::string()) +
+         "\n";
   return out;
 }
 

@@ -21,8 +21,10 @@ DiffSummary summarize(const RecordSet& old_set, const RecordSet& new_set,
   summary.kind = to_string(old_set.kind);
   summary.old_source = old_set.source;
   summary.new_source = new_set.source;
-  for (const auto& c : changes)
+  for (const auto& c : changes) {
     ++(c.kind == "added" ? summary.added : c.kind == "removed" ? summary.removed : summary.changed);
+    if (!c.counts()) ++summary.within_tolerance;
+  }
   summary.identical = changes.empty();
   summary.compared = compared;
   return summary;

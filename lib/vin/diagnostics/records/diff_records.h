@@ -58,6 +58,22 @@ struct Change {
   Json field;      ///< the changed field's name; null for added/removed items and attributes
   Json old_value;  ///< null for added items; the whole item for removed ones
   Json new_value;  ///< null for removed items; the whole item for added ones
+  /// for a field with a `--tolerance`: whether the change lies within it (then it does not make
+  /// the exit status 1); none for other changes
+  std::optional<bool> within_tolerance;
+
+  Change() = default;
+  Change(std::string kind_, std::string subject_, Json path_, Json field_, Json old_value_,
+         Json new_value_, std::optional<bool> within_tolerance_ = std::nullopt)
+      : kind(std::move(kind_)),
+        subject(std::move(subject_)),
+        path(std::move(path_)),
+        field(std::move(field_)),
+        old_value(std::move(old_value_)),
+        new_value(std::move(new_value_)),
+        within_tolerance(within_tolerance_) {}
+  /// whether it sets diff's exit status 1: every change but one within its tolerance
+  bool counts() const { return !within_tolerance.value_or(false); }
 };
 
 /// The last record of a diff: what was compared, and how many changes of each kind.
@@ -68,6 +84,7 @@ struct DiffSummary {
   std::int64_t added = 0;
   std::int64_t removed = 0;
   std::int64_t changed = 0;
+  std::int64_t within_tolerance = 0;  ///< the changes within their --tolerance
   bool identical = true;
   std::vector<std::string> compared;  ///< the kinds of records compared
 };

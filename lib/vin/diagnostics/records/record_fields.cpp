@@ -386,6 +386,11 @@ constexpr Field<Change> kChangeFields[] = {
     {"field", [](const Change& c) { return c.field; }},
     {"old", [](const Change& c) { return c.old_value; }},
     {"new", [](const Change& c) { return c.new_value; }},
+    {"within_tolerance",
+     [](const Change& c) {
+       return c.within_tolerance ? Json(*c.within_tolerance) : absent_field();
+     },
+     detail},
 };
 
 constexpr Field<DiffSummary> kDiffSummaryFields[] = {
@@ -395,6 +400,7 @@ constexpr Field<DiffSummary> kDiffSummaryFields[] = {
     {"added", [](const DiffSummary& s) { return Json(s.added); }},
     {"removed", [](const DiffSummary& s) { return Json(s.removed); }},
     {"changed", [](const DiffSummary& s) { return Json(s.changed); }},
+    {"within_tolerance", [](const DiffSummary& s) { return Json(s.within_tolerance); }},
     {"identical", [](const DiffSummary& s) { return Json(s.identical); }},
     {"compared", [](const DiffSummary& s) { return Json(s.compared); }},
 };
