@@ -15,8 +15,8 @@ PACKAGES=(
   clang
   # fixture generation and reference checks
   python3 python3-torch python3-numpy python3-pydantic python3-torchvision
-  # man page rendering check
-  groff-base
+  # man page rendering check; GitHub's Markdown parser for diff --format markdown's tests
+  groff-base cmark-gfm
   # peak memory in bench/benchmark.py
   time
   # the Debian packages (cpack's dpkg-shlibdeps) and the Debian roots they and the Debian 13

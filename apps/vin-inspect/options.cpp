@@ -58,9 +58,15 @@ CLI::Validator number_within(double low, bool low_open, double high, const std::
       what);
 }
 
-void OutputOptions::add(CLI::App& sub) {
-  sub.add_option("--format", format, "Output format: jsonl (default), json or table")
-      ->check(CLI::IsMember({"jsonl", "json", "table"}));
+void OutputOptions::add(CLI::App& sub, bool markdown) {
+  if (markdown)
+    sub.add_option("--format", format,
+                   "Output format: jsonl (default), json, table or markdown (a summary line and "
+                   "one GitHub-flavoured table, for a CI step summary or a review note)")
+        ->check(CLI::IsMember({"jsonl", "json", "table", "markdown"}));
+  else
+    sub.add_option("--format", format, "Output format: jsonl (default), json or table")
+        ->check(CLI::IsMember({"jsonl", "json", "table"}));
   sub.add_option("-o,--output", output, "Write the records to FILE instead of stdout")
       ->type_name("FILE");
 }

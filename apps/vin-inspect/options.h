@@ -39,7 +39,8 @@ struct OutputOptions {
   std::string format = "jsonl";
   std::optional<std::string> output;  ///< nothing: standard output
 
-  void add(CLI::App& sub);
+  /// `markdown`: whether the command writes Markdown too (diff's --format markdown)
+  void add(CLI::App& sub, bool markdown = false);
   diagnostics::OutputFormat parsed_format() const {
     return diagnostics::parse_output_format(format);
   }

@@ -5,6 +5,7 @@ compared exactly, the CI examples of docs/guide.md run as written, and diff's er
 
 usage: test_diff.py --binary PATH --fixtures DIR --source REPO_ROOT [--no-torch] [TEST...]
 """
+import html.parser
 import json
 import os
 import re
@@ -320,6 +321,148 @@ def diff_gates_flops_within_a_tolerance():
                 assert p.returncode == 1, p.stderr  # an absolute limit of 5: beyond
             else:
                 assert_clean_error(p, 2, message)
+
+
+class Tables(html.parser.HTMLParser):
+    """The tables of GitHub's rendering (cmark-gfm -e table): each a list of rows of cell texts,
+    and every tag met (nothing but the table's, <p>, <code>, <strong>, <details> and <summary>
+    may come from diff's Markdown: a model's names must not make HTML or links)."""
+    def __init__(self):
+        super().__init__()
+        self.tables, self.tags, self.cell = [], set(), None
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.add(tag)
+        if tag == "table":
+            self.tables.append([])
+        elif tag == "tr":
+            self.tables[-1].append([])
+        elif tag in ("td", "th"):
+            self.cell = ""
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th"):
+            self.tables[-1][-1].append(self.cell)
+            self.cell = None
+
+    def handle_data(self, data):
+        if self.cell is not None:
+            self.cell += data
+
+
+def rendered(markdown):
+    """GitHub's own parser's HTML of `markdown`, parsed; None where cmark-gfm is not installed
+    (the Debian roots: the Debian 12 configuration checks it)."""
+    if not shutil.which("cmark-gfm"):
+        return None
+    html_text = subprocess.run(["cmark-gfm", "-e", "table"], input=markdown, capture_output=True,
+                               text=True, check=True).stdout
+    tables = Tables()
+    tables.feed(html_text)
+    return tables, html_text
+
+
+@test
+def diff_format_markdown_renders_as_one_table_whatever_the_names():
+    # names that Markdown, HTML or GitHub would read as something: pipes, backticks, a script,
+    # a mention, an issue reference, a link, a newline, a backslash
+    hostile = ["a|b", "t`ick``s", "<script>alert(1)</script>", "@maintainers", "#123", "!45",
+               "[x](http://e.example)", "line\nbreak", "back\\slash|", "**bold**"]
+    with tempfile.TemporaryDirectory() as tmp:
+        def model(extra):
+            path = os.path.join(tmp, f"m{len(os.listdir(tmp))}.jsonl")
+            with open(path, "w") as f:
+                f.write(json.dumps({"record": "ModelMetadata", "model_type": "m",
+                                    "total_parameters": 10 ** 30, "trainable_parameters": 0}) + "\n")
+                for i, name in enumerate(hostile):
+                    f.write(json.dumps({"record": "ModuleMetadata", "path": name,
+                                        "module_type": name + extra, "direct_parameters": i,
+                                        "trainable_parameters": 0, "direct_buffers": 0,
+                                        "training": True}) + "\n")
+            return path
+        old, new = model(""), model("|2")
+        p = run("diff", old, new, "--format", "markdown")
+        assert p.returncode == 1, p.stderr
+        lines = p.stdout.splitlines()
+        assert lines[0].startswith("**vin-inspect diff** ") and \
+            "10 changes (0 added, 0 removed, 10 changed), 0 within tolerance, 10 beyond" in \
+            lines[0] and lines[0].endswith("exit status 1"), lines[0]
+        got = rendered(p.stdout)
+        if got is None:
+            print("  (cmark-gfm not installed: the rendering is checked where it is)")
+            return
+        tables, html_text = got
+        assert len(tables.tables) == 1, html_text
+        header, *rows = tables.tables[0]
+        assert header == ["kind", "subject", "path", "field", "old", "new", "change", "percent",
+                          "tolerance"], header
+        assert len(rows) == len(hostile) and all(len(r) == 9 for r in rows), rows
+        assert tables.tags <= {"p", "strong", "code", "table", "thead", "tbody", "tr", "th",
+                               "td"}, tables.tags
+        assert "<script" not in html_text and "<a " not in html_text, html_text
+        # each name whole in its cell, escaped as contract 9.4 settles
+        for name, r in zip(hostile, rows):
+            shown = name.replace("\\", "\\\\").replace("\n", "\\n")
+            assert r[2] == shown, (r, name)
+            assert r[:2] + r[3:4] == ["changed", "module", "module_type"], r
+            assert r[4] == json.dumps(name).replace("\\", "\\\\"), (r[4], name)
+            assert r[5] == json.dumps(name + "|2").replace("\\", "\\\\"), (r[5], name)
+    # numbers: the change exact for integers of any size, the percent of the old value
+    with tempfile.TemporaryDirectory() as tmp:
+        old, new = (os.path.join(tmp, f"linear{w}.jsonl") for w in (100, 103))
+        for path, width in ((old, 100), (new, 103)):
+            with open(path, "w") as f:
+                f.write(profile_records(width))
+        p = run("diff", old, new, "--only", "flops", "--tolerance", "flops=5%", "--format",
+                "markdown")
+        assert p.returncode == 0, p.stderr
+        assert p.stdout.splitlines()[0].endswith("exit status 0"), p.stdout
+        assert "3 within tolerance, 0 beyond" in p.stdout.splitlines()[0], p.stdout
+        got = rendered(p.stdout)
+        if got:
+            (table,) = got[0].tables
+            for r in table[1:]:
+                assert (r[3], r[4], r[5], r[6], r[7], r[8]) == \
+                    ("flops", "20000", "20600", "+600", "+3.00%", "✓ within"), r
+
+
+@test
+def diff_format_markdown_folds_past_50_changes_and_stays_under_a_megabyte():
+    with tempfile.TemporaryDirectory() as tmp:
+        def model(n, width, extra):
+            path = os.path.join(tmp, f"m{len(os.listdir(tmp))}.jsonl")
+            with open(path, "w") as f:
+                f.write('{"record": "ModelMetadata", "model_type": "m", "total_parameters": 0, '
+                        '"trainable_parameters": 0}\n')
+                for i in range(n):
+                    f.write(json.dumps({"record": "ModuleMetadata", "path": f"m{i}",
+                                        "module_type": "x" * width + extra,
+                                        "direct_parameters": 0, "trainable_parameters": 0,
+                                        "direct_buffers": 0, "training": True}) + "\n")
+            return path
+        p = run("diff", model(60, 5, ""), model(60, 5, "y"), "--format", "markdown")
+        lines = p.stdout.splitlines()
+        assert lines[0].startswith("**vin-inspect diff**") and lines[2] == \
+            "<details><summary>60 changes</summary>" and lines[-1] == "</details>", lines[:4]
+        got = rendered(p.stdout)
+        if got:
+            (table,) = got[0].tables
+            assert len(table) == 61, len(table)
+        # 3,000 changes of 500-character types: cut at a row boundary under 1,000,000 bytes
+        p = run("diff", model(3000, 500, ""), model(3000, 500, "y"), "--format", "markdown")
+        assert p.returncode == 1 and len(p.stdout.encode()) < 1_000_000, len(p.stdout)
+        last = p.stdout.splitlines()[-1]
+        assert re.fullmatch(r"\d+ of 3000 changes left out \(the output stays under 1,000,000 "
+                            r"bytes\); `--format jsonl` has them all\.", last), last
+        got = rendered(p.stdout)
+        if got:
+            (table,) = got[0].tables
+            left_out = int(last.split()[0])
+            assert len(table) - 1 == 3000 - left_out and all(len(r) == 9 for r in table), \
+                len(table)
+    # the other commands have no markdown
+    assert_clean_error(run("inspect-model", fixture("convnet.pt"), "--format", "markdown"), 2,
+                       r"--format: markdown not in \{jsonl,json,table\}")
 
 
 @test

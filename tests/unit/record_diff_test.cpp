@@ -4,11 +4,14 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "vin/diagnostics/diff/record_diff.h"
+#include "vin/diagnostics/output/diff_markdown.h"
 #include "vin/diagnostics/output/output_format.h"
 #include "vin/diagnostics/records/error.h"
+#include "vin/diagnostics/records/exact_integer.h"
 
 using namespace vin::diagnostics;
 
@@ -342,4 +345,52 @@ TEST_CASE("details: attributes by module.name, tensors by their full name, signa
   CHECK(diff_records(record_set(a, "a"), record_set(b, "b"),
                      ignoring({"attributes", "shape", "returns"}))
             .changes.size() == 1);  // the removed tensor
+}
+
+TEST_CASE("exact integers: differences across signs and past 64 bits, in decimal") {
+  const auto of = [](const Json& j) { return *ExactInteger::of(j); };
+  CHECK((of(Json(5)) - of(Json(-7))).decimal() == "12");
+  CHECK((of(Json(-5)) - of(Json(7))).decimal() == "-12");
+  CHECK((of(Json(3)) - of(Json(3))).decimal() == "0");
+  CHECK((of(Json(std::numeric_limits<std::int64_t>::min())) - of(Json(1))).decimal() ==
+        "-9223372036854775809");
+  const Json big = big_integer_json("1000000000000000000000000000000");
+  CHECK((of(big) - of(Json(1))).decimal() == "999999999999999999999999999999");
+  CHECK(of(big).times(999999999999999999ull).decimal() ==
+        "999999999999999999000000000000000000000000000000");
+  CHECK(ExactInteger::compare_magnitudes(of(Json(-9)), of(Json(8))) == 1);
+  CHECK_FALSE(ExactInteger::of(Json(1.5)));
+  CHECK_FALSE(ExactInteger::of(Json("12")));
+}
+
+TEST_CASE("tolerance limits: both ways, one way, at the limit, from zero") {
+  const DiffGate gate({}, {}, {"flops=5%", "calls=+2", "bytes=-10%", "ms=0.5"});
+  CHECK(*gate.within("flops", Json(100), Json(105)));
+  CHECK(*gate.within("flops", Json(100), Json(95)));
+  CHECK_FALSE(*gate.within("flops", Json(100), Json(106)));
+  CHECK(*gate.within("calls", Json(3), Json(5)));
+  CHECK_FALSE(*gate.within("calls", Json(3), Json(6)));
+  CHECK(*gate.within("calls", Json(3), Json(-300)));  // a decrease: unbounded
+  CHECK(*gate.within("bytes", Json(100), Json(90)));
+  CHECK_FALSE(*gate.within("bytes", Json(100), Json(89)));
+  CHECK(*gate.within("bytes", Json(100), Json(10000)));
+  CHECK_FALSE(*gate.within("flops", Json(0), Json(1)));  // a percent never covers a change from 0
+  CHECK(*gate.within("ms", Json(1.0), Json(1.5)));
+  CHECK_FALSE(*gate.within("ms", Json(1.0), Json(1.6)));
+  CHECK_FALSE(*gate.within("flops", Json("a"), Json("b")));
+  CHECK(*gate.within("ms", Json::object({{"min", 1.0}, {"max", 2.0}}),
+                     Json::object({{"min", 1.2}, {"max", 2.5}})));
+  CHECK_FALSE(gate.within("other", Json(1), Json(2)));
+  CHECK_THROWS_AS(DiffGate({}, {}, {"flops=5%", "flops=6%"}), UsageError);
+  CHECK_NOTHROW(DiffGate({}, {}, {"flops=+5%", "flops=-6%"}));
+  CHECK_THROWS_AS(DiffGate({}, {}, {"flops=5%%"}), UsageError);
+  CHECK_THROWS_AS(DiffGate({}, {}, {"flops=.5"}), UsageError);
+  CHECK_THROWS_AS(DiffGate({"flops"}, {"flops"}, {}), UsageError);
+}
+
+TEST_CASE("markdown code spans hold any text whole in a table cell") {
+  CHECK(markdown_code("a|b") == "`a\\|b`");
+  CHECK(markdown_code("x`y``z") == "```x`y``z```");
+  CHECK(markdown_code("`edge") == "`` `edge ``");
+  CHECK(markdown_code("a\\b\nc\td\x01") == "`a\\\\b\\nc\\td\\u0001`");
 }

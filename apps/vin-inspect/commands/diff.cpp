@@ -38,7 +38,7 @@ class Diff : public Command {
     sub.add_flag("--config", config_,
                  "Compare the config.yaml renderings archives carry, not their modules");
     add_load_with_libtorch(sub, with_libtorch_);
-    output_.add(sub);
+    output_.add(sub, /*markdown=*/true);
   }
 
   int run() override {

@@ -2,6 +2,7 @@
 
 #include <ostream>
 
+#include "vin/diagnostics/output/diff_markdown.h"
 #include "vin/diagnostics/output/text_table.h"
 #include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/records/json_encoding.h"
@@ -12,8 +13,9 @@ OutputFormat parse_output_format(std::string_view name) {
   if (name == "jsonl") return OutputFormat::jsonl;
   if (name == "json") return OutputFormat::json;
   if (name == "table") return OutputFormat::table;
+  if (name == "markdown") return OutputFormat::markdown;
   throw UsageError("unknown output format '" + std::string(name) +
-                   "' (expected jsonl, json or table)");
+                   "' (expected jsonl, json, table or markdown)");
 }
 
 void write_export_archive(std::ostream& out, const ExportArchive& archive, OutputFormat format) {
@@ -25,6 +27,7 @@ void write_export_archive(std::ostream& out, const ExportArchive& archive, Outpu
       out << dump_pretty(Json::object({{"export_archive", to_json(archive)}})) << '\n';
       return;
     case OutputFormat::table:
+    case OutputFormat::markdown:  // diff's only: the command line offers it nowhere else
       out << format_export_archive_table(archive);
       return;
   }
@@ -61,6 +64,7 @@ void write_model_metadata(std::ostream& out, const ModelMetadata& model, OutputF
       out << dump_pretty(to_json(model)) << '\n';
       return;
     case OutputFormat::table:
+    case OutputFormat::markdown:
       out << format_model_table(model);
       return;
   }
@@ -82,6 +86,7 @@ void write_structure_spec(std::ostream& out, const ModelStructureSpec& spec, Out
       out << dump_pretty(to_json(spec)) << '\n';
       return;
     case OutputFormat::table:
+    case OutputFormat::markdown:
       out << format_config_table(spec);
       return;
   }
@@ -179,6 +184,9 @@ void write_diff(std::ostream& out, const RecordSet& old_set, const RecordSet& ne
     }
     case OutputFormat::table:
       out << format_diff_table(old_set, new_set, changes, compared);
+      return;
+    case OutputFormat::markdown:
+      out << format_diff_markdown(old_set, new_set, changes, compared);
       return;
   }
 }

@@ -17,9 +17,10 @@
 namespace vin::diagnostics {
 
 /// `jsonl`: one record a line; `json`: one indented document; `table`: for people.
-enum class OutputFormat { jsonl, json, table };
+/// markdown: diff's only (its command line offers it to no other command)
+enum class OutputFormat { jsonl, json, table, markdown };
 
-/// Parses "jsonl", "json" or "table"; anything else is a UsageError.
+/// Parses "jsonl", "json", "table" or "markdown"; anything else is a UsageError.
 OutputFormat parse_output_format(std::string_view name);
 
 /// Writes inspect-model's records: ModelMetadata then one ModuleMetadata per module (jsonl), the

@@ -1,0 +1,170 @@
+#include "vin/diagnostics/output/diff_markdown.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "vin/diagnostics/records/exact_integer.h"
+#include "vin/diagnostics/records/json_encoding.h"
+
+namespace vin::diagnostics {
+namespace {
+
+// `text` for HTML: & < > " escaped
+std::string html_escaped(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+// a JSON value as one line, a string as its text
+std::string value_text(const Json& value) {
+  return value.is_string() ? value.get<std::string>() : dump_line(value);
+}
+
+// The change from `old_value` to `new_value` and its percent of the old value, for numbers:
+// exact for integers of any size; empty where either is not a number, the percent also where
+// the old value is 0 (never inf or nan).
+std::pair<std::string, std::string> change_and_percent(const Json& old_value,
+                                                       const Json& new_value) {
+  const auto a = ExactInteger::of(old_value), b = ExactInteger::of(new_value);
+  const auto percent_of = [](long double change, long double base) -> std::string {
+    if (base == 0 || !std::isfinite(static_cast<double>(change / base))) return "";
+    char text[64];
+    std::snprintf(text, sizeof text, "%+.2Lf%%", change / std::fabs(base) * 100);
+    return text;
+  };
+  if (a && b) {
+    const ExactInteger change = *b - *a;
+    const std::string digits = change.decimal();
+    return {(change.negative() || change.is_zero() ? "" : "+") + digits,
+            percent_of(std::stold(digits), std::stold(a->decimal()))};
+  }
+  const bool numbers = (old_value.is_number() && !old_value.is_boolean()) &&
+                       (new_value.is_number() && !new_value.is_boolean());
+  if (!numbers) return {"", ""};
+  const long double x = old_value.get<double>(), y = new_value.get<double>();
+  if (!std::isfinite(static_cast<double>(x)) || !std::isfinite(static_cast<double>(y)))
+    return {"", ""};
+  char text[64];
+  std::snprintf(text, sizeof text, "%+.6Lg", y - x);
+  return {text, percent_of(y - x, x)};
+}
+
+std::string row(const Change& c) {
+  const auto [change, percent] = change_and_percent(c.old_value, c.new_value);
+  // a path or field name as its text; a value as JSON (so "5" and 5 stay apart)
+  const auto name = [](const Json& value) {
+    return value.is_null() ? std::string() : markdown_code(value_text(value));
+  };
+  const auto cell = [](const Json& value) {
+    return value.is_null() ? std::string() : markdown_code(dump_line(value));
+  };
+  const std::string gate = !c.within_tolerance ? "" : *c.within_tolerance ? "✓ within" : "✗ beyond";
+  return "| " + c.kind + " | " + markdown_code(c.subject) + " | " + name(c.path) + " | " +
+         name(c.field) + " | " + cell(c.old_value) + " | " + cell(c.new_value) + " | " + change +
+         " | " + percent + " | " + gate + " |\n";
+}
+
+}  // namespace
+
+std::string markdown_code(const std::string& text) {
+  std::string escaped;
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c == '\\') {
+      escaped += "\\\\";
+    } else if (c == '|') {
+      escaped += "\\|";
+    } else if (c == '\n') {
+      escaped += "\\n";
+    } else if (c == '\r') {
+      escaped += "\\r";
+    } else if (c == '\t') {
+      escaped += "\\t";
+    } else if (c < 0x20 || c == 0x7f) {
+      char code[8];
+      std::snprintf(code, sizeof code, "\\u%04x", c);
+      escaped += code;
+    } else {
+      escaped += ch;
+    }
+  }
+  std::size_t longest = 0, run = 0;
+  for (const char c : escaped) {
+    run = c == '`' ? run + 1 : 0;
+    longest = std::max(longest, run);
+  }
+  const std::string fence(longest + 1, '`');
+  // a span that starts or ends with a backtick (or is all spaces) keeps a space each side, which
+  // CommonMark strips
+  const bool pad = !escaped.empty() && (escaped.front() == '`' || escaped.back() == '`' ||
+                                        escaped.find_first_not_of(' ') == std::string::npos);
+  return fence + (pad ? " " : "") + escaped + (pad ? " " : "") + fence;
+}
+
+std::string format_diff_markdown(const RecordSet& old_set, const RecordSet& new_set,
+                                 const std::vector<Change>& changes,
+                                 const std::vector<std::string>& compared) {
+  const DiffSummary s = summarize(old_set, new_set, changes, compared);
+  const bool fails =
+      std::any_of(changes.begin(), changes.end(), [](const Change& c) { return c.counts(); });
+  std::string kinds;
+  for (const auto& k : compared) kinds += (kinds.empty() ? "" : ", ") + k;
+  std::string out = "**vin-inspect diff** " + markdown_code(s.old_source) + " → " +
+                    markdown_code(s.new_source) + ": ";
+  const std::int64_t total = s.added + s.removed + s.changed;
+  if (s.identical)
+    out += "identical";
+  else
+    out += std::to_string(total) + (total == 1 ? " change" : " changes") + " (" +
+           std::to_string(s.added) + " added, " + std::to_string(s.removed) + " removed, " +
+           std::to_string(s.changed) + " changed), " + std::to_string(s.within_tolerance) +
+           " within tolerance, " + std::to_string(total - s.within_tolerance) + " beyond";
+  out += "; compared " + markdown_code(kinds) + "; exit status " + (fails ? "1" : "0") + "\n";
+  if (changes.empty()) return out;
+
+  const bool fold = changes.size() > kMarkdownFoldAfter;
+  std::string table =
+      "| kind | subject | path | field | old | new | change | percent | tolerance |\n"
+      "| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
+  const std::string open = fold ? "\n<details><summary>" +
+                                      html_escaped(std::to_string(changes.size())) +
+                                      " changes</summary>\n\n"
+                                : "\n";
+  const std::string close = fold ? "\n</details>\n" : "";
+  // room for what follows the table: the fold's end and the line saying what was left out
+  const std::size_t reserve = close.size() + 200;
+  std::size_t shown = 0;
+  for (const Change& c : changes) {
+    std::string line = row(c);
+    if (out.size() + open.size() + table.size() + line.size() + reserve > kMarkdownMaxBytes) break;
+    table += line;
+    ++shown;
+  }
+  out += open + table + close;
+  if (shown < changes.size())
+    out += "\n" + std::to_string(changes.size() - shown) + " of " + std::to_string(changes.size()) +
+           " changes left out (the output stays under 1,000,000 bytes); `--format jsonl` has "
+           "them all.\n";
+  return out;
+}
+
+}  // namespace vin::diagnostics

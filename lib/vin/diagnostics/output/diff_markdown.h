@@ -1,0 +1,31 @@
+// diff's `--format markdown` (contract 9.4): a summary line and one GitHub-flavoured table of the
+// changes, to paste where reviewers look ($GITHUB_STEP_SUMMARY, a merge-request note). Every text
+// from the records is a code span, escaped so that nothing in a model's names is read as
+// Markdown, HTML, a link or a mention; more than 50 changes fold into one <details> block; the
+// whole stays under 1,000,000 bytes (GitHub's step summary takes 1 MiB).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "vin/diagnostics/records/diff_records.h"
+
+namespace vin::diagnostics {
+
+/// The changes past which the table is folded, and the bound of the whole output.
+inline constexpr std::size_t kMarkdownFoldAfter = 50;
+inline constexpr std::size_t kMarkdownMaxBytes = 1000000;
+
+/// `text` as one Markdown code span that a table cell holds whole: `|` as `\|`, a backslash as
+/// `\\`, newline, CR, tab and other control characters as `\n`, `\r`, `\t`, `\uXXXX`, fenced by
+/// more backticks than any run inside it.
+std::string markdown_code(const std::string& text);
+
+/// The summary line, the table (folded past kMarkdownFoldAfter changes) and, where the bound
+/// cut it, a line saying how many changes were left out. Ends with a newline.
+std::string format_diff_markdown(const RecordSet& old_set, const RecordSet& new_set,
+                                 const std::vector<Change>& changes,
+                                 const std::vector<std::string>& compared);
+
+}  // namespace vin::diagnostics
