@@ -465,6 +465,81 @@ def diff_format_markdown_folds_past_50_changes_and_stays_under_a_megabyte():
                        r"--format: markdown not in \{jsonl,json,table\}")
 
 
+def ci_recipe():
+    """docs/ci.md's code blocks: {heading: [(language, text)]}."""
+    with open(os.path.join(ARGS.source, "docs", "ci.md")) as f:
+        text = f.read()
+    blocks, heading = {}, None
+    for part in re.split(r"^(## .*)$", text, flags=re.M):
+        if part.startswith("## "):
+            heading = part[3:].strip()
+            continue
+        for language, body in re.findall(r"^```(\w+)\n(.*?)^```", part, flags=re.M | re.S):
+            blocks.setdefault(heading, []).append((language, body))
+    return blocks
+
+
+def commands_of(text):
+    return [line.strip() for line in text.splitlines() if line.strip().startswith("vin-inspect ")]
+
+
+@test
+def the_ci_recipe_runs_as_written():
+    import yaml
+    blocks = ci_recipe()
+    (baseline,) = commands_of(blocks["The baseline"][0][1])
+    (gate,) = commands_of(blocks["The gate"][0][1])
+    cost = commands_of(blocks["A cost gate"][0][1])
+    assert len(cost) == 3, cost
+    # the jobs run the gate as the page gives it (GitLab's to a file it keeps)
+    github = yaml.safe_load(blocks["GitHub Actions"][0][1])
+    steps = github["jobs"]["model-gate"]["steps"]
+    assert [c for step in steps for c in commands_of(step.get("run", ""))] == [gate], steps
+    gitlab = yaml.safe_load(blocks["GitLab CI"][0][1])
+    (gitlab_gate,) = [c for c in gitlab["model-gate"]["script"] if c.startswith("vin-inspect ")]
+    assert gitlab_gate == gate.replace('>> "$GITHUB_STEP_SUMMARY"', "> gate.md"), gitlab_gate
+    env = dict(os.environ, PATH=os.path.dirname(os.path.abspath(ARGS.binary)) + ":" +
+               os.environ["PATH"])
+    # the model gate: new weights pass, a changed kernel or dtype fails
+    for branch, status in (("net.pt", 0), ("net_retrained.pt", 0), ("net_kernel5.pt", 1),
+                           ("net_half.pt", 1)):
+        with tempfile.TemporaryDirectory() as tmp:
+            summary = os.path.join(tmp, "summary.md")
+            env["GITHUB_STEP_SUMMARY"] = summary
+            shutil.copy(fixture("diff/net.pt"), os.path.join(tmp, "net.pt"))
+            p = subprocess.run(["bash", "-c", baseline], cwd=tmp, env=env, capture_output=True)
+            assert p.returncode == 0 and os.path.exists(os.path.join(tmp, "model.jsonl")), p.stderr
+            shutil.copy(fixture("diff/" + branch), os.path.join(tmp, "net.pt"))
+            for command in (gate, gitlab_gate):
+                p = subprocess.run(["bash", "-c", command], cwd=tmp, env=env, capture_output=True,
+                                   text=True)
+                assert p.returncode == status, (branch, command, p.returncode, p.stderr)
+            with open(summary) as f:
+                markdown = f.read()
+            with open(os.path.join(tmp, "gate.md")) as f:
+                assert f.read() == markdown
+            assert markdown.startswith("**vin-inspect diff** ") and \
+                f"exit status {status}" in markdown.splitlines()[0], markdown
+            got = rendered(markdown)
+            if got and status:
+                assert len(got[0].tables) == 1, got[1]
+    if ARGS.no_torch:
+        print("  (the cost gate runs models: checked in the build with LibTorch)")
+        return
+    # the cost gate: the same FLOPs pass, a kernel of 5 (FLOPs x2.8) fails
+    for branch, status in (("net_retrained.pt", 0), ("net_kernel5.pt", 1)):
+        with tempfile.TemporaryDirectory() as tmp:
+            env["GITHUB_STEP_SUMMARY"] = os.path.join(tmp, "summary.md")
+            shutil.copy(fixture("diff/net.pt"), os.path.join(tmp, "net.pt"))
+            p = subprocess.run(["bash", "-c", cost[0]], cwd=tmp, env=env, capture_output=True)
+            assert p.returncode == 0, p.stderr
+            shutil.copy(fixture("diff/" + branch), os.path.join(tmp, "net.pt"))
+            for command in cost[1:]:
+                p = subprocess.run(["bash", "-c", command], cwd=tmp, env=env, capture_output=True,
+                                   text=True)
+            assert p.returncode == status, (branch, p.returncode, p.stderr)
+
+
 @test
 def diff_tolerance_is_exact_for_integers_of_any_size():
     with tempfile.TemporaryDirectory() as tmp:
