@@ -39,10 +39,10 @@ const std::vector<const char*> kModuleProfileKeys = compared_fields("ModuleProfi
 const std::vector<const char*> kOperatorProfileKeys = compared_fields("OperatorProfile");
 const std::vector<const char*> kProfileSummaryKeys = compared_fields("ProfileSummary");
 
-// Whether diff compares `field` of `record` (a name of the field tables) when no option names
-// it: the tables' `compared` (not times, memory, latency, the container of a .pt2); a field the
+// The fields of `record` (a name of the field tables) diff compares when no option names them:
+// the tables' `compared` (not times, memory, latency, the container of a .pt2); a field the
 // tables do not list (a saved record's extra key) is not compared.
-bool compared_by_default(const char* record, const std::string& field) {
+const std::unordered_set<std::string>& compared_by_default(const char* record) {
   static const auto by_record = [] {
     std::unordered_map<std::string, std::unordered_set<std::string>> out;
     for (const RecordInfo& info : record_infos())
@@ -50,8 +50,15 @@ bool compared_by_default(const char* record, const std::string& field) {
         if (f.compared) out[info.record].insert(f.name);
     return out;
   }();
+  static const std::unordered_set<std::string> none;
   const auto it = by_record.find(record);
-  return it != by_record.end() && it->second.count(field) > 0;
+  return it == by_record.end() ? none : it->second;
+}
+
+// A record's key as map text: a string as itself (the common case, without printing), anything
+// else as its JSON (a leading quote mark keeps the two apart).
+std::string key_text(const Json& key) {
+  return key.is_string() ? "s" + key.get_ref<const std::string&>() : "j" + dump_line(key);
 }
 
 // Whether `name` is one of `names`.
@@ -102,7 +109,8 @@ std::string tensor_key(const Json& tensor) {
 }
 
 // The model side from its `--format json` document shape (to_json(ModelMetadata)).
-RecordSet model_set(const Json& document, const std::string& source, const std::string& where) {
+// `document` by value: its modules are moved into the set, not copied (a million of them).
+RecordSet model_set(Json document, const std::string& source, const std::string& where) {
   RecordSet set;
   set.kind = RecordSet::Kind::model;
   set.source = source;
@@ -133,10 +141,12 @@ RecordSet model_set(const Json& document, const std::string& source, const std::
     }
   }
   if (set.header.contains("parameter_bytes")) set.tensors.emplace();
-  const Json& modules = list_at(document, "modules");
+  if (!document.contains("modules")) document["modules"] = Json::array();
+  Json& modules = document["modules"];
   if (!modules.is_array()) throw Error(where + ": \"modules\" is not a list");
   set.has_attributes = !modules.empty() && !set.torch_export;
-  for (const Json& module : modules) {
+  set.items.reserve(modules.size());
+  for (Json& module : modules) {
     require_keys(module, kModuleKeys, "ModuleMetadata", where);
     set.has_attributes = set.has_attributes && module.contains("attributes");
     if (module.contains("tensors")) {
@@ -149,7 +159,9 @@ RecordSet model_set(const Json& document, const std::string& source, const std::
         set.tensors->push_back(std::move(item));
       }
     }
-    set.items.push_back(without(module, {"tensors", "record"}));
+    module.erase("tensors");
+    module.erase("record");
+    set.items.push_back(std::move(module));
   }
   return set;
 }
@@ -337,7 +349,8 @@ RecordSet read_jsonl(std::istream& in, const std::string& path) {
     if (!model) {
       if (record != "ConfigFieldSpec") throw misplaced("ConfigFieldSpec");
       require_keys(j, kFieldKeys, "ConfigFieldSpec", where);
-      document["fields"].push_back(without(j, {"record"}));
+      j.erase("record");
+      document["fields"].push_back(std::move(j));
     } else if (record == "MethodSignature") {
       if (document.contains("modules")) throw misplaced("ModuleMetadata");
       require_keys(j, kMethodKeys, "MethodSignature", where);
@@ -353,7 +366,8 @@ RecordSet read_jsonl(std::istream& in, const std::string& path) {
     } else if (record == "ModuleMetadata") {
       if (document.contains("operators")) throw misplaced("OperatorCount");
       require_keys(j, kModuleKeys, "ModuleMetadata", where);
-      document["modules"].push_back(without(j, {"record"}));
+      j.erase("record");
+      document["modules"].push_back(std::move(j));
     } else if (record == "TensorMetadata") {
       require_keys(j, kTensorKeys, "TensorMetadata", where);
       if (!document.contains("modules") || !j.contains("module_path") ||
@@ -365,7 +379,7 @@ RecordSet read_jsonl(std::istream& in, const std::string& path) {
     }
   }
   if (document.is_null()) throw Error(path + ": holds no records");
-  return model ? model_set(document, path, path) : config_set(document, path, path);
+  return model ? model_set(std::move(document), path, path) : config_set(document, path, path);
 }
 
 // The `--format json` document of inspect-model or inspect-config.
@@ -382,7 +396,7 @@ RecordSet read_json_document(const std::string& text, const std::string& path) {
                 "inspect-config or profile writes with --format jsonl or json)");
   }
   if (document.is_object() && document.contains("model_type"))
-    return model_set(document, path, path);
+    return model_set(std::move(document), path, path);
   if (document.is_object() && document.contains("config_type"))
     return config_set(document, path, path);
   if (document.is_object() && document.contains("latency_ms") && document.contains("operators"))
@@ -421,12 +435,18 @@ class Matcher {
   /// The fields of `record` (its name in the field tables: what diff compares by default) that
   /// differ between two items.
   void fields(const Json& old_item, const Json& new_item, const char* record,
-              const std::string& subject, const Json& path,
-              std::initializer_list<const char*> identity = {}) {
+              const std::string& subject, const Json& path) {
+    fields(old_item, new_item, compared_by_default(record), subject, path, {});
+  }
+
+  void fields(const Json& old_item, const Json& new_item,
+              const std::unordered_set<std::string>& by_default, const std::string& subject,
+              const Json& path, std::initializer_list<const char*> identity) {
     for (const auto& [field, old_value] : old_item.items()) {
-      if (one_of(field, identity) || !gate_.compares(field, compared_by_default(record, field)))
-        continue;
-      const Json new_value = new_item.value(field, Json());
+      if (one_of(field, identity) || !gate_.compares(field, by_default.count(field) > 0)) continue;
+      static const Json absent;
+      const auto found = new_item.find(field);
+      const Json& new_value = found == new_item.end() ? absent : *found;
       if (not_a_change(field, old_value, new_value) || same_json(old_value, new_value)) continue;
       changes_.push_back({"changed", subject, path, field, old_value, new_value,
                           gate_.within(field, old_value, new_value)});
@@ -440,6 +460,7 @@ class Matcher {
     std::unordered_map<std::string, const Json*> new_by_key, old_by_key;
     const auto index = [&](const std::vector<Json>& items, const std::string& source,
                            std::unordered_map<std::string, const Json*>& by_key) {
+      by_key.reserve(items.size());
       for (const auto& item : items)
         if (!by_key.emplace(key_of(item), &item).second)
           throw Error(source + ": two " + subject + " records for " +
@@ -448,13 +469,14 @@ class Matcher {
     };
     index(old_items, old_source_, old_by_key);
     index(new_items, new_source_, new_by_key);
+    const std::unordered_set<std::string>& by_default = compared_by_default(record);
     for (const auto& item : old_items) {
       const auto it = new_by_key.find(key_of(item));
       if (it == new_by_key.end()) {
         changes_.push_back({"removed", subject, path_of(item), Json(), item, Json()});
         continue;
       }
-      fields(item, *it->second, record, subject, path_of(item), identity);
+      fields(item, *it->second, by_default, subject, path_of(item), identity);
     }
     for (const auto& item : new_items)
       if (!old_by_key.count(key_of(item)))
@@ -641,11 +663,11 @@ RecordDiff diff_records(const RecordSet& old_set, const RecordSet& new_set, cons
   if (old_set.kind == RecordSet::Kind::profile) {
     diff.compared = {"profile", "modules", "operators"};
     matcher.fields(old_set.header, new_set.header, "ProfileSummary", "profile", Json());
-    const auto module_key = [](const Json& m) { return dump_line(m.at("module_path")); };
+    const auto module_key = [](const Json& m) { return key_text(m.at("module_path")); };
     const auto module_path = [](const Json& m) { return m.at("module_path"); };
     matcher.match(old_set.items, new_set.items, "ModuleProfile", "module", module_key, module_path,
                   {"module_path"});
-    const auto op_key = [](const Json& o) { return dump_line(o.at("operator")); };
+    const auto op_key = [](const Json& o) { return key_text(o.at("operator")); };
     const auto op_name = [](const Json& o) { return o.at("operator"); };
     matcher.match(old_set.operators, new_set.operators, "OperatorProfile", "operator", op_key,
                   op_name, {"operator"});
@@ -662,7 +684,7 @@ RecordDiff diff_records(const RecordSet& old_set, const RecordSet& new_set, cons
   matcher.fields(old_header, new_set.header, model ? "ModelMetadata" : "ModelStructureSpec",
                  to_string(old_set.kind), Json());
 
-  const auto by_path = [](const Json& item) { return dump_line(item.at("path")); };
+  const auto by_path = [](const Json& item) { return key_text(item.at("path")); };
   const auto path_of = [](const Json& item) { return item.at("path"); };
   matcher.match(old_set.items, new_set.items, model ? "ModuleMetadata" : "ConfigFieldSpec",
                 model ? "module" : "field", by_path, path_of, {"path", "attributes"});
