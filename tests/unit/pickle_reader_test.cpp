@@ -93,7 +93,8 @@ TEST_CASE("a missing LibTorch plugin is an error naming where it was looked for"
   CHECK_THROWS_WITH_AS(load_torch_plugin({"/nonexistent/libvin_torch_plugin.so"}),
                        "the LibTorch plugin (libvin_torch_plugin.so) is missing; looked for "
                        "/nonexistent/libvin_torch_plugin.so (installed from packages, it is in "
-                       "vin-inspect-torch)",
+                       "vin-inspect-torch; in a build tree, cmake --build without --target "
+                       "builds it)",
                        Error);
 }
 

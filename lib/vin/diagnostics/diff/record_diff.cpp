@@ -190,7 +190,8 @@ Json only(const Json& j, const std::vector<const char*>& keys) {
 
 // The profile side from its `--format json` document shape (write_profile): the fields that do
 // not depend on the machine.
-RecordSet profile_set(const Json& document, const std::string& source, const std::string& where) {
+// `document` by value: its records are moved into the set, not copied.
+RecordSet profile_set(Json document, const std::string& source, const std::string& where) {
   RecordSet set;
   set.kind = RecordSet::Kind::profile;
   set.source = source;
@@ -198,21 +199,26 @@ RecordSet profile_set(const Json& document, const std::string& source, const std
   // every field: those not compared by default (times, memory) are when --only or --tolerance
   // names them
   set.header = without(document, {"modules", "operators", "record"});
-  const Json& modules = list_at(document, "modules");
-  const Json& operators = list_at(document, "operators");
+  for (const char* list : {"modules", "operators"})
+    if (!document.contains(list)) document[list] = Json::array();
+  Json& modules = document["modules"];
+  Json& operators = document["operators"];
   if (!modules.is_array() || !operators.is_array())
     throw Error(where + ": \"modules\" or \"operators\" is not a list");
-  for (const Json& module : modules) {
+  set.items.reserve(modules.size());
+  for (Json& module : modules) {
     require_keys(module, kModuleProfileKeys, "ModuleProfile", where);
     if (!module.at("module_path").is_string())
       throw Error(where + ": a ModuleProfile whose module_path is not a string");
-    set.items.push_back(without(module, {"record"}));
+    module.erase("record");
+    set.items.push_back(std::move(module));
   }
-  for (const Json& op : operators) {
+  for (Json& op : operators) {
     require_keys(op, kOperatorProfileKeys, "OperatorProfile", where);
     if (!op.at("operator").is_string())
       throw Error(where + ": an OperatorProfile whose operator is not a string");
-    set.operators.push_back(without(op, {"record"}));
+    op.erase("record");
+    set.operators.push_back(std::move(op));
   }
   return set;
 }
@@ -303,7 +309,7 @@ RecordSet read_profile_jsonl(RecordLines& lines, std::optional<RecordLines::Line
                 " modules and " + dump_line(summary_counts.at("operators")) +
                 " operators, the file holds " + dump_line(held("modules")) + " and " +
                 dump_line(held("operators")) + " (cut short, or edited?)");
-  return profile_set(document, path, path);
+  return profile_set(std::move(document), path, path);
 }
 
 bool is_profile_record(const std::string& record) {
@@ -400,7 +406,7 @@ RecordSet read_json_document(const std::string& text, const std::string& path) {
   if (document.is_object() && document.contains("config_type"))
     return config_set(document, path, path);
   if (document.is_object() && document.contains("latency_ms") && document.contains("operators"))
-    return profile_set(document, path, path);
+    return profile_set(std::move(document), path, path);
   throw Error(path +
               ": a JSON document that is not inspect-model's, inspect-config's or profile's "
               "(--format json)");

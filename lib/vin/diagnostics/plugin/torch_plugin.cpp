@@ -35,7 +35,8 @@ const TorchPlugin& load_torch_plugin(const std::vector<std::string>& candidates)
   }
   throw Error("the LibTorch plugin (" + std::string(kTorchPluginFile) +
               ") is missing; looked for " + tried +
-              " (installed from packages, it is in vin-inspect-torch)");
+              " (installed from packages, it is in vin-inspect-torch; in a build tree, "
+              "cmake --build without --target builds it)");
 }
 
 }  // namespace vin::diagnostics
