@@ -596,12 +596,13 @@ void check_named_fields(const RecordSet& old_set, const RecordSet& new_set, cons
                        (hint.empty() ? "" : "; the closest: " + hint));
     }
     if (flag != "--tolerance") continue;
+    const std::string name = printable(field, 80);  // a lambda captures no structured binding
     for (const RecordSet* set : {&old_set, &new_set})
-      for_each_value(*set, field, [&](const Json& v) {
+      for_each_value(*set, field, [&name](const Json& v) {
         if (!numeric(v))
-          throw UsageError("--tolerance " + printable(field, 80) + "=...: " + printable(field, 80) +
-                           " is not a number (" + printable(dump_line(v), 80) +
-                           "); a limit applies to numbers and " + "to mappings of numbers");
+          throw UsageError("--tolerance " + name + "=...: " + name + " is not a number (" +
+                           printable(dump_line(v), 80) +
+                           "); a limit applies to numbers and to mappings of numbers");
       });
   }
 }
