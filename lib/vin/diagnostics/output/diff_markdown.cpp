@@ -124,21 +124,20 @@ std::string format_diff_markdown(const RecordSet& old_set, const RecordSet& new_
                                  const std::vector<Change>& changes,
                                  const std::vector<std::string>& compared) {
   const DiffSummary s = summarize(old_set, new_set, changes, compared);
-  const bool fails =
-      std::any_of(changes.begin(), changes.end(), [](const Change& c) { return c.counts(); });
   std::string kinds;
   for (const auto& k : compared) kinds += (kinds.empty() ? "" : ", ") + k;
   std::string out = "**vin-inspect diff** " + markdown_code(s.old_source) + " → " +
                     markdown_code(s.new_source) + ": ";
   const std::int64_t total = s.added + s.removed + s.changed;
+  const std::int64_t beyond = total - s.within_tolerance;  // what makes the exit status 1
   if (s.identical)
     out += "identical";
   else
     out += std::to_string(total) + (total == 1 ? " change" : " changes") + " (" +
            std::to_string(s.added) + " added, " + std::to_string(s.removed) + " removed, " +
            std::to_string(s.changed) + " changed), " + std::to_string(s.within_tolerance) +
-           " within tolerance, " + std::to_string(total - s.within_tolerance) + " beyond";
-  out += "; compared " + markdown_code(kinds) + "; exit status " + (fails ? "1" : "0") + "\n";
+           " within tolerance, " + std::to_string(beyond) + " beyond";
+  out += "; compared " + markdown_code(kinds) + "; exit status " + (beyond ? "1" : "0") + "\n";
   if (changes.empty()) return out;
 
   const bool fold = changes.size() > kMarkdownFoldAfter;
