@@ -46,8 +46,7 @@ class Diff : public Command {
     vd::OutputPlan plan = plan_outputs(output_, {{"OLD", old_path_}, {"NEW", new_path_}});
     const vd::LibTorchInspector fallback = libtorch_fallback(with_libtorch_);
     const vd::SideKind kind = config_ ? vd::SideKind::configuration : vd::SideKind::by_content;
-    const vd::RecordSet old_set = vd::load_record_set(old_path_, fallback, kind);
-    const vd::RecordSet new_set = vd::load_record_set(new_path_, fallback, kind);
+    const auto [old_set, new_set] = vd::load_record_sets(old_path_, new_path_, fallback, kind);
     const vd::RecordDiff diff = vd::diff_records(old_set, new_set, gate);
     write_records(plan, new_path_, [&](std::ostream& out) {
       vd::write_diff(out, old_set, new_set, diff.changes, diff.compared, output_.parsed_format());

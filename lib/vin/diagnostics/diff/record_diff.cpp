@@ -1,20 +1,18 @@
 #include "vin/diagnostics/diff/record_diff.h"
 
 #include <algorithm>
-#include <cctype>
-#include <cerrno>
 #include <cstring>
-#include <fstream>
+#include <deque>
 #include <map>
 #include <optional>
 #include <set>
-#include <sstream>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "vin/diagnostics/diff/diff_gate.h"
 #include "vin/diagnostics/records/bounded_json.h"
 #include "vin/diagnostics/records/error.h"
+#include "vin/diagnostics/records/large_memory.h"
 #include "vin/diagnostics/records/record_fields.h"
 #include "vin/diagnostics/text/printable.h"
 #include "vin/diagnostics/text/suggest.h"
@@ -39,6 +37,21 @@ const std::vector<const char*> kModuleProfileKeys = compared_fields("ModuleProfi
 const std::vector<const char*> kOperatorProfileKeys = compared_fields("OperatorProfile");
 const std::vector<const char*> kProfileSummaryKeys = compared_fields("ProfileSummary");
 
+// The names this file looks up in every record, numbered once.
+struct Names {
+  FieldName record = field_name("record");
+  FieldName path = field_name("path");
+  FieldName module_path = field_name("module_path");
+  FieldName name = field_name("name");
+  FieldName operator_ = field_name("operator");
+  FieldName attributes = field_name("attributes");
+  FieldName tensors = field_name("tensors");
+};
+const Names& names() {
+  static const Names n;
+  return n;
+}
+
 // The fields of `record` (a name of the field tables) diff compares when no option names them:
 // the tables' `compared` (not times, memory, latency, the container of a .pt2); a field the
 // tables do not list (a saved record's extra key) is not compared.
@@ -55,10 +68,11 @@ const std::unordered_set<std::string>& compared_by_default(const char* record) {
   return it == by_record.end() ? none : it->second;
 }
 
-// A record's key as map text: a string as itself (the common case, without printing), anything
-// else as its JSON (a leading quote mark keeps the two apart).
-std::string key_text(const Json& key) {
-  return key.is_string() ? "s" + key.get_ref<const std::string&>() : "j" + dump_line(key);
+Json parse_bounded(const std::string& text) { return parse_bounded_json(text, kMaxJsonDepth); }
+Json parse_text(std::string_view text) { return parse_bounded(std::string(text)); }
+
+bool same_text(const FieldText& a, const FieldText& b) {
+  return a.size == b.size && std::memcmp(a.data, b.data, a.size) == 0;
 }
 
 // Whether `name` is one of `names`.
@@ -80,7 +94,31 @@ void require_keys(const Json& j, const std::vector<const char*>& keys, const cha
     if (!j.contains(key)) throw Error(where + ": a " + record + " without '" + key + "'");
 }
 
-Json parse_bounded(const std::string& text) { return parse_bounded_json(text, kMaxJsonDepth); }
+// The fields a record of a list must have, by name and number (looked up a million times).
+struct Required {
+  Required(const char* record_, const std::vector<const char*>& keys_)
+      : record(record_), keys(keys_) {
+    for (const char* key : keys) names.push_back(field_name(key));
+  }
+  const char* record;
+  std::vector<const char*> keys;
+  std::vector<FieldName> names;
+};
+const Required kModuleRequired("ModuleMetadata", kModuleKeys);
+const Required kTensorRequired("TensorMetadata", kTensorKeys);
+const Required kMethodRequired("MethodSignature", kMethodKeys);
+const Required kOperatorCountRequired("OperatorCount", kOperatorCountKeys);
+const Required kFieldRequired("ConfigFieldSpec", kFieldKeys);
+const Required kModuleProfileRequired("ModuleProfile", kModuleProfileKeys);
+const Required kOperatorProfileRequired("OperatorProfile", kOperatorProfileKeys);
+
+// The same for a record of a list (always an object); `where` says where it was read.
+template <class Where>
+void require_keys(RecordList::Record r, const Required& required, Where where) {
+  for (std::size_t k = 0; k < required.names.size(); ++k)
+    if (!r.has(required.names[k]))
+      throw Error(where() + ": a " + required.record + " without '" + required.keys[k] + "'");
+}
 
 // A field one side cannot know is not a change (contract 10.3): a torch.export archive records no
 // training mode, and no type for a module no node of which ran (null there, known in a .pt).
@@ -101,28 +139,47 @@ const Json& list_at(const Json& document, const char* key) {
   return document.contains(key) ? document.at(key) : empty;
 }
 
-// A tensor's name as named_parameters() / named_buffers() spell it: `layer1.0.conv1.weight`.
-std::string tensor_key(const Json& tensor) {
-  const std::string module = tensor.at("module_path").get<std::string>();
-  const std::string name = tensor.at("name").get<std::string>();
-  return module == kRootPath ? name : module + "." + name;
+// Where a set's lists keep their texts: one store for all of them.
+void share_store(RecordSet& set) {
+  const auto store = set.items.shared_store();
+  set.operators = RecordList(store);
+}
+RecordList& emplace_list(std::optional<RecordList>& list, const RecordSet& set) {
+  if (!list) list.emplace(set.items.shared_store());
+  return *list;
+}
+
+// A module's tensors (a `--format json` document's, or a jsonl module line's own `tensors`) as
+// TensorMetadata items with the module's path first.
+void add_tensors(RecordSet& set, const Json& tensors, std::string_view module_path_text,
+                 const std::string& where) {
+  RecordList& list = emplace_list(set.tensors, set);
+  if (!tensors.is_array()) throw Error(where + ": a module's \"tensors\" that is not a list");
+  for (const Json& tensor : tensors) {
+    require_keys(tensor, kTensorKeys, "TensorMetadata", where);
+    list.add_field(names().module_path, module_path_text);
+    for (auto it = tensor.begin(); it != tensor.end(); ++it)
+      if (it.key() != "record" && it.key() != "module_path")
+        list.add_field(field_name(it.key()), list.store().keep(dump_line(*it)));
+    list.end_record();
+  }
 }
 
 // The model side from its `--format json` document shape (to_json(ModelMetadata)).
-// `document` by value: its modules are moved into the set, not copied (a million of them).
-RecordSet model_set(Json document, const std::string& source, const std::string& where) {
+RecordSet model_set(const Json& document, const std::string& source, const std::string& where) {
   RecordSet set;
   set.kind = RecordSet::Kind::model;
   set.source = source;
+  share_store(set);
   require_keys(document, kModelKeys, "ModelMetadata", where);
   // a .pt2's container (ExportArchive: file, layout, versions) is not the model: not compared
   set.header = without(
       document, {"methods", "modules", "record", "export_archive", "operators", "graph_signature"});
   if (document.contains("methods")) {
-    set.methods.emplace();
+    RecordList& methods = emplace_list(set.methods, set);
     for (const Json& method : document.at("methods")) {
       require_keys(method, kMethodKeys, "MethodSignature", where);
-      set.methods->push_back(without(method, {"record"}));
+      methods.add_object(method, {"record"});
     }
   }
   set.torch_export = document.contains("export_archive");
@@ -134,34 +191,23 @@ RecordSet model_set(Json document, const std::string& source, const std::string&
   if (document.contains("operators")) {
     const Json& counts = document.at("operators");
     if (!counts.is_array()) throw Error(where + ": \"operators\" is not a list");
-    set.operator_counts.emplace();
+    RecordList& list = emplace_list(set.operator_counts, set);
     for (const Json& count : counts) {
       require_keys(count, kOperatorCountKeys, "OperatorCount", where);
-      set.operator_counts->push_back(without(count, {"record"}));
+      list.add_object(count, {"record"});
     }
   }
-  if (set.header.contains("parameter_bytes")) set.tensors.emplace();
-  if (!document.contains("modules")) document["modules"] = Json::array();
-  Json& modules = document["modules"];
+  if (set.header.contains("parameter_bytes")) emplace_list(set.tensors, set);
+  const Json& modules = list_at(document, "modules");
   if (!modules.is_array()) throw Error(where + ": \"modules\" is not a list");
   set.has_attributes = !modules.empty() && !set.torch_export;
-  set.items.reserve(modules.size());
-  for (Json& module : modules) {
+  for (const Json& module : modules) {
     require_keys(module, kModuleKeys, "ModuleMetadata", where);
     set.has_attributes = set.has_attributes && module.contains("attributes");
-    if (module.contains("tensors")) {
-      if (!set.tensors) set.tensors.emplace();
-      for (const Json& tensor : module.at("tensors")) {
-        require_keys(tensor, kTensorKeys, "TensorMetadata", where);
-        Json item = Json::object({{"module_path", module.at("path")}});
-        const Json fields = without(tensor, {"record", "module_path"});
-        for (const auto& [key, value] : fields.items()) item[key] = value;
-        set.tensors->push_back(std::move(item));
-      }
-    }
-    module.erase("tensors");
-    module.erase("record");
-    set.items.push_back(std::move(module));
+    set.items.add_object(module, {"tensors", "record"});
+    if (module.contains("tensors"))
+      add_tensors(set, module.at("tensors"), set.items[set.items.size() - 1].find(names().path)->text(),
+                  where);
   }
   return set;
 }
@@ -170,222 +216,333 @@ RecordSet config_set(const Json& document, const std::string& source, const std:
   RecordSet set;
   set.kind = RecordSet::Kind::config;
   set.source = source;
+  share_store(set);
   require_keys(document, kSpecKeys, "ModelStructureSpec", where);
   set.header = without(document, {"fields", "record"});
   const Json& fields = list_at(document, "fields");
   if (!fields.is_array()) throw Error(where + ": \"fields\" is not a list");
   for (const Json& field : fields) {
     require_keys(field, kFieldKeys, "ConfigFieldSpec", where);
-    set.items.push_back(without(field, {"record"}));
+    set.items.add_object(field, {"record"});
   }
   return set;
 }
 
-// `keys` of `j` (which has them all), in that order.
-Json only(const Json& j, const std::vector<const char*>& keys) {
-  Json out = Json::object();
-  for (const char* key : keys) out[key] = j.at(key);
-  return out;
-}
-
-// The profile side from its `--format json` document shape (write_profile): the fields that do
-// not depend on the machine.
-// `document` by value: its records are moved into the set, not copied.
-RecordSet profile_set(Json document, const std::string& source, const std::string& where) {
+// The profile side from its `--format json` document shape (write_profile), every field: those
+// not compared by default (times, memory) are when --only or --tolerance names them.
+RecordSet profile_set(const Json& document, const std::string& source, const std::string& where) {
   RecordSet set;
   set.kind = RecordSet::Kind::profile;
   set.source = source;
+  share_store(set);
   require_keys(document, kProfileSummaryKeys, "ProfileSummary", where);
-  // every field: those not compared by default (times, memory) are when --only or --tolerance
-  // names them
   set.header = without(document, {"modules", "operators", "record"});
-  for (const char* list : {"modules", "operators"})
-    if (!document.contains(list)) document[list] = Json::array();
-  Json& modules = document["modules"];
-  Json& operators = document["operators"];
+  const Json& modules = list_at(document, "modules");
+  const Json& operators = list_at(document, "operators");
   if (!modules.is_array() || !operators.is_array())
     throw Error(where + ": \"modules\" or \"operators\" is not a list");
-  set.items.reserve(modules.size());
-  for (Json& module : modules) {
+  for (const Json& module : modules) {
     require_keys(module, kModuleProfileKeys, "ModuleProfile", where);
     if (!module.at("module_path").is_string())
       throw Error(where + ": a ModuleProfile whose module_path is not a string");
-    module.erase("record");
-    set.items.push_back(std::move(module));
+    set.items.add_object(module, {"record"});
   }
-  for (Json& op : operators) {
+  for (const Json& op : operators) {
     require_keys(op, kOperatorProfileKeys, "OperatorProfile", where);
     if (!op.at("operator").is_string())
       throw Error(where + ": an OperatorProfile whose operator is not a string");
-    op.erase("record");
-    set.operators.push_back(std::move(op));
+    set.operators.add_object(op, {"record"});
   }
   return set;
 }
 
-// One line of a jsonl record file: a JSON object with a string "record" (`where`: FILE:LINE).
-Json parse_record_line(const std::string& line, const std::string& where) {
-  Json j;
-  try {
-    j = parse_bounded(line);
-  } catch (const JsonTooDeep&) {
-    throw Error(where + ": a JSON value nested more than " + std::to_string(kMaxJsonDepth) +
-                " levels deep, which no record has");
-  } catch (const std::exception&) {
-    throw Error(where +
-                ": not a JSON line (diff reads the jsonl or json that inspect-model, "
-                "inspect-config or profile writes)");
-  }
-  if (!j.is_object() || !j.contains("record") || !j["record"].is_string())
-    throw Error(where + ": a line without a \"record\" key");
-  return j;
-}
-
-// A jsonl file's records in order, each with its FILE:LINE; blank lines are skipped.
+// A jsonl record file's lines, each scanned (scan_json_object) into its members without a DOM.
+// The file is read a piece at a time into one buffer; what a record keeps of its line (the texts
+// of its values) is copied into its list (RecordList::add_field_copied), so that a file of a
+// million records costs the memory of its values, not of its lines. Blank lines are skipped; a
+// line that is not a JSON object with a string "record" is refused, naming FILE:LINE.
 class RecordLines {
  public:
-  struct Line {
-    Json record;
-    std::string where;
-  };
-  RecordLines(std::istream& in, const std::string& path) : in_(in), path_(path) {}
-  /// The next record, or nothing at the end; throws Error naming a line that is not one.
-  std::optional<Line> next() {
-    std::string text;
-    while (std::getline(in_, text)) {
+  /// The lines of `file` from byte `start` on (after a byte-order mark).
+  RecordLines(const InputFile& file, std::uint64_t start)
+      : file_(file), path_(file.path()), file_offset_(start), buffer_(kPieceBytes) {}
+
+  /// The next line that is not blank, without reading it as a record (the first line tells
+  /// jsonl from a JSON document); false at the end.
+  bool next_line() {
+    while (read_line()) {
       ++number_;
-      if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
-      std::string where = path_ + ":" + std::to_string(number_);
-      Json record = parse_record_line(text, where);
-      return Line{std::move(record), std::move(where)};
+      if (line_.find_first_not_of(" \t\r") != std::string_view::npos) return true;
     }
-    return std::nullopt;
+    return false;
+  }
+
+  /// Reads the next record; false at the end. Throws Error naming a line that is not one.
+  bool next() {
+    if (!next_line()) return false;
+    read_record();
+    return true;
+  }
+  /// Reads the line next_line() found as a record. Throws Error naming it when it is not one.
+  void read_record() {
+    members_.clear();
+    const JsonScan scan =
+        scan_json_object(line_, kMaxJsonDepth, [this](std::string_view key, std::string_view v) {
+          members_.push_back({names_.find(key, members_.size()), v});
+        });
+    if (scan == JsonScan::too_deep)
+      throw Error(where() + ": a JSON value nested more than " + std::to_string(kMaxJsonDepth) +
+                  " levels deep, which no record has");
+    if (scan == JsonScan::not_json)
+      throw Error(where() +
+                  ": not a JSON line (diff reads the jsonl or json that inspect-model, "
+                  "inspect-config or profile writes)");
+    const std::string_view* record = nullptr;
+    for (const Member& m : members_)
+      if (m.name == names().record) record = &m.text;  // a repeated key: the last one
+    if (scan != JsonScan::object || !record || record->front() != '"')
+      throw Error(where() + ": a line without a \"record\" key");
+    record_ = json_string_value(*record);
+  }
+
+  /// The line found.
+  std::string_view line() const { return line_; }
+  /// The record name of the line read ("ModuleMetadata").
+  const std::string& record() const { return record_; }
+  /// FILE:LINE of the line read, for messages.
+  std::string where() const { return path_ + ":" + std::to_string(number_); }
+  /// The line as a parsed JSON object without its "record" key.
+  Json object() const { return without(parse_text(line_), {"record"}); }
+  /// The line's members but those in `leave_out` (and "record") added to `list` as a record.
+  void add_to(RecordList& list, std::initializer_list<FieldName> leave_out = {}) const {
+    for (const Member& m : members_)
+      if (m.name != names().record &&
+          std::find(leave_out.begin(), leave_out.end(), m.name) == leave_out.end())
+        list.add_field_copied(m.name, m.text);
+    list.end_record();
+  }
+  /// The text of the line's member `name` (its last), or nothing; valid until the next line.
+  std::optional<std::string_view> member(FieldName name) const {
+    std::optional<std::string_view> out;
+    for (const Member& m : members_)
+      if (m.name == name) out = m.text;
+    return out;
+  }
+
+  /// Room in `list` (whose first record was just added from this line) for a record in every
+  /// line of the rest of the file, each as long as this one, with as many fields: a million
+  /// records without the list growing 20 times. Only reserved: what is not used is never touched.
+  void make_room(RecordList& list) const {
+    if (list.size() != 1) return;
+    const std::uint64_t records = file_.size() / (line_.size() + 1) + 16;
+    list.reserve(static_cast<std::size_t>(records),
+                 static_cast<std::size_t>(records * list[0].size()));
   }
 
  private:
-  std::istream& in_;
-  const std::string& path_;
-  std::size_t number_ = 0;
-};
+  static constexpr std::size_t kPieceBytes = std::size_t{4} << 20;
 
-// profile's jsonl from its first record `line` on: ModuleProfile lines, OperatorProfile lines,
-// then one ProfileSummary line.
-RecordSet read_profile_jsonl(RecordLines& lines, std::optional<RecordLines::Line> line,
-                             const std::string& path) {
-  Json document;
-  document["modules"] = Json::array();
-  document["operators"] = Json::array();
-  bool summary = false;
-  Json summary_counts;
-  for (; line; line = lines.next()) {
-    Json& j = line->record;
-    const std::string& where = line->where;
-    const std::string record = j["record"];
-    if (summary)
-      throw Error(where + ": a " + printable(record, 80) + " record after the ProfileSummary");
-    if (record == "ModuleProfile") {
-      require_keys(j, kModuleProfileKeys, "ModuleProfile", where);
-      document["modules"].push_back(std::move(j));
-    } else if (record == "OperatorProfile") {
-      require_keys(j, kOperatorProfileKeys, "OperatorProfile", where);
-      document["operators"].push_back(std::move(j));
-    } else if (record == "ProfileSummary") {
-      require_keys(j, kProfileSummaryKeys, "ProfileSummary", where);
-      require_keys(j, {"modules", "operators"}, "ProfileSummary", where);
-      for (const auto& [key, value] : j.items())
-        if (key != "record" && key != "modules" && key != "operators") document[key] = value;
-      summary_counts = only(j, {"modules", "operators"});
-      summary = true;
-    } else {
-      throw Error(where + ": a " + printable(record, 80) + " record among profile records");
+  struct Member {
+    FieldName name;
+    std::string_view text;
+  };
+
+  // The next line (without its newline) into line_; false at the end of the file.
+  bool read_line() {
+    for (;;) {
+      const char* from = buffer_.data() + begin_;
+      if (const void* newline = std::memchr(from, '\n', end_ - begin_)) {
+        const auto length = static_cast<std::size_t>(static_cast<const char*>(newline) - from);
+        line_ = {from, length};
+        begin_ += length + 1;
+        return true;
+      }
+      if (at_end_) {
+        if (begin_ == end_) return false;
+        line_ = {from, end_ - begin_};  // the last line, without a newline
+        begin_ = end_;
+        return true;
+      }
+      // the line goes on past the buffer: keep what is read, and read on (a longer line: more
+      // room, up to the file's own size)
+      std::memmove(buffer_.data(), from, end_ - begin_);
+      end_ -= begin_;
+      begin_ = 0;
+      if (end_ == buffer_.size()) buffer_.resize(buffer_.size() * 2);
+      const std::size_t got =
+          file_.read_at(file_offset_, buffer_.data() + end_, buffer_.size() - end_);
+      file_offset_ += got;
+      end_ += got;
+      at_end_ = got == 0;
     }
   }
-  if (!summary) throw Error(path + ": profile records without their ProfileSummary (cut short?)");
+
+  const InputFile& file_;
+  const std::string& path_;
+  std::uint64_t file_offset_;
+  std::vector<char> buffer_;
+  std::size_t begin_ = 0, end_ = 0;  // the bytes read and not yet handed out
+  bool at_end_ = false;
+  std::size_t number_ = 0;
+  std::string_view line_;
+  std::vector<Member> members_;
+  std::string record_;
+  FieldNameCache names_;
+};
+
+bool json_string(std::string_view text) { return !text.empty() && text.front() == '"'; }
+
+// profile's jsonl from its first record on: ModuleProfile lines, OperatorProfile lines, then one
+// ProfileSummary line.
+RecordSet read_profile_jsonl(RecordLines& lines, RecordSet set, const std::string& path) {
+  set.kind = RecordSet::Kind::profile;
+  std::optional<Json> summary_counts;
+  const auto where = [&lines] { return lines.where(); };
+  do {
+    const std::string& record = lines.record();
+    if (summary_counts)
+      throw Error(lines.where() + ": a " + printable(record, 80) +
+                  " record after the ProfileSummary");
+    if (record == "ModuleProfile") {
+      lines.add_to(set.items);
+      lines.make_room(set.items);
+      require_keys(set.items[set.items.size() - 1], kModuleProfileRequired, where);
+      if (!json_string(lines.member(names().module_path).value_or("")))
+        throw Error(path + ": a ModuleProfile whose module_path is not a string");
+    } else if (record == "OperatorProfile") {
+      lines.add_to(set.operators);
+      require_keys(set.operators[set.operators.size() - 1], kOperatorProfileRequired, where);
+      if (!json_string(lines.member(names().operator_).value_or("")))
+        throw Error(path + ": an OperatorProfile whose operator is not a string");
+    } else if (record == "ProfileSummary") {
+      const Json j = lines.object();
+      require_keys(j, kProfileSummaryKeys, "ProfileSummary", lines.where());
+      require_keys(j, {"modules", "operators"}, "ProfileSummary", lines.where());
+      set.header = without(j, {"modules", "operators"});
+      summary_counts = Json::object({{"modules", j.at("modules")}, {"operators", j.at("operators")}});
+    } else {
+      throw Error(lines.where() + ": a " + printable(record, 80) + " record among profile records");
+    }
+  } while (lines.next());
+  if (!summary_counts)
+    throw Error(path + ": profile records without their ProfileSummary (cut short?)");
   // the summary counts the records profile wrote before it
-  const auto held = [&](const char* list) { return Json(document[list].size()); };
-  if (!same_json(summary_counts.at("modules"), held("modules")) ||
-      !same_json(summary_counts.at("operators"), held("operators")))
-    throw Error(path + ": the ProfileSummary counts " + dump_line(summary_counts.at("modules")) +
-                " modules and " + dump_line(summary_counts.at("operators")) +
-                " operators, the file holds " + dump_line(held("modules")) + " and " +
-                dump_line(held("operators")) + " (cut short, or edited?)");
-  return profile_set(std::move(document), path, path);
+  const Json modules(set.items.size()), operators(set.operators.size());
+  if (!same_json(summary_counts->at("modules"), modules) ||
+      !same_json(summary_counts->at("operators"), operators))
+    throw Error(path + ": the ProfileSummary counts " + dump_line(summary_counts->at("modules")) +
+                " modules and " + dump_line(summary_counts->at("operators")) +
+                " operators, the file holds " + dump_line(modules) + " and " +
+                dump_line(operators) + " (cut short, or edited?)");
+  return set;
 }
 
 bool is_profile_record(const std::string& record) {
   return record == "ModuleProfile" || record == "OperatorProfile" || record == "ProfileSummary";
 }
 
-// jsonl: the lines gathered into the `--format json` document shape, then read as one.
-RecordSet read_jsonl(std::istream& in, const std::string& path) {
-  RecordLines lines(in, path);
-  auto line = lines.next();
-  if (line && is_profile_record(line->record["record"].get<std::string>()))
-    return read_profile_jsonl(lines, std::move(line), path);
-  Json document;
+// inspect-model's or inspect-config's jsonl: the container line first (a .pt2's ExportArchive
+// before it), then its items in the order the command writes them.
+RecordSet read_jsonl(RecordLines& lines, RecordSet set, const std::string& path) {
+  lines.read_record();
+  if (is_profile_record(lines.record())) return read_profile_jsonl(lines, std::move(set), path);
+  std::optional<Json> header;
   bool model = false;
-  std::optional<Json> export_archive;
-  for (; line; line = lines.next()) {
-    Json& j = line->record;
-    const std::string& where = line->where;
-    const std::string record = j["record"];
-    if (document.is_null() && record == "ExportArchive" && !export_archive) {
-      export_archive = without(j, {"record"});  // a .pt2's records: the container first
+  bool export_archive = false;
+  bool modules_begun = false;
+  do {
+    const std::string& record = lines.record();
+    const auto where = [&lines] { return lines.where(); };
+    if (!header && record == "ExportArchive" && !export_archive) {
+      export_archive = true;  // a .pt2's records: the container first
       continue;
     }
-    if (document.is_null()) {
+    if (!header) {
+      Json j = lines.object();
       if (record == "ModelMetadata") {
-        require_keys(j, kModelKeys, "ModelMetadata", where);
+        require_keys(j, kModelKeys, "ModelMetadata", where());
         model = true;
       } else if (record == "ModelStructureSpec") {
-        require_keys(j, kSpecKeys, "ModelStructureSpec", where);
+        require_keys(j, kSpecKeys, "ModelStructureSpec", where());
       } else {
-        throw Error(where + ": starts with a " + printable(record, 80) +
+        throw Error(where() + ": starts with a " + printable(record, 80) +
                     " record; expected ModelMetadata (inspect-model), ModelStructureSpec "
                     "(inspect-config) or profile's records");
       }
-      document = without(j, {"record"});
-      if (export_archive) document["export_archive"] = *export_archive;
+      // what the `--format json` document nests is not the container's (an edited line)
+      header = model ? without(j, {"methods", "modules", "export_archive", "operators",
+                                   "graph_signature"})
+                     : without(j, {"fields"});
       continue;
     }
     const auto misplaced = [&](const char* expected) {
-      return Error(where + ": a " + printable(record, 80) + " record among " + expected +
+      return Error(where() + ": a " + printable(record, 80) + " record among " + expected +
                    " records");
     };
     if (!model) {
       if (record != "ConfigFieldSpec") throw misplaced("ConfigFieldSpec");
-      require_keys(j, kFieldKeys, "ConfigFieldSpec", where);
-      j.erase("record");
-      document["fields"].push_back(std::move(j));
+      lines.add_to(set.items);
+      lines.make_room(set.items);
+      require_keys(set.items[set.items.size() - 1], kFieldRequired, where);
     } else if (record == "MethodSignature") {
-      if (document.contains("modules")) throw misplaced("ModuleMetadata");
-      require_keys(j, kMethodKeys, "MethodSignature", where);
-      document["methods"].push_back(without(j, {"record"}));
+      if (modules_begun) throw misplaced("ModuleMetadata");
+      RecordList& methods = emplace_list(set.methods, set);
+      lines.add_to(methods);
+      require_keys(methods[methods.size() - 1], kMethodRequired, where);
     } else if (record == "GraphSignature") {
-      if (document.contains("modules") || document.contains("graph_signature"))
-        throw misplaced("ModuleMetadata");
-      require_keys(j, kGraphSignatureKeys, "GraphSignature", where);
-      document["graph_signature"] = without(j, {"record"});
+      if (modules_begun || set.graph_signature) throw misplaced("ModuleMetadata");
+      Json j = lines.object();
+      require_keys(j, kGraphSignatureKeys, "GraphSignature", where());
+      set.graph_signature = std::move(j);
     } else if (record == "OperatorCount") {
-      require_keys(j, kOperatorCountKeys, "OperatorCount", where);
-      document["operators"].push_back(without(j, {"record"}));
+      RecordList& counts = emplace_list(set.operator_counts, set);
+      lines.add_to(counts);
+      require_keys(counts[counts.size() - 1], kOperatorCountRequired, where);
     } else if (record == "ModuleMetadata") {
-      if (document.contains("operators")) throw misplaced("OperatorCount");
-      require_keys(j, kModuleKeys, "ModuleMetadata", where);
-      j.erase("record");
-      document["modules"].push_back(std::move(j));
+      if (set.operator_counts) throw misplaced("OperatorCount");
+      modules_begun = true;
+      lines.add_to(set.items, {names().tensors});
+      lines.make_room(set.items);
+      const auto module = set.items[set.items.size() - 1];
+      require_keys(module, kModuleRequired, where);
+      set.has_attributes = (set.items.size() == 1 || set.has_attributes) &&
+                           module.has(names().attributes);
+      if (const auto tensors = lines.member(names().tensors))
+        add_tensors(set, parse_text(*tensors), module.find(names().path)->text(), where());
     } else if (record == "TensorMetadata") {
-      require_keys(j, kTensorKeys, "TensorMetadata", where);
-      if (!document.contains("modules") || !j.contains("module_path") ||
-          !same_json(j["module_path"], document["modules"].back()["path"]))
-        throw Error(where + ": a TensorMetadata record that does not follow its module's");
-      document["modules"].back()["tensors"].push_back(without(j, {"record", "module_path"}));
+      const auto module_path = lines.member(names().module_path);
+      const auto module = set.items.empty() ? std::nullopt
+                                            : std::optional(set.items[set.items.size() - 1]);
+      const bool follows = module && module_path &&
+                           (*module_path == module->find(names().path)->text() ||
+                            same_json(parse_text(*module_path), module->value(names().path)));
+      RecordList& tensors = emplace_list(set.tensors, set);
+      if (follows) {
+        tensors.add_field(names().module_path, module->find(names().path)->text());
+        lines.add_to(tensors, {names().module_path});
+      } else {
+        lines.add_to(tensors);  // for the message below: the keys first, as before
+      }
+      require_keys(tensors[tensors.size() - 1], kTensorRequired, where);
+      if (!follows)
+        throw Error(where() + ": a TensorMetadata record that does not follow its module's");
     } else {
       throw misplaced("ModuleMetadata");
     }
+  } while (lines.next());
+  if (!header) throw Error(path + ": holds no records");
+  if (!model) {
+    set.kind = RecordSet::Kind::config;
+    set.header = std::move(*header);
+    return set;
   }
-  if (document.is_null()) throw Error(path + ": holds no records");
-  return model ? model_set(std::move(document), path, path) : config_set(document, path, path);
+  set.kind = RecordSet::Kind::model;
+  set.torch_export = export_archive;
+  set.has_attributes = set.has_attributes && !set.items.empty() && !export_archive;
+  // a .pt2's container (ExportArchive: file, layout, versions) is not the model: not compared
+  set.header = std::move(*header);
+  if (set.header.contains("parameter_bytes")) emplace_list(set.tensors, set);
+  return set;
 }
 
 // The `--format json` document of inspect-model or inspect-config.
@@ -402,33 +559,235 @@ RecordSet read_json_document(const std::string& text, const std::string& path) {
                 "inspect-config or profile writes with --format jsonl or json)");
   }
   if (document.is_object() && document.contains("model_type"))
-    return model_set(std::move(document), path, path);
+    return model_set(document, path, path);
   if (document.is_object() && document.contains("config_type"))
     return config_set(document, path, path);
   if (document.is_object() && document.contains("latency_ms") && document.contains("operators"))
-    return profile_set(std::move(document), path, path);
+    return profile_set(document, path, path);
   throw Error(path +
               ": a JSON document that is not inspect-model's, inspect-config's or profile's "
               "(--format json)");
 }
 
+// The lists a set holds, each with the name diff's field tables give its records.
+template <class Visit>
+void for_each_list(const RecordSet& set, Visit visit) {
+  visit(set.items);
+  visit(set.operators);
+  for (const auto* list : {&set.tensors, &set.methods, &set.operator_counts})
+    if (*list) visit(**list);
+}
+
 // Every field name the records of `set` have, as --ignore may name them.
-void collect_field_names(const RecordSet& set, std::set<std::string>& names) {
-  for (const auto& [key, value] : set.header.items()) names.insert(key);
-  for (const Json& item : set.items)
-    for (const auto& [key, value] : item.items())
-      if (key != "path" && key != "module_path") names.insert(key);
-  for (const Json& op : set.operators)
-    for (const auto& [key, value] : op.items())
-      if (key != "operator") names.insert(key);
+void collect_field_names(const RecordSet& set, std::set<std::string>& out) {
+  for (const auto& [key, value] : set.header.items()) out.insert(key);
+  const auto add = [&](const RecordList& list, std::initializer_list<const char*> identity) {
+    for (const FieldName name : list.names()) {
+      const std::string& text = field_name_text(name);
+      if (!one_of(text, identity)) out.insert(text);
+    }
+  };
+  add(set.items, {"path", "module_path"});
+  add(set.operators, {"operator"});
   if (set.tensors)
     for (const char* key : kTensorKeys)
-      if (std::string(key) != "name") names.insert(key);
-  if (set.methods) names.insert({"arguments", "returns", "outputs", "dimensions"});
+      if (std::string(key) != "name") out.insert(key);
+  if (set.methods) out.insert({"arguments", "returns", "outputs", "dimensions"});
   if (set.graph_signature)
-    for (const auto& [key, value] : set.graph_signature->items()) names.insert(key);
-  if (set.operator_counts) names.insert("calls");
+    for (const auto& [key, value] : set.graph_signature->items()) out.insert(key);
+  if (set.operator_counts) out.insert("calls");
 }
+
+bool numeric(const Json& v) {
+  if (v.is_null() || v.is_number() || is_big_integer(v)) return !v.is_boolean();
+  if (!v.is_object()) return false;
+  return std::all_of(v.begin(), v.end(), [](const Json& x) {
+    return (x.is_number() && !x.is_boolean()) || is_big_integer(x) || x.is_null();
+  });
+}
+
+// Each value `field` has in the set's records (the container, items, tensors, methods, ...).
+template <class Visit>
+void for_each_value(const RecordSet& set, const std::string& field, Visit visit) {
+  const auto in = [&](const Json& item) {
+    if (item.is_object() && item.contains(field)) visit(item.at(field));
+  };
+  in(set.header);
+  if (set.graph_signature) in(*set.graph_signature);
+  const FieldName name = field_name(field);
+  for_each_list(set, [&](const RecordList& list) {
+    for (std::size_t i = 0; i < list.size(); ++i)
+      if (const FieldText* f = list[i].find(name)) {
+        // a number or null as written, without parsing it (a million of them)
+        const char first = f->size ? f->data[0] : ' ';
+        if (first == '-' || (first >= '0' && first <= '9') || f->text() == "null") continue;
+        visit(parse_text(f->text()));
+      }
+  });
+}
+
+// Every field the options name is one the records have (compared by default or not), and each
+// --tolerance field holds numbers; else a UsageError naming the option, the field and the
+// closest names.
+void check_named_fields(const RecordSet& old_set, const RecordSet& new_set, const DiffGate& gate) {
+  std::set<std::string> known;
+  collect_field_names(old_set, known);
+  collect_field_names(new_set, known);
+  for (const auto& [flag, field] : gate.named_fields()) {
+    if (!known.count(field)) {
+      const auto near =
+          closest_matches(field, std::vector<std::string>(known.begin(), known.end()));
+      std::string hint;
+      for (const auto& n : near) hint += (hint.empty() ? "" : ", ") + n;
+      throw UsageError(flag + " " + printable(field, 80) + ": no compared record has this field" +
+                       (hint.empty() ? "" : "; the closest: " + hint));
+    }
+    if (flag != "--tolerance") continue;
+    const std::string name = printable(field, 80);  // a lambda captures no structured binding
+    for (const RecordSet* set : {&old_set, &new_set})
+      for_each_value(*set, field, [&name](const Json& v) {
+        if (!numeric(v))
+          throw UsageError("--tolerance " + name + "=...: " + name + " is not a number (" +
+                           printable(dump_line(v), 80) +
+                           "); a limit applies to numbers and to mappings of numbers");
+      });
+  }
+}
+
+// Which fields of one kind of record diff compares: the gate's answer for each name, asked once.
+class FieldChoice {
+ public:
+  FieldChoice(const DiffGate& gate, const char* record,
+              std::initializer_list<const char*> identity)
+      : gate_(gate), by_default_(compared_by_default(record)), identity_(identity) {}
+
+  bool compares(FieldName name) {
+    if (name >= answers_.size()) answers_.resize(name + 1, kUnknown);
+    if (answers_[name] == kUnknown) {
+      const std::string& field = field_name_text(name);
+      answers_[name] = !one_of(field, identity_) && gate_.compares(field, by_default_.count(field));
+    }
+    return answers_[name] == 1;
+  }
+
+ private:
+  static constexpr signed char kUnknown = -1;
+  const DiffGate& gate_;
+  const std::unordered_set<std::string>& by_default_;
+  std::initializer_list<const char*> identity_;
+  std::vector<signed char> answers_;
+};
+
+// A record's key as text to match it by: the canonical JSON of its key value (a plain string is
+// its own; anything else printed by dump_line and kept here).
+class KeyTexts {
+ public:
+  std::string_view of(std::string_view text) {
+    if (is_plain_json_string(text)) return text;
+    return keep(dump_line(parse_text(text)));
+  }
+  std::string_view keep(std::string text) {
+    kept_.push_back(std::move(text));
+    return kept_.back();
+  }
+
+ private:
+  std::deque<std::string> kept_;  // a deque: what was kept never moves
+};
+
+// The keys of one side's records. Repeated keys are found by sorting the keys' hashes (a pass
+// over a million records in order, where a hash table's inserts would each miss the cache), and
+// records are found where they are expected (the same order on both sides: the common case),
+// else through an index made the first time one is not (open addressing over a power-of-two
+// table of slots: the record's number and its key's hash).
+class SideKeys {
+ public:
+  static constexpr std::size_t npos = static_cast<std::size_t>(-1);
+
+  template <typename KeyOf>
+  SideKeys(const RecordList& items, KeyOf key_of, KeyTexts& texts) {
+    if (items.size() >= UINT32_MAX) throw Error("more than 4 billion records of one kind");
+    keys_.reserve(items.size());
+    hashes_.reserve(items.size());
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      keys_.push_back(key_of(items[i], texts));
+      hashes_.push_back(std::hash<std::string_view>{}(keys_.back()));
+    }
+    find_repeated();
+  }
+
+  /// The first record whose key an earlier record has.
+  std::optional<std::size_t> repeated() const { return repeated_; }
+
+  /// The record whose key is `other`'s record i's, looked for first at `expected`; or npos.
+  std::size_t find(const SideKeys& other, std::size_t i, std::size_t expected) {
+    const std::string_view key = other.keys_[i];
+    const std::size_t hash = other.hashes_[i];
+    if (expected < keys_.size() && hashes_[expected] == hash && keys_[expected] == key)
+      return expected;
+    if (slots_.empty()) make_index();
+    for (std::size_t s = hash & mask_;; s = (s + 1) & mask_) {
+      const Slot slot = slots_[s];
+      if (slot.record == 0) return npos;
+      if (slot.tag == tag_of(hash) && keys_[slot.record - 1] == key) return slot.record - 1;
+    }
+  }
+
+ private:
+  struct Slot {
+    std::uint32_t record = 0;  // the record's number + 1; 0: empty
+    std::uint32_t tag = 0;     // the hash's high bits
+  };
+  static std::uint32_t tag_of(std::size_t hash) {
+    return static_cast<std::uint32_t>(static_cast<std::uint64_t>(hash) >> 32);
+  }
+
+  // The records sorted by their hash's high 32 bits (a stable radix sort: equal hashes stay in
+  // record order); within a run of equal ones, keys compared.
+  void find_repeated() {
+    const std::size_t n = keys_.size();
+    std::vector<std::uint64_t, LargeAllocator<std::uint64_t>> sorted(n), scratch(n);
+    for (std::size_t i = 0; i < n; ++i)
+      sorted[i] = static_cast<std::uint64_t>(tag_of(hashes_[i])) << 32 | i;
+    for (int shift = 32; shift < 64; shift += 8) {
+      std::size_t counts[257] = {};
+      for (const std::uint64_t v : sorted) ++counts[((v >> shift) & 0xFF) + 1];
+      for (int b = 0; b < 256; ++b) counts[b + 1] += counts[b];
+      for (const std::uint64_t v : sorted) scratch[counts[(v >> shift) & 0xFF]++] = v;
+      sorted.swap(scratch);
+    }
+    for (std::size_t run = 0; run < n;) {
+      std::size_t end = run + 1;
+      while (end < n && sorted[end] >> 32 == sorted[run] >> 32) ++end;
+      for (std::size_t b = run + 1; b < end; ++b)
+        for (std::size_t a = run; a < b; ++a) {
+          const auto first = static_cast<std::size_t>(sorted[a] & UINT32_MAX);
+          const auto second = static_cast<std::size_t>(sorted[b] & UINT32_MAX);
+          if (keys_[first] == keys_[second] && (!repeated_ || second < *repeated_))
+            repeated_ = second;
+        }
+      run = end;
+    }
+  }
+
+  void make_index() {
+    std::size_t capacity = 16;
+    while (capacity < 2 * keys_.size()) capacity <<= 1;
+    slots_.assign(capacity, Slot{});
+    mask_ = capacity - 1;
+    for (std::size_t i = 0; i < keys_.size(); ++i) {
+      std::size_t s = hashes_[i] & mask_;
+      while (slots_[s].record != 0) s = (s + 1) & mask_;
+      slots_[s] = Slot{static_cast<std::uint32_t>(i + 1), tag_of(hashes_[i])};
+    }
+  }
+
+  std::vector<std::string_view, LargeAllocator<std::string_view>> keys_;
+  std::vector<std::size_t, LargeAllocator<std::size_t>> hashes_;
+  std::vector<Slot, LargeAllocator<Slot>> slots_;
+  std::size_t mask_ = 0;
+  std::optional<std::size_t> repeated_;
+};
 
 // Matches old and new items by key and reports removed, changed (field by field) and added ones.
 // A side holding two items of one key (an edited or concatenated file) is refused, naming it.
@@ -438,75 +797,127 @@ class Matcher {
           const RecordSet& new_set)
       : changes_(changes), gate_(gate), old_source_(old_set.source), new_source_(new_set.source) {}
 
-  /// The fields of `record` (its name in the field tables: what diff compares by default) that
-  /// differ between two items.
+  /// The fields of two single objects (the container, a GraphSignature) that differ, `record`
+  /// naming what diff compares by default.
   void fields(const Json& old_item, const Json& new_item, const char* record,
               const std::string& subject, const Json& path) {
-    fields(old_item, new_item, compared_by_default(record), subject, path, {});
-  }
-
-  void fields(const Json& old_item, const Json& new_item,
-              const std::unordered_set<std::string>& by_default, const std::string& subject,
-              const Json& path, std::initializer_list<const char*> identity) {
+    const std::unordered_set<std::string>& by_default = compared_by_default(record);
     for (const auto& [field, old_value] : old_item.items()) {
-      if (one_of(field, identity) || !gate_.compares(field, by_default.count(field) > 0)) continue;
+      if (!gate_.compares(field, by_default.count(field) > 0)) continue;
       static const Json absent;
       const auto found = new_item.find(field);
       const Json& new_value = found == new_item.end() ? absent : *found;
-      if (not_a_change(field, old_value, new_value) || same_json(old_value, new_value)) continue;
-      changes_.push_back({"changed", subject, path, field, old_value, new_value,
-                          gate_.within(field, old_value, new_value)});
+      change(field, old_value, new_value, subject, path);
     }
   }
 
+  /// Pairs of items of one key: (old index, new index), in old order.
+  using Pairs = std::vector<std::pair<std::size_t, std::size_t>,
+                            LargeAllocator<std::pair<std::size_t, std::size_t>>>;
+
+  /// `key_of(record, keys)` is a record's key text; `path_of(record)` its path as a change names
+  /// it. Returns the pairs matched.
   template <typename KeyOf, typename PathOf>
-  void match(const std::vector<Json>& old_items, const std::vector<Json>& new_items,
-             const char* record, const std::string& subject, KeyOf key_of, PathOf path_of,
-             std::initializer_list<const char*> identity) {
-    std::unordered_map<std::string, const Json*> new_by_key, old_by_key;
-    const auto index = [&](const std::vector<Json>& items, const std::string& source,
-                           std::unordered_map<std::string, const Json*>& by_key) {
-      by_key.reserve(items.size());
-      for (const auto& item : items)
-        if (!by_key.emplace(key_of(item), &item).second)
-          throw Error(source + ": two " + subject + " records for " +
-                      printable(dump_line(path_of(item)), 200) +
-                      "; a record file holds one each (edited, or two files joined?)");
+  Pairs match(const RecordList& old_items, const RecordList& new_items, const char* record,
+              const std::string& subject, KeyOf key_of, PathOf path_of,
+              std::initializer_list<const char*> identity) {
+    KeyTexts texts;
+    const SideKeys old_keys(old_items, key_of, texts);
+    SideKeys new_keys(new_items, key_of, texts);
+    // each side holds one record a key
+    const auto refuse_repeated = [&](const SideKeys& side, const RecordList& items,
+                                     const std::string& source) {
+      if (const auto twice = side.repeated())
+        throw Error(source + ": two " + subject + " records for " +
+                    printable(dump_line(path_of(items[*twice])), 200) +
+                    "; a record file holds one each (edited, or two files joined?)");
     };
-    index(old_items, old_source_, old_by_key);
-    index(new_items, new_source_, new_by_key);
-    const std::unordered_set<std::string>& by_default = compared_by_default(record);
-    for (const auto& item : old_items) {
-      const auto it = new_by_key.find(key_of(item));
-      if (it == new_by_key.end()) {
-        changes_.push_back({"removed", subject, path_of(item), Json(), item, Json()});
+    refuse_repeated(old_keys, old_items, old_source_);
+    refuse_repeated(new_keys, new_items, new_source_);
+    FieldChoice choice(gate_, record, identity);
+    Pairs pairs;
+    pairs.reserve(std::min(old_items.size(), new_items.size()));
+    std::vector<bool> matched(new_items.size());
+    std::size_t expected = 0;  // the new record after the one matched last
+    for (std::size_t i = 0; i < old_items.size(); ++i) {
+      const std::size_t j = new_keys.find(old_keys, i, expected);
+      if (j == SideKeys::npos) {
+        changes_.push_back(
+            {"removed", subject, path_of(old_items[i]), Json(), old_items.to_json(i), Json()});
         continue;
       }
-      fields(item, *it->second, by_default, subject, path_of(item), identity);
+      matched[j] = true;
+      expected = j + 1;
+      pairs.emplace_back(i, j);
+      fields(old_items[i], new_items[j], choice, subject, [&] { return path_of(old_items[i]); });
     }
-    for (const auto& item : new_items)
-      if (!old_by_key.count(key_of(item)))
-        changes_.push_back({"added", subject, path_of(item), Json(), Json(), item});
+    for (std::size_t j = 0; j < new_items.size(); ++j)
+      if (!matched[j])
+        changes_.push_back(
+            {"added", subject, path_of(new_items[j]), Json(), Json(), new_items.to_json(j)});
+    return pairs;
   }
 
  private:
+  template <typename PathOf>
+  void fields(RecordList::Record old_item, RecordList::Record new_item, FieldChoice& choice,
+              const std::string& subject, PathOf path) {
+    std::size_t position = 0;
+    for (const FieldText& old_field : old_item) {
+      const std::size_t at = position++;
+      if (!choice.compares(old_field.name)) continue;
+      const FieldText* new_field = new_item.find(old_field.name, at);
+      if (new_field && same_text(old_field, *new_field)) continue;  // the same text: the same value
+      change(field_name_text(old_field.name), parse_text(old_field.text()),
+             new_field ? parse_text(new_field->text()) : Json(), subject, path());
+    }
+  }
+
+  void change(const std::string& field, const Json& old_value, const Json& new_value,
+              const std::string& subject, const Json& path) {
+    if (not_a_change(field, old_value, new_value) || same_json(old_value, new_value)) return;
+    changes_.push_back({"changed", subject, path, field, old_value, new_value,
+                        gate_.within(field, old_value, new_value)});
+  }
+
   std::vector<Change>& changes_;
   const DiffGate& gate_;
   const std::string& old_source_;
   const std::string& new_source_;
 };
 
-// Attributes of the modules both sides hold, by `module.attribute` (`<root>.name` at the root).
+// A record's key field as its canonical text; `path_of` the same field as a change names it.
+auto key_field(FieldName name) {
+  return [name](RecordList::Record r, KeyTexts& keys) { return keys.of(r.find(name)->text()); };
+}
+auto path_field(FieldName name) {
+  return [name](RecordList::Record r) { return r.value(name); };
+}
+
+// A tensor's name as named_parameters() / named_buffers() spell it: `layer1.0.conv1.weight`.
+std::string tensor_key(RecordList::Record tensor) {
+  const std::string_view module_text = tensor.find(names().module_path)->text();
+  const std::string_view name_text = tensor.find(names().name)->text();
+  if (!json_string(module_text) || !json_string(name_text))
+    throw Error("a TensorMetadata whose module_path or name is not a string");
+  const std::string module = json_string_value(module_text);
+  const std::string name = json_string_value(name_text);
+  return module == kRootPath ? name : module + "." + name;
+}
+
+// Attributes of the modules both sides hold (`pairs`), by `module.attribute` (`<root>.name` at
+// the root).
 void diff_attributes(const RecordSet& old_set, const RecordSet& new_set,
-                     std::vector<Change>& changes) {
-  std::unordered_map<std::string, const Json*> new_modules;
-  for (const Json& m : new_set.items) new_modules.emplace(m.at("path").get<std::string>(), &m);
-  for (const Json& old_module : old_set.items) {
-    const std::string module = old_module.at("path").get<std::string>();
-    const auto it = new_modules.find(module);
-    if (it == new_modules.end()) continue;  // the module's removal says it
-    const Json& before = old_module.at("attributes");
-    const Json& after = it->second->at("attributes");
+                     const Matcher::Pairs& pairs, std::vector<Change>& changes) {
+  const FieldName attributes = names().attributes;
+  for (const auto& [i, j] : pairs) {
+    const auto old_module = old_set.items[i], new_module = new_set.items[j];
+    const FieldText& old_text = *old_module.find(attributes);
+    const FieldText& new_text = *new_module.find(attributes);
+    if (same_text(old_text, new_text)) continue;
+    const std::string module = old_module.value(names().path).get<std::string>();
+    const Json before = parse_text(old_text.text());
+    const Json after = parse_text(new_text.text());
     const JsonKeyIndex before_names(before), after_names(after);
     for (const auto& [name, value] : before.items()) {
       const Json path = module + "." + name;
@@ -556,57 +967,6 @@ void diff_unwalked(const RecordSet& old_set, const RecordSet& new_set,
       diff_values(Json(path), value, *it->second, changes);
 }
 
-// Each value `field` has in the set's records (the container, items, tensors, methods, ...).
-template <class Visit>
-void for_each_value(const RecordSet& set, const std::string& field, Visit visit) {
-  const auto in = [&](const Json& item) {
-    if (item.is_object() && item.contains(field)) visit(item.at(field));
-  };
-  in(set.header);
-  for (const Json& item : set.items) in(item);
-  for (const Json& item : set.operators) in(item);
-  for (const auto* list : {&set.tensors, &set.methods, &set.operator_counts})
-    if (*list)
-      for (const Json& item : **list) in(item);
-  if (set.graph_signature) in(*set.graph_signature);
-}
-
-bool numeric(const Json& v) {
-  if (v.is_null() || v.is_number() || is_big_integer(v)) return !v.is_boolean();
-  if (!v.is_object()) return false;
-  return std::all_of(v.begin(), v.end(), [](const Json& x) {
-    return (x.is_number() && !x.is_boolean()) || is_big_integer(x) || x.is_null();
-  });
-}
-
-// Every field the options name is one the records have (compared by default or not), and each
-// --tolerance field holds numbers; else a UsageError naming the option, the field and the
-// closest names.
-void check_named_fields(const RecordSet& old_set, const RecordSet& new_set, const DiffGate& gate) {
-  std::set<std::string> known;
-  collect_field_names(old_set, known);
-  collect_field_names(new_set, known);
-  for (const auto& [flag, field] : gate.named_fields()) {
-    if (!known.count(field)) {
-      const auto near =
-          closest_matches(field, std::vector<std::string>(known.begin(), known.end()));
-      std::string hint;
-      for (const auto& n : near) hint += (hint.empty() ? "" : ", ") + n;
-      throw UsageError(flag + " " + printable(field, 80) + ": no compared record has this field" +
-                       (hint.empty() ? "" : "; the closest: " + hint));
-    }
-    if (flag != "--tolerance") continue;
-    const std::string name = printable(field, 80);  // a lambda captures no structured binding
-    for (const RecordSet* set : {&old_set, &new_set})
-      for_each_value(*set, field, [&name](const Json& v) {
-        if (!numeric(v))
-          throw UsageError("--tolerance " + name + "=...: " + name + " is not a number (" +
-                           printable(dump_line(v), 80) +
-                           "); a limit applies to numbers and to mappings of numbers");
-      });
-  }
-}
-
 }  // namespace
 
 RecordSet record_set(const ModelMetadata& model, const std::string& source) {
@@ -630,31 +990,24 @@ RecordSet read_record_file(const InputFile& file) {
   if (file.size() > kMaxRecordFileBytes)
     throw Error(path + ": larger than " + std::to_string(kMaxRecordFileBytes >> 30) +
                 " GiB, more than any record file this tool writes");
-  InputFileBuffer buffer(file);
-  std::istream in(&buffer);
+  RecordSet set;
+  set.source = path;
+  share_store(set);
   // a UTF-8 byte-order mark (editors on Windows write one) is not part of the records
-  const std::streamoff start = file.starts_with("\xEF\xBB\xBF") ? 3 : 0;
-  in.seekg(start);
+  const std::uint64_t start = file.starts_with("\xEF\xBB\xBF") ? 3 : 0;
   // jsonl when the first line is a whole record; else the indented `--format json` document
-  std::string first;
-  while (std::getline(in, first) && first.find_first_not_of(" \t\r") == std::string::npos) {
-  }
-  if (first.find_first_not_of(" \t\r") == std::string::npos)
-    throw Error(path + ": holds no records");
-  bool jsonl = false;
-  try {
-    const Json j = parse_bounded(first);
-    jsonl = j.is_object() && j.contains("record");
-  } catch (const std::exception&) {
-  } catch (const JsonTooDeep&) {
-    jsonl = true;  // read_jsonl says what is wrong with the line
-  }
-  in.clear();
-  in.seekg(start);
-  if (jsonl) return read_jsonl(in, path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return read_json_document(text.str(), path);
+  RecordLines lines(file, start);
+  if (!lines.next_line()) throw Error(path + ": holds no records");
+  bool has_record = false;
+  const JsonScan scan =
+      scan_json_object(lines.line(), kMaxJsonDepth, [&](std::string_view key, auto) {
+        has_record = has_record || json_string_value(key) == "record";
+      });
+  // a line nested too deep: read_jsonl says what is wrong with it
+  if ((scan == JsonScan::object && has_record) || scan == JsonScan::too_deep)
+    return read_jsonl(lines, std::move(set), path);
+  const std::string text = file.read_all(kMaxRecordFileBytes, "a record file");
+  return read_json_document(text.substr(static_cast<std::size_t>(start)), path);
 }
 
 RecordDiff diff_records(const RecordSet& old_set, const RecordSet& new_set, const DiffGate& gate) {
@@ -670,14 +1023,11 @@ RecordDiff diff_records(const RecordSet& old_set, const RecordSet& new_set, cons
   if (old_set.kind == RecordSet::Kind::profile) {
     diff.compared = {"profile", "modules", "operators"};
     matcher.fields(old_set.header, new_set.header, "ProfileSummary", "profile", Json());
-    const auto module_key = [](const Json& m) { return key_text(m.at("module_path")); };
-    const auto module_path = [](const Json& m) { return m.at("module_path"); };
-    matcher.match(old_set.items, new_set.items, "ModuleProfile", "module", module_key, module_path,
+    matcher.match(old_set.items, new_set.items, "ModuleProfile", "module",
+                  key_field(names().module_path), path_field(names().module_path),
                   {"module_path"});
-    const auto op_key = [](const Json& o) { return key_text(o.at("operator")); };
-    const auto op_name = [](const Json& o) { return o.at("operator"); };
-    matcher.match(old_set.operators, new_set.operators, "OperatorProfile", "operator", op_key,
-                  op_name, {"operator"});
+    matcher.match(old_set.operators, new_set.operators, "OperatorProfile", "operator",
+                  key_field(names().operator_), path_field(names().operator_), {"operator"});
     return diff;
   }
   const bool model = old_set.kind == RecordSet::Kind::model;
@@ -691,10 +1041,10 @@ RecordDiff diff_records(const RecordSet& old_set, const RecordSet& new_set, cons
   matcher.fields(old_header, new_set.header, model ? "ModelMetadata" : "ModelStructureSpec",
                  to_string(old_set.kind), Json());
 
-  const auto by_path = [](const Json& item) { return key_text(item.at("path")); };
-  const auto path_of = [](const Json& item) { return item.at("path"); };
-  matcher.match(old_set.items, new_set.items, model ? "ModuleMetadata" : "ConfigFieldSpec",
-                model ? "module" : "field", by_path, path_of, {"path", "attributes"});
+  const Matcher::Pairs modules =
+      matcher.match(old_set.items, new_set.items, model ? "ModuleMetadata" : "ConfigFieldSpec",
+                    model ? "module" : "field", key_field(names().path), path_field(names().path),
+                    {"path", "attributes"});
   if (!model) {
     if (old_set.unwalked && new_set.unwalked && gate.compares("value", true))
       diff_unwalked(old_set, new_set, changes);
@@ -702,22 +1052,20 @@ RecordDiff diff_records(const RecordSet& old_set, const RecordSet& new_set, cons
   }
   if (old_set.has_attributes && new_set.has_attributes && gate.compares("attributes", true)) {
     diff.compared.push_back("attributes");
-    diff_attributes(old_set, new_set, changes);
+    diff_attributes(old_set, new_set, modules, changes);
   }
   if (old_set.tensors && new_set.tensors) {
     diff.compared.push_back("tensors");
-    const auto key = [](const Json& t) { return tensor_key(t); };
-    const auto name = [](const Json& t) { return Json(tensor_key(t)); };
+    const auto key = [](RecordList::Record t, KeyTexts& keys) { return keys.keep(tensor_key(t)); };
+    const auto name = [](RecordList::Record t) { return Json(tensor_key(t)); };
     matcher.match(*old_set.tensors, *new_set.tensors, "TensorMetadata", "tensor", key, name,
                   {"module_path", "name"});
   }
   // a TorchScript method and an exported program's forward are not alike (contract 10.3)
   if (old_set.methods && new_set.methods && old_set.torch_export == new_set.torch_export) {
     diff.compared.push_back("signatures");
-    const auto key = [](const Json& m) { return m.at("name").get<std::string>(); };
-    const auto name = [](const Json& m) { return m.at("name"); };
-    matcher.match(*old_set.methods, *new_set.methods, "MethodSignature", "signature", key, name,
-                  {"name"});
+    matcher.match(*old_set.methods, *new_set.methods, "MethodSignature", "signature",
+                  key_field(names().name), path_field(names().name), {"name"});
   }
   if (old_set.graph_signature && new_set.graph_signature) {
     diff.compared.push_back("graph_signature");
@@ -726,11 +1074,12 @@ RecordDiff diff_records(const RecordSet& old_set, const RecordSet& new_set, cons
   }
   if (old_set.operator_counts && new_set.operator_counts) {
     diff.compared.push_back("operators");
-    const auto key = [](const Json& c) {
-      return dump_line(c.at("module_path")) + " " + dump_line(c.at("operator"));
+    const FieldName module_path = names().module_path, op = names().operator_;
+    const auto key = [=](RecordList::Record c, KeyTexts& keys) {
+      return keys.keep(dump_line(c.value(module_path)) + " " + dump_line(c.value(op)));
     };
-    const auto path = [](const Json& c) {
-      return Json::array({c.at("module_path"), c.at("operator")});
+    const auto path = [=](RecordList::Record c) {
+      return Json::array({c.value(module_path), c.value(op)});
     };
     matcher.match(*old_set.operator_counts, *new_set.operator_counts, "OperatorCount", "operator",
                   key, path, {"module_path", "operator"});

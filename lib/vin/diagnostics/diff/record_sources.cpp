@@ -1,5 +1,9 @@
 #include "vin/diagnostics/diff/record_sources.h"
 
+#include <exception>
+#include <future>
+#include <optional>
+
 #include "vin/diagnostics/archive/archive_layout.h"
 #include "vin/diagnostics/archive/file_kind.h"
 #include "vin/diagnostics/config/inspect_config.h"
@@ -14,14 +18,18 @@ RecordSet configuration_side(const ClassifiedFile& file) {
   return record_set(spec, file.path(), std::move(unwalked));
 }
 
-}  // namespace
-
-RecordSet load_record_set(const std::string& path, const LibTorchInspector& fallback,
-                          SideKind kind) {
+ClassifiedFile classify_side(const std::string& path) {
   // opened once, told apart once: an archive, saved records, else a YAML rendering
-  const ClassifiedFile file = naming_out_of_memory(path, "reading the file", [&] {
+  return naming_out_of_memory(path, "reading the file", [&] {
     return classify_file(path, "an archive, a record file or a configuration");
   });
+}
+
+bool saved_records(const ClassifiedFile& file) { return !file.zip && file.kind == FileKind::records; }
+
+RecordSet load_classified(const ClassifiedFile& file, const LibTorchInspector& fallback,
+                          SideKind kind) {
+  const std::string& path = file.path();
   if (file.zip) {
     if (kind == SideKind::configuration) return configuration_side(file);
     InspectDetails details = InspectDetails::everything();
@@ -30,10 +38,52 @@ RecordSet load_record_set(const std::string& path, const LibTorchInspector& fall
   }
   if (file.kind == FileKind::empty && kind != SideKind::configuration)
     throw Error(path + ": empty file: no records, no archive, no configuration rendering");
-  if (file.kind == FileKind::records)
+  if (saved_records(file))
     return naming_out_of_memory(path, "reading the records",
                                 [&] { return read_record_file(*file.file); });
   return configuration_side(file);
+}
+
+}  // namespace
+
+RecordSet load_record_set(const std::string& path, const LibTorchInspector& fallback,
+                          SideKind kind) {
+  return load_classified(classify_side(path), fallback, kind);
+}
+
+std::pair<RecordSet, RecordSet> load_record_sets(const std::string& old_path,
+                                                 const std::string& new_path,
+                                                 const LibTorchInspector& fallback,
+                                                 SideKind kind) {
+  // the old side's trouble is the one reported, as when the two are read one after the other
+  const ClassifiedFile old_file = classify_side(old_path);
+  std::optional<ClassifiedFile> new_file;
+  if (saved_records(old_file)) {
+    try {
+      new_file = classify_side(new_path);
+    } catch (const Error&) {
+      load_classified(old_file, fallback, kind);
+      throw;
+    }
+  }
+  // only the record reader runs on a thread of its own: an archive's side may load LibTorch
+  if (!new_file || !saved_records(*new_file)) {
+    RecordSet old_set = load_classified(old_file, fallback, kind);
+    if (!new_file) new_file = classify_side(new_path);
+    return {std::move(old_set), load_classified(*new_file, fallback, kind)};
+  }
+  auto old_side = std::async(std::launch::async,
+                             [&] { return load_classified(old_file, fallback, kind); });
+  std::optional<RecordSet> new_set;
+  std::exception_ptr new_error;
+  try {
+    new_set = load_classified(*new_file, fallback, kind);
+  } catch (...) {
+    new_error = std::current_exception();
+  }
+  RecordSet old_set = old_side.get();  // its error first
+  if (new_error) std::rethrow_exception(new_error);
+  return {std::move(old_set), std::move(*new_set)};
 }
 
 }  // namespace vin::diagnostics

@@ -1,6 +1,8 @@
 #include "vin/diagnostics/records/bounded_json.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <optional>
 #include <unordered_map>
 #include <utility>
@@ -189,6 +191,287 @@ std::optional<std::string> with_escaped_bytes_as_private_use(const std::string& 
   return out;
 }
 
+
+// The checks parse_bounded_json's parser (nlohmann's lexer and parser, after
+// with_escaped_bytes_as_private_use) makes, made over the bytes in place. Each value is checked
+// where nlohmann meets it: a container's depth at its opening bracket, a scalar's once the
+// scalar has been read (RecordDom::place).
+class JsonScanner {
+ public:
+  JsonScanner(std::string_view text, std::size_t max_depth)
+      : p_(reinterpret_cast<const unsigned char*>(text.data())),
+        end_(p_ + text.size()),
+        max_depth_(max_depth) {}
+
+  JsonScan scan(void* context, void (*member)(void*, std::string_view, std::string_view)) {
+    try {
+      // nlohmann's lexer skips a UTF-8 byte-order mark, and refuses a text starting with a
+      // piece of one
+      if (p_ < end_ && *p_ == 0xEF) {
+        if (end_ - p_ < 3 || p_[1] != 0xBB || p_[2] != 0xBF) return JsonScan::not_json;
+        p_ += 3;
+      }
+      skip_space();
+      JsonScan result = JsonScan::not_object;
+      if (p_ < end_ && *p_ == '{') {
+        object(0, context, member);
+        result = JsonScan::object;
+      } else {
+        value(0);
+      }
+      skip_space();
+      // a NUL byte ends the input for nlohmann's lexer: what follows it is not read
+      if (p_ != end_ && *p_ != '\0') return JsonScan::not_json;
+      return result;
+    } catch (const Invalid&) {
+      return JsonScan::not_json;
+    } catch (const JsonTooDeep&) {
+      return JsonScan::too_deep;
+    }
+  }
+
+ private:
+  struct Invalid {};
+
+  static bool is_space(unsigned char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+  static bool is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
+  void skip_space() {
+    while (p_ < end_ && is_space(*p_)) ++p_;
+  }
+  unsigned char peek() const {
+    if (p_ == end_) throw Invalid();
+    return *p_;
+  }
+  void expect(unsigned char c) {
+    if (peek() != c) throw Invalid();
+    ++p_;
+  }
+  // RecordDom::place: a value inside more than max_depth containers
+  void place(std::size_t depth) const {
+    if (depth > max_depth_) throw JsonTooDeep();
+  }
+
+  std::string_view since(const unsigned char* start) const {
+    return {reinterpret_cast<const char*>(start), static_cast<std::size_t>(p_ - start)};
+  }
+
+  void value(std::size_t depth) {
+    switch (peek()) {
+      case '{':
+        object(depth, nullptr, nullptr);
+        return;
+      case '[':
+        array(depth);
+        return;
+      case '"':
+        string();
+        break;
+      case 't':
+        literal("true");
+        break;
+      case 'f':
+        literal("false");
+        break;
+      case 'n':
+        literal("null");
+        break;
+      default:
+        number();
+        break;
+    }
+    place(depth);
+  }
+
+  void object(std::size_t depth, void* context,
+              void (*member)(void*, std::string_view, std::string_view)) {
+    place(depth);
+    ++p_;  // '{'
+    skip_space();
+    if (peek() == '}') {
+      ++p_;
+      return;
+    }
+    for (;;) {
+      skip_space();
+      const unsigned char* key_start = p_;
+      if (peek() != '"') throw Invalid();
+      string();
+      const std::string_view key = since(key_start);
+      skip_space();
+      expect(':');
+      skip_space();
+      const unsigned char* value_start = p_;
+      value(depth + 1);
+      if (member) member(context, key, since(value_start));
+      skip_space();
+      if (peek() == ',') {
+        ++p_;
+        continue;
+      }
+      expect('}');
+      return;
+    }
+  }
+
+  void array(std::size_t depth) {
+    place(depth);
+    ++p_;  // '['
+    skip_space();
+    if (peek() == ']') {
+      ++p_;
+      return;
+    }
+    for (;;) {
+      skip_space();
+      value(depth + 1);
+      skip_space();
+      if (peek() == ',') {
+        ++p_;
+        continue;
+      }
+      expect(']');
+      return;
+    }
+  }
+
+  void literal(const char* word) {
+    for (const char* w = word; *w; ++w) expect(static_cast<unsigned char>(*w));
+  }
+
+  // The number grammar of RFC 8259; nlohmann refuses a number that reads as an infinite double
+  // (an integer past 64 bits is read as a double first: past about 309 digits it is infinite).
+  void number() {
+    const unsigned char* start = p_;
+    if (peek() == '-') ++p_;
+    std::size_t digits = 0;  // before the point
+    if (peek() == '0') {
+      ++p_;
+      digits = 1;
+    } else if (is_digit(peek())) {
+      while (p_ < end_ && is_digit(*p_)) ++p_, ++digits;
+    } else {
+      throw Invalid();
+    }
+    bool integer = true;
+    if (p_ < end_ && *p_ == '.') {
+      integer = false;
+      ++p_;
+      if (!is_digit(peek())) throw Invalid();
+      while (p_ < end_ && is_digit(*p_)) ++p_;
+    }
+    long exponent = 0;
+    if (p_ < end_ && (*p_ == 'e' || *p_ == 'E')) {
+      integer = false;
+      ++p_;
+      bool negative = false;
+      if (peek() == '+' || peek() == '-') negative = *p_++ == '-';
+      if (!is_digit(peek())) throw Invalid();
+      while (p_ < end_ && is_digit(*p_)) {
+        if (exponent < 100000) exponent = exponent * 10 + (*p_ - '0');
+        ++p_;
+      }
+      if (negative) exponent = -exponent;
+    }
+    // within 64 bits, or a double of fewer than 300 digits before its point: finite for sure
+    if ((integer && digits <= 19) || static_cast<long>(digits) + exponent < 300) return;
+    const std::string token(since(start));
+    if (!std::isfinite(std::strtod(token.c_str(), nullptr))) throw Invalid();
+  }
+
+  unsigned hex4() {
+    unsigned unit = 0;
+    for (int k = 0; k < 4; ++k) {
+      const unsigned char c = peek();
+      ++p_;
+      unit <<= 4;
+      if (c >= '0' && c <= '9')
+        unit |= c - '0';
+      else if (c >= 'a' && c <= 'f')
+        unit |= c - 'a' + 10;
+      else if (c >= 'A' && c <= 'F')
+        unit |= c - 'A' + 10;
+      else
+        throw Invalid();
+    }
+    return unit;
+  }
+
+  // A byte in `low`..`high`, else not JSON (UTF-8's continuation bytes as nlohmann checks them).
+  void continuation(unsigned char low = 0x80, unsigned char high = 0xBF) {
+    const unsigned char c = peek();
+    if (c < low || c > high) throw Invalid();
+    ++p_;
+  }
+
+  void string() {
+    ++p_;  // '"'
+    for (;;) {
+      while (p_ < end_ && *p_ >= 0x20 && *p_ < 0x80 && *p_ != '"' && *p_ != '\\') ++p_;
+      const unsigned char c = peek();
+      ++p_;
+      if (c == '"') return;
+      if (c < 0x20) throw Invalid();
+      if (c == '\\') {
+        escape();
+        continue;
+      }
+      // UTF-8, well-formed as RFC 3629's table (nlohmann's lexer)
+      if (c >= 0xC2 && c <= 0xDF) {
+        continuation();
+      } else if (c == 0xE0) {
+        continuation(0xA0), continuation();
+      } else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) {
+        continuation(), continuation();
+      } else if (c == 0xED) {
+        continuation(0x80, 0x9F), continuation();
+      } else if (c == 0xF0) {
+        continuation(0x90), continuation(), continuation();
+      } else if (c >= 0xF1 && c <= 0xF3) {
+        continuation(), continuation(), continuation();
+      } else if (c == 0xF4) {
+        continuation(0x80, 0x8F), continuation(), continuation();
+      } else {
+        throw Invalid();
+      }
+    }
+  }
+
+  void escape() {
+    const unsigned char c = peek();
+    ++p_;
+    switch (c) {
+      case '"':
+      case '\\':
+      case '/':
+      case 'b':
+      case 'f':
+      case 'n':
+      case 'r':
+      case 't':
+        return;
+      case 'u':
+        break;
+      default:
+        throw Invalid();
+    }
+    const unsigned unit = hex4();
+    if (unit >= 0xD800 && unit <= 0xDBFF) {
+      // a pair, or nothing nlohmann reads
+      if (end_ - p_ < 6 || p_[0] != '\\' || p_[1] != 'u') throw Invalid();
+      p_ += 2;
+      const unsigned low = hex4();
+      if (low < 0xDC00 || low > 0xDFFF) throw Invalid();
+    } else if (unit >= 0xDC00 && unit <= 0xDFFF) {
+      // alone, only surrogateescape's bytes (with_escaped_bytes_as_private_use)
+      if (unit < 0xDC80 || unit > 0xDCFF) throw Invalid();
+    }
+  }
+
+  const unsigned char* p_;
+  const unsigned char* const end_;
+  const std::size_t max_depth_;
+};
+
 }  // namespace
 
 Json parse_bounded_json(const std::string& text, std::size_t max_depth) {
@@ -197,6 +480,30 @@ Json parse_bounded_json(const std::string& text, std::size_t max_depth) {
   RecordDom dom(root, max_depth, escaped.has_value());
   Json::sax_parse(escaped ? *escaped : text, &dom);
   return root;
+}
+
+}  // namespace vin::diagnostics
+
+namespace vin::diagnostics {
+
+JsonScan scan_json_object(std::string_view text, std::size_t max_depth, void* context,
+                          void (*member)(void*, std::string_view, std::string_view)) {
+  return JsonScanner(text, max_depth).scan(context, member);
+}
+
+std::string json_string_value(std::string_view quoted) {
+  if (quoted.size() >= 2 && quoted.find('\\') == std::string_view::npos)
+    return std::string(quoted.substr(1, quoted.size() - 2));
+  return parse_bounded_json(std::string(quoted), 1).get<std::string>();
+}
+
+bool is_plain_json_string(std::string_view text) {
+  if (text.size() < 2 || text.front() != '"') return false;
+  for (std::size_t i = 1; i + 1 < text.size(); ++i) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    if (byte < 0x20 || byte >= 0x7F || byte == '"' || byte == '\\') return false;
+  }
+  return true;
 }
 
 }  // namespace vin::diagnostics

@@ -1,6 +1,8 @@
 // The records of `vin-inspect diff`: the two sides as record sets, and the changes between them.
-// Plain values in the records' JSON form, so that records from an archive, a rendering or a saved
-// jsonl or json file compare alike; computed by record_diff, written by output_format.
+// The records' JSON form, so that records from an archive, a rendering or a saved jsonl or json
+// file compare alike: the container (one object) parsed, the lists of records as the text of
+// each field (record_list: a million of them read without a DOM); computed by record_diff,
+// written by output_format.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +12,7 @@
 #include <vector>
 
 #include "vin/diagnostics/records/json_encoding.h"
+#include "vin/diagnostics/records/record_list.h"
 
 namespace vin::diagnostics {
 
@@ -19,19 +22,18 @@ struct RecordSet {
   Kind kind = Kind::model;
   std::string source;  ///< the file it came from, for messages
   /// ModelMetadata / ModelStructureSpec fields, without "record"; a profile's ProfileSummary
-  /// fields that do not depend on the machine (flops, parameter_bytes, buffer_bytes)
+  /// fields (without "modules" and "operators", which count the lists)
   Json header;
   /// ModuleMetadata (with `attributes` where held, without `tensors`) / ConfigFieldSpec
-  /// objects, without "record"; a profile's ModuleProfile objects with the fields that do not
-  /// depend on the machine (module_path, calls, parameters, input_shapes, output_shapes, flops,
-  /// self_flops)
-  std::vector<Json> items;
-  /// profile: the OperatorProfile objects with operator, calls and flops
-  std::vector<Json> operators;
-  /// model: TensorMetadata objects with their `module_path`, when the side holds them (--tensors)
-  std::optional<std::vector<Json>> tensors;
+  /// objects, without "record"; a profile's ModuleProfile objects
+  RecordList items;
+  /// profile: the OperatorProfile objects
+  RecordList operators;
+  /// model: TensorMetadata objects with their `module_path` first, when the side holds them
+  /// (--tensors)
+  std::optional<RecordList> tensors;
   /// model: MethodSignature objects, when the side holds them (--signature)
-  std::optional<std::vector<Json>> methods;
+  std::optional<RecordList> methods;
   /// model: whether the ModuleMetadata items hold `attributes` (--attributes; never a
   /// torch.export archive's, which records none)
   bool has_attributes = false;
@@ -40,7 +42,7 @@ struct RecordSet {
   /// model: a torch.export program's GraphSignature (inputs, outputs), when the side holds it
   std::optional<Json> graph_signature;
   /// model: a torch.export program's OperatorCount objects, when the side holds them
-  std::optional<std::vector<Json>> operator_counts;
+  std::optional<RecordList> operator_counts;
   /// config: the contents of each field that inspect-config records without walking (a mapping
   /// that is not a model, a sequence), by the field's path; when the side holds them (a YAML
   /// rendering or an archive's config.yaml, not saved records)
