@@ -394,3 +394,123 @@ TEST_CASE("markdown code spans hold any text whole in a table cell") {
   CHECK(markdown_code("`edge") == "`` `edge ``");
   CHECK(markdown_code("a\\b\nc\td\x01") == "`a\\\\b\\nc\\td\\u0001`");
 }
+
+namespace {
+
+// N modules `blocks.I` as inspect-model's jsonl lines, in `order`, module `changed` with 11
+// direct parameters, every line ending in `eol`.
+std::string module_lines(const std::vector<int>& order, int changed = -1,
+                         const std::string& eol = "\n") {
+  std::string out = "{\"record\": \"ModelMetadata\", \"model_type\": \"big.Net\", "
+                    "\"total_parameters\": 10, \"trainable_parameters\": 10}" + eol;
+  for (const int i : order)
+    out += "{\"record\": \"ModuleMetadata\", \"path\": \"blocks." + std::to_string(i) +
+           "\", \"module_type\": \"torch.nn.modules.linear.Linear\", \"direct_parameters\": " +
+           (i == changed ? "11" : "10") +
+           ", \"trainable_parameters\": 10, \"direct_buffers\": 0, \"training\": false}" + eol;
+  return out;
+}
+
+RecordSet read_text(const std::string& text) {
+  const std::string path = temp_file(text);
+  RecordSet set = read_record_file(path);
+  std::remove(path.c_str());
+  return set;
+}
+
+std::vector<int> upto(int n) {
+  std::vector<int> out;
+  for (int i = 0; i < n; ++i) out.push_back(i);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("records match by key whatever their order: in order, shifted, shuffled, reversed") {
+  const RecordSet old_set = read_text(module_lines(upto(2000)));
+  // one module removed near the front, one added at the end: the rest found where expected
+  std::vector<int> shifted = upto(2000);
+  shifted.erase(shifted.begin() + 3);
+  shifted.push_back(5000);
+  const auto diff = diff_records(old_set, read_text(module_lines(shifted, 1500)), DiffGate());
+  CHECK(lines(diff.changes) ==
+        std::vector<std::string>{
+            R"(removed module "blocks.3" null {"path": "blocks.3", "module_type": "torch.nn.modules.linear.Linear", "direct_parameters": 10, "trainable_parameters": 10, "direct_buffers": 0, "training": false} null)",
+            "changed module \"blocks.1500\" \"direct_parameters\" 10 11",
+            R"(added module "blocks.5000" null null {"path": "blocks.5000", "module_type": "torch.nn.modules.linear.Linear", "direct_parameters": 10, "trainable_parameters": 10, "direct_buffers": 0, "training": false})"});
+  // the same modules in any order: nothing changed
+  const std::vector<int> all = upto(2000);
+  const std::vector<int> reversed(all.rbegin(), all.rend());
+  std::vector<int> shuffled = upto(2000);
+  for (std::size_t i = 0; i < shuffled.size(); ++i)
+    std::swap(shuffled[i], shuffled[(i * 7919) % shuffled.size()]);
+  for (const auto& order : {reversed, shuffled}) {
+    CHECK(diff_records(old_set, read_text(module_lines(order)), DiffGate()).changes.empty());
+    CHECK(lines(diff_records(read_text(module_lines(order, 42)), old_set, DiffGate()).changes) ==
+          std::vector<std::string>{"changed module \"blocks.42\" \"direct_parameters\" 11 10"});
+  }
+}
+
+TEST_CASE("a key is its value, however it is written: escapes, non-ASCII, numbers") {
+  // the same path written plainly, with escapes, and as UTF-8 bytes
+  const auto model = [](const std::string& path, const std::string& type) {
+    return "{\"record\": \"ModelMetadata\", \"model_type\": \"m\", \"total_parameters\": 0, "
+           "\"trainable_parameters\": 0}\n{\"record\": \"ModuleMetadata\", \"path\": " + path +
+           ", \"module_type\": " + type + ", \"direct_parameters\": 0, \"trainable_parameters\": "
+           "0, \"direct_buffers\": 0, \"training\": true}\n";
+  };
+  const RecordSet plain = read_text(model("\"caf\\u00e9.x\"", "\"T\""));
+  const RecordSet escaped = read_text(model("\"caf\\u00E9\\u002ex\"", "\"\\u0054\""));
+  const RecordSet utf8 = read_text(model("\"caf\xc3\xa9.x\"", "\"T\""));
+  CHECK(diff_records(plain, escaped, DiffGate()).changes.empty());
+  CHECK(diff_records(utf8, escaped, DiffGate()).changes.empty());
+  // a value written another way is the same value (1.0 and 1 are not: same_json)
+  const RecordSet other = read_text(model("\"caf\\u00e9.x\"", "\"U\""));
+  CHECK(lines(diff_records(plain, other, DiffGate()).changes) ==
+        std::vector<std::string>{"changed module \"caf\\u00e9.x\" \"module_type\" \"T\" \"U\""});
+}
+
+TEST_CASE("a record file is read in pieces: long lines, CRLF, no last newline, blank lines") {
+  const RecordSet plain = read_text(module_lines(upto(3)));
+  // Windows line ends, blank lines between, the last line without its newline
+  std::string crlf = module_lines(upto(3), -1, "\r\n\r\n  \t\n");
+  CHECK(diff_records(plain, read_text(crlf.substr(0, crlf.size() - 7)), DiffGate()).changes.empty());
+  // a line of 9 MB (past the 4 MiB a piece holds) among short ones, read whole
+  const std::string type(9 << 20, 'T');
+  std::string text = module_lines(upto(3));
+  const std::size_t at = text.find("torch.nn.modules.linear.Linear", text.find("blocks.1"));
+  text.replace(at, 30, type);
+  const auto diff = diff_records(plain, read_text(text), DiffGate());
+  REQUIRE(diff.changes.size() == 1);
+  CHECK(diff.changes[0].new_value == Json(type));
+  // a change on the last line of a file without a final newline
+  std::string last = module_lines(upto(3), 2);
+  last.pop_back();
+  CHECK(lines(diff_records(plain, read_text(last), DiffGate()).changes) ==
+        std::vector<std::string>{"changed module \"blocks.2\" \"direct_parameters\" 10 11"});
+}
+
+TEST_CASE("values shared with the record before stay each record's own") {
+  // every module the same type but one; the one in the middle differs, and so do its neighbours'
+  // numbers: a text kept once for many records is still compared record by record
+  std::string text = module_lines(upto(5));
+  const std::size_t at = text.find("torch.nn.modules.linear.Linear", text.find("blocks.2"));
+  text.replace(at, 30, "torch.nn.Identity");
+  const RecordSet set = read_text(text);
+  REQUIRE(set.items.size() == 5);
+  CHECK(set.items.to_json(1)["module_type"] == "torch.nn.modules.linear.Linear");
+  CHECK(set.items.to_json(2)["module_type"] == "torch.nn.Identity");
+  CHECK(set.items.to_json(3)["module_type"] == "torch.nn.modules.linear.Linear");
+  CHECK(lines(diff_records(read_text(module_lines(upto(5))), set, DiffGate()).changes) ==
+        std::vector<std::string>{
+            "changed module \"blocks.2\" \"module_type\" \"torch.nn.modules.linear.Linear\" "
+            "\"torch.nn.Identity\""});
+  // a repeated key in a line: the last value in the first place, as a parsed object
+  const RecordSet twice = read_text(
+      "{\"record\": \"ModelMetadata\", \"model_type\": \"m\", \"total_parameters\": 0, "
+      "\"trainable_parameters\": 0}\n{\"record\": \"ModuleMetadata\", \"path\": \"a\", "
+      "\"direct_parameters\": 1, \"module_type\": \"T\", \"trainable_parameters\": 0, "
+      "\"direct_buffers\": 0, \"training\": true, \"direct_parameters\": 2}\n");
+  CHECK(dump_line(twice.items.to_json(0)) ==
+        R"({"path": "a", "direct_parameters": 2, "module_type": "T", "trainable_parameters": 0, "direct_buffers": 0, "training": true})");
+}
