@@ -265,7 +265,11 @@ class RecordLines {
  public:
   /// The lines of `file` from byte `start` on (after a byte-order mark).
   RecordLines(const InputFile& file, std::uint64_t start)
-      : file_(file), path_(file.path()), file_offset_(start), buffer_(kPieceBytes) {}
+      : file_(file),
+        path_(file.path()),
+        file_offset_(start),
+        // a piece, or the whole of a smaller file (and a byte to see its end)
+        buffer_(static_cast<std::size_t>(std::min<std::uint64_t>(kPieceBytes, file.size() + 1))) {}
 
   /// The next line that is not blank, without reading it as a record (the first line tells
   /// jsonl from a JSON document); false at the end.

@@ -73,9 +73,12 @@ std::string_view TextStore::keep(std::string_view text) {
     return adopt(std::move(copy));
   }
   if (block_size_ - block_used_ < text.size()) {
-    buffers_.push_back(std::make_unique<LargeBuffer>(kBlockBytes));
+    // blocks from 64 KiB, doubling to 4 MiB: a small file's records take little
+    const std::size_t size = std::max(text.size(), std::clamp<std::size_t>(
+                                                       2 * block_size_, 64 << 10, kBlockBytes));
+    buffers_.push_back(std::make_unique<LargeBuffer>(size));
     block_used_ = 0;
-    block_size_ = kBlockBytes;
+    block_size_ = size;
   }
   char* at = buffers_.back()->data() + block_used_;
   std::memcpy(at, text.data(), text.size());
