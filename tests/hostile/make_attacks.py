@@ -23,6 +23,7 @@ harmless to read as data, whatever the code inside them would do when run, or "f
 the error must hold where one is named.
 """
 import bz2
+import gzip
 import io
 import json
 import os
@@ -821,6 +822,64 @@ def misnamed_file_attacks():
           "a pickled Python object of class torch.nn.modules.linear.Linear")])
 
 
+def safetensors_bytes(header_bytes):
+    """A safetensors file written from the format's specification: the header's length (8 bytes,
+    little-endian), a JSON header of exactly `header_bytes` (a metadata note makes up the length,
+    then up to 7 spaces), one float32 tensor of 2 elements."""
+    tensor = {"w": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}}
+    bare = json.dumps({"__metadata__": {"note": ""}, **tensor})
+    fill = (header_bytes - len(bare)) // 8 * 8
+    header = json.dumps({"__metadata__": {"note": "n" * fill}, **tensor}).ljust(header_bytes)
+    assert len(header) == header_bytes
+    return struct.pack("<Q", header_bytes) + header.encode() + struct.pack("<2f", 1.0, 2.0)
+
+
+def tar_bytes(members):
+    """A tar of (name, data) members."""
+    import tarfile
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.USTAR_FORMAT) as t:
+        for name, data in members:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            t.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def file_kind_attacks():
+    """Files that are not archives, each named for what it is (issue 47, contract 11.1), by
+    inspect-model, diff and inspect-config: safetensors whatever the first bytes of its header's
+    length (0x80 as a pickle's, PK as a zip's), a Git LFS pointer with the size it points to,
+    tar (torch.save's own and any other), 7z, gzip, a sharded checkpoint's index, a pickle that
+    is not a torch.save file."""
+    def named(what, config=None):
+        return [(["inspect-model", "{file}"], "error", 1, what),
+                (["diff", "{file}", "{file}"], "error", 2, what),
+                (["inspect-config", "{file}"], "error", 1, config or what)]
+    assert safetensors_bytes(0x180)[:1] == b"\x80" and safetensors_bytes(0x4B50)[:2] == b"PK"
+    add("kind_plain.safetensors", safetensors_bytes(128), named("a safetensors file"))
+    add("kind_x80.safetensors", safetensors_bytes(0x180), named("a safetensors file"))
+    add("kind_pk.safetensors", safetensors_bytes(0x4B50), named("a safetensors file"))
+    add("kind_pk_cut.safetensors", safetensors_bytes(0x4B50)[:4000], named("a safetensors file"))
+    add("kind_lfs.safetensors",
+        "version https://git-lfs.github.com/spec/v1\n"
+        "oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\n"
+        "size 46827520\n", named("a Git LFS pointer to a file of 46827520 bytes"))
+    add("kind_torch_save.tar", tar_bytes([("sys_info", b"x"), ("pickle", b"x"),
+                                          ("tensors", b"x"), ("storages", b"x")]),
+        named("a torch.save file of PyTorch 0.1 to 0.3 (tar)"))
+    add("kind_weights.tar", tar_bytes([("model.safetensors", safetensors_bytes(128))]),
+        named("a tar archive"))
+    add("kind_weights.7z", b"7z\xbc\xaf\x27\x1c\x00\x04" + bytes(64), named("a 7z archive"))
+    add("kind_weights.pt.gz", gzip.compress(b"x" * 100, mtime=0),
+        named("compressed data"))
+    add("kind_model.safetensors.index.json",
+        json.dumps({"metadata": {"total_size": 8},
+                    "weight_map": {"w": "model-00001-of-00001.safetensors"}}, indent=2),
+        named("the index of a sharded checkpoint"))
+    add("kind_dict.pkl", pickle.dumps({"a": 1}, protocol=2), named("a pickle"))
+
+
 PT2 = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "pt2")
 
 
@@ -951,6 +1010,7 @@ def main():
     stream_attacks()
     training_mode_attacks()
     misnamed_file_attacks()
+    file_kind_attacks()
     export_archive_attacks()
     zip_layout_attacks()
     with open(os.path.join(OUT, "manifest.json"), "w") as f:

@@ -6,6 +6,7 @@
 #include <iterator>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "vin/diagnostics/archive/archive_layout.h"
 #include "vin/diagnostics/archive/file_kind.h"
@@ -147,4 +148,93 @@ TEST_CASE("InputFileBuffer reads and seeks the file as a std::istream") {
   REQUIRE(std::getline(in, line));
   CHECK(line == "line");
   std::filesystem::remove(path);
+}
+
+namespace {
+
+// A safetensors file as the format's specification writes it: the header's length (8 bytes,
+// little-endian), the JSON header (`header_bytes` long: a metadata note makes up the length, then
+// up to 7 spaces of padding), then the data.
+std::string safetensors_of(std::size_t header_bytes) {
+  const std::string tensor = R"(, "w": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}})";
+  const std::string note = R"({"__metadata__": {"note": ")";
+  const std::size_t fill = (header_bytes - note.size() - 2 - tensor.size()) / 8 * 8;
+  std::string header = note + std::string(fill, 'n') + "\"}" + tensor;
+  REQUIRE(header.size() <= header_bytes);
+  header.resize(header_bytes, ' ');
+  std::string out;
+  for (int b = 0; b < 8; ++b) out += static_cast<char>((header_bytes >> (8 * b)) & 0xFF);
+  return out + header + std::string(8, '\0');
+}
+
+// A tar (one ustar header per member, its data in 512-byte blocks, two zero blocks at the end).
+std::string tar_of(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& name : names) {
+    std::string header(512, '\0');
+    header.replace(0, name.size(), name);
+    header.replace(124, 12, "00000000004\0", 12);  // 4 bytes, octal
+    header.replace(257, 6, "ustar\0", 6);
+    out += header + "data" + std::string(508, '\0');
+  }
+  return out + std::string(1024, '\0');
+}
+
+FileKind kind_of(const std::string& name, const std::string& bytes) {
+  return classify_file(scratch(name, bytes)).kind;
+}
+
+}  // namespace
+
+TEST_CASE("every file is named for what it is, from its structure (contract 11.1)") {
+  // safetensors whatever the first bytes of its header's length are: 0x80 (a pickle's) or PK
+  CHECK(kind_of("plain.safetensors", safetensors_of(128)) == FileKind::safetensors);
+  CHECK(safetensors_of(0x180)[0] == '\x80');
+  CHECK(kind_of("x80.safetensors", safetensors_of(0x180)) == FileKind::safetensors);
+  CHECK(safetensors_of(0x4B50).substr(0, 2) == "PK");
+  CHECK(kind_of("pk.safetensors", safetensors_of(0x4B50)) == FileKind::safetensors);
+  // one cut short is still one (its reader says what is wrong), but not where a zip's
+  // signature begins the file; a header that does not close is not one
+  std::string cut = safetensors_of(0x4B50);
+  cut.resize(1000);
+  CHECK(kind_of("cut.safetensors", cut) == FileKind::safetensors);
+  CHECK_THROWS_WITH_AS(kind_of("cut.zip", "PK\x03\x04" + cut.substr(4)),
+                       doctest::Contains("truncated or damaged zip archive"), Error);
+  std::string open = safetensors_of(128);
+  open[8 + 127] = 'x';
+  CHECK(kind_of("open.safetensors", open) != FileKind::safetensors);
+  // a Git LFS pointer, named with the size it points to and how to fetch it
+  const std::string lfs =
+      "version https://git-lfs.github.com/spec/v1\noid "
+      "sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\nsize 46827520\n";
+  const ClassifiedFile pointer = classify_file(scratch("model.safetensors", lfs));
+  CHECK(pointer.kind == FileKind::lfs_pointer);
+  CHECK(what_it_is(pointer) ==
+        "a Git LFS pointer to a file of 46827520 bytes "
+        "(sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393), not the file "
+        "itself: fetch it with `git lfs pull`");
+  // tar: torch.save's own (PyTorch 0.1-0.3) or any other
+  CHECK(kind_of("old.pt", tar_of({"sys_info", "pickle", "tensors", "storages"})) ==
+        FileKind::torch_save_tar);
+  CHECK(kind_of("weights.tar", tar_of({"model.safetensors"})) == FileKind::tar);
+  // 7z, compressed data, pickles that are and are not legacy torch.save files
+  CHECK(kind_of("w.7z", std::string("7z\xBC\xAF\x27\x1C\x00\x04", 8) + std::string(40, 'x')) ==
+        FileKind::seven_zip);
+  CHECK(kind_of("w.pt.gz", std::string("\x1F\x8B\x08\x00", 4) + std::string(40, 'x')) ==
+        FileKind::compressed);
+  CHECK(kind_of("w.tar.zst", std::string("\x28\xB5\x2F\xFD", 4) + std::string(40, 'x')) ==
+        FileKind::compressed);
+  CHECK(kind_of("legacy.pt", std::string("\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19.",
+                                         15)) == FileKind::legacy_pickle);
+  CHECK(kind_of("dict.pkl", std::string("\x80\x02}q\x00X\x01\x00\x00\x00aK\x01s.", 15)) ==
+        FileKind::pickle);
+  // JSON: a sharded checkpoint's index by its first key; records otherwise
+  CHECK(kind_of("model.safetensors.index.json",
+                "{\n  \"metadata\": {\"total_size\": 8},\n  \"weight_map\": {\"w\": "
+                "\"model-00001-of-00001.safetensors\"}\n}\n") == FileKind::weights_index);
+  CHECK(kind_of("pytorch_model.bin.index.json", "  {\"weight_map\": {}}") ==
+        FileKind::weights_index);
+  CHECK(kind_of("m.jsonl", "\xEF\xBB\xBF{\"record\": \"ModelMetadata\"}\n") == FileKind::records);
+  CHECK(kind_of("m.json", "{\n  \"model_type\": \"x\"\n}\n") == FileKind::records);
+  CHECK(kind_of("notes.yaml", "a: 1\n") == FileKind::text);
 }

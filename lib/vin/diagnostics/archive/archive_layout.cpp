@@ -98,6 +98,16 @@ ArchiveLayout probe_torchscript_archive(const ClassifiedFile& file) {
       throw Error(path +
                   ": not a zip file, so not a TorchScript archive (torch.jit.save writes zip "
                   "archives)");
+    case FileKind::lfs_pointer:
+      throw Error(path + ": " + what_it_is(file));
+    case FileKind::safetensors:
+    case FileKind::weights_index:
+    case FileKind::torch_save_tar:
+    case FileKind::tar:
+    case FileKind::pickle:
+    case FileKind::seven_zip:
+    case FileKind::compressed:
+      throw Error(path + ": " + what_it_is(file) + ", not a TorchScript archive");
     case FileKind::other_zip:
       if (file.zip->entries().empty())
         throw Error(path + ": an empty zip archive, not a TorchScript archive");

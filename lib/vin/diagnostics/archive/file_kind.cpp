@@ -1,28 +1,113 @@
 #include "vin/diagnostics/archive/file_kind.h"
 
+#include <algorithm>
 #include <cctype>
+#include <cstring>
 #include <iterator>
+#include <optional>
 #include <vector>
 
 #include "vin/diagnostics/archive/export_archive.h"
+#include "vin/diagnostics/text/printable.h"
 
 namespace vin::diagnostics {
 namespace {
 
-// The first byte that is not white space is '{' (reads no further than that byte), after a
-// UTF-8 byte-order mark where the file has one (editors on Windows write it before jsonl too).
-bool starts_as_json_object(const InputFile& file) {
+// The first key of the JSON object a text file starts with (after white space and a UTF-8
+// byte-order mark, which editors on Windows write before jsonl too): "" for an object whose
+// first key is not within the first 64 KiB; nothing when the first byte that is not white space
+// is not '{' (reads no further than that byte, or the key).
+std::optional<std::string> first_object_key(const InputFile& file) {
   std::vector<char> chunk(64 * 1024);
-  std::uint64_t at = file.starts_with("\xEF\xBB\xBF") ? 3 : 0;
-  while (at < file.size()) {
-    const std::size_t got = file.read_at(at, chunk.data(), chunk.size());
-    if (got == 0) break;
-    for (std::size_t i = 0; i < got; ++i)
-      if (!std::isspace(static_cast<unsigned char>(chunk[i]))) return chunk[i] == '{';
-    at += got;
+  const std::uint64_t start = file.starts_with("\xEF\xBB\xBF") ? 3 : 0;
+  const std::size_t got = file.read_at(start, chunk.data(), chunk.size());
+  std::size_t i = 0;
+  const auto skip_space = [&] {
+    while (i < got && std::isspace(static_cast<unsigned char>(chunk[i]))) ++i;
+  };
+  skip_space();
+  if (i == got) {  // white space to the end of the chunk: look on for the first byte
+    for (std::uint64_t at = start + got; at < file.size(); at += got) {
+      const std::size_t more = file.read_at(at, chunk.data(), chunk.size());
+      for (std::size_t k = 0; k < more; ++k)
+        if (!std::isspace(static_cast<unsigned char>(chunk[k])))
+          return chunk[k] == '{' ? std::optional<std::string>("") : std::nullopt;
+      if (more == 0) break;
+    }
+    return std::nullopt;
+  }
+  if (chunk[i] != '{') return std::nullopt;
+  ++i;
+  skip_space();
+  if (i == got || chunk[i] != '"') return std::string();
+  const std::size_t begin = ++i;
+  while (i < got && chunk[i] != '"' && chunk[i] != '\\') ++i;
+  if (i == got || chunk[i] != '"') return std::string();
+  return std::string(chunk.data() + begin, i - begin);
+}
+
+// safetensors: an 8-byte little-endian header length N, then N bytes of a JSON object (padded
+// with spaces), then the data. Told by the length fitting the file and the braces at both ends
+// of the header, not by the first bytes, which are the length's (0x80 or `PK` among them).
+bool is_safetensors(const InputFile& file) {
+  const std::string_view head = file.head();
+  if (head.size() < 10 || head[8] != '{') return false;
+  std::uint64_t length = 0;
+  for (int b = 7; b >= 0; --b) length = length << 8 | static_cast<unsigned char>(head[b]);
+  if (length < 2) return false;
+  // a header past the end: a safetensors file cut short, where nothing else begins so (a zip's
+  // signatures) and the length is one the format allows
+  if (length > file.size() - 8)
+    return length <= 100'000'000 && !file.starts_with("PK\x03\x04") &&
+           !file.starts_with("PK\x05\x06");
+  // the header's last byte that is not padding closes it (a MiB of padding at most is looked at)
+  char piece[4096];
+  for (std::uint64_t end = 8 + length; end > 9 && 8 + length - end < (1 << 20);) {
+    const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(sizeof piece, end - 9));
+    const std::size_t got = file.read_at(end - n, piece, n);
+    if (got != n) return false;
+    for (std::size_t k = n; k > 0; --k)
+      if (piece[k - 1] != ' ') return piece[k - 1] == '}';
+    end -= n;
   }
   return false;
 }
+
+// The names of a tar's first members (ustar headers of 512 bytes, each followed by its data in
+// 512-byte blocks), at most `most` of them; nothing when the file is not a tar.
+std::optional<std::vector<std::string>> tar_member_names(const InputFile& file, int most) {
+  char magic[6];
+  if (file.size() < 512 || file.read_at(257, magic, sizeof magic) != sizeof magic ||
+      std::string_view(magic, 5) != "ustar")
+    return std::nullopt;
+  std::vector<std::string> names;
+  char header[512];
+  for (std::uint64_t at = 0; names.size() < static_cast<std::size_t>(most) && at + 512 <= file.size();) {
+    if (file.read_at(at, header, sizeof header) != sizeof header || header[0] == '\0') break;
+    names.emplace_back(header, strnlen(header, 100));
+    std::uint64_t size = 0;  // octal, NUL- or space-terminated
+    for (int k = 124; k < 136 && header[k] >= '0' && header[k] <= '7'; ++k)
+      size = size * 8 + static_cast<std::uint64_t>(header[k] - '0');
+    if (size > file.size()) break;
+    at += 512 + (size + 511) / 512 * 512;
+  }
+  return names;
+}
+
+// The pickled magic number legacy torch.save files begin with (0x1950a86a20f9469cfc6c, a LONG1
+// of 10 bytes, protocol 2 by default), or its start where the file is cut short.
+bool is_legacy_torch_save(const InputFile& file) {
+  return file.starts_with("\x80\x02\x8a\x0a") ||
+         file.head().find("\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19") !=
+             std::string_view::npos;
+}
+
+bool starts_compressed(const InputFile& file) {
+  return file.starts_with("\x1F\x8B") || file.starts_with("BZh") ||
+         file.starts_with("\xFD\x37\x7A\x58\x5A\x00") || file.starts_with("\x28\xB5\x2F\xFD");
+}
+
+constexpr std::string_view kLfsPointer = "version https://git-lfs.github.com/spec/";
 
 FileKind zip_kind(const ZipArchive& zip) {
   // PyTorch's writers put every record under one top folder, the first member's
@@ -50,10 +135,54 @@ std::string_view describe(FileKind kind) {
       "a pickle (a torch.save file before PyTorch 1.6)",
       "JSON records",
       "a text file",
+      "a safetensors file",
+      "the index of a sharded checkpoint (JSON)",
+      "a Git LFS pointer",
+      "a torch.save file of PyTorch 0.1 to 0.3 (tar)",
+      "a tar archive",
+      "a pickle",
+      "a 7z archive",
+      "compressed data (gzip, bzip2, xz or zstd)",
       "an empty file"};
   static_assert(std::size(kNames) == static_cast<std::size_t>(FileKind::empty) + 1);
   const auto index = static_cast<std::size_t>(kind);
   return index < std::size(kNames) ? kNames[index] : "a file";
+}
+
+bool unread_kind(FileKind kind) {
+  switch (kind) {
+    case FileKind::safetensors:
+    case FileKind::weights_index:
+    case FileKind::lfs_pointer:
+    case FileKind::torch_save_tar:
+    case FileKind::tar:
+    case FileKind::pickle:
+    case FileKind::seven_zip:
+    case FileKind::compressed:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string what_it_is(const ClassifiedFile& file) {
+  if (file.kind != FileKind::lfs_pointer) return std::string(describe(file.kind));
+  // `version ...`, `oid sha256:HEX`, `size N`, a line each (git-lfs's spec: under 1,024 bytes)
+  char text[1024];
+  const std::string pointer(text, file.file->read_at(0, text, sizeof text));
+  const auto value = [&](std::string_view key) -> std::string {
+    const std::size_t at = pointer.find("\n" + std::string(key) + " ");
+    if (at == std::string::npos) return "";
+    const std::size_t begin = at + key.size() + 2;
+    const std::size_t end = pointer.find('\n', begin);
+    return pointer.substr(begin, std::min<std::size_t>(end == std::string::npos ? pointer.size() : end, begin + 80) - begin);
+  };
+  const std::string size = value("size"), oid = value("oid");
+  const bool digits = !size.empty() && size.find_first_not_of("0123456789") == std::string::npos;
+  return "a Git LFS pointer" +
+         (digits ? " to a file of " + size + " bytes" : std::string()) +
+         (oid.empty() ? std::string() : " (" + printable(oid, 80) + ")") +
+         ", not the file itself: fetch it with `git lfs pull`";
 }
 
 ClassifiedFile classify_file(const std::string& path, std::string_view what) {
@@ -62,6 +191,8 @@ ClassifiedFile classify_file(const std::string& path, std::string_view what) {
   const InputFile& file = *out.file;
   if (file.size() == 0) {
     out.kind = FileKind::empty;
+  } else if (is_safetensors(file)) {  // before the magic numbers its length may look like
+    out.kind = FileKind::safetensors;
   } else if (file.starts_with("PK")) {
     out.zip = std::make_shared<const ZipArchive>(out.file);
     out.kind = zip_kind(*out.zip);
@@ -70,9 +201,23 @@ ClassifiedFile classify_file(const std::string& path, std::string_view what) {
   } else if (file.starts_with("\x93NUMPY")) {
     out.kind = FileKind::npy;
   } else if (file.starts_with("\x80")) {
-    out.kind = FileKind::legacy_pickle;
+    out.kind = is_legacy_torch_save(file) ? FileKind::legacy_pickle : FileKind::pickle;
+  } else if (file.starts_with("7z\xBC\xAF\x27\x1C")) {
+    out.kind = FileKind::seven_zip;
+  } else if (starts_compressed(file)) {
+    out.kind = FileKind::compressed;
+  } else if (file.starts_with(kLfsPointer)) {
+    out.kind = FileKind::lfs_pointer;
+  } else if (const auto names = tar_member_names(file, 16)) {
+    const auto has = [&](const char* name) {
+      return std::find(names->begin(), names->end(), name) != names->end();
+    };
+    out.kind = has("pickle") && has("storages") ? FileKind::torch_save_tar : FileKind::tar;
+  } else if (const auto key = first_object_key(file)) {
+    out.kind = *key == "weight_map" || *key == "metadata" ? FileKind::weights_index
+                                                          : FileKind::records;
   } else {
-    out.kind = starts_as_json_object(file) ? FileKind::records : FileKind::text;
+    out.kind = FileKind::text;
   }
   return out;
 }

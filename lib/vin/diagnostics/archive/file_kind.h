@@ -19,10 +19,19 @@ enum class FileKind {
   torch_export,  ///< a zip torch.export.save or AOTInductor wrote (.pt2; export_archive.h)
   pytorch1_container,   ///< starts with PYTORCH1: the container of PyTorch 1.0's previews
   npy,                  ///< numpy's .npy (starts with \x93NUMPY)
-  legacy_pickle,        ///< a pickle (starts with 0x80): torch.save before PyTorch 1.6
+  legacy_pickle,        ///< torch.save before PyTorch 1.6: a pickle of its magic number first
   records,              ///< text whose first byte that is not white space is '{': jsonl or json
   text,                 ///< any other text, YAML above all
-  empty,                ///< no bytes at all
+  safetensors,   ///< an 8-byte little-endian length, a JSON object header of that length, data
+  weights_index,  ///< JSON whose first key is "weight_map" or "metadata": a sharded checkpoint's
+                  ///< index (model.safetensors.index.json, pytorch_model.bin.index.json)
+  lfs_pointer,    ///< the text Git LFS leaves in place of a file not fetched
+  torch_save_tar,  ///< a tar of `sys_info`, `pickle`, `tensors`, `storages`: torch.save of 0.1-0.3
+  tar,             ///< any other tar archive (ustar)
+  pickle,          ///< a pickle (starts with 0x80) that is not a legacy torch.save file
+  seven_zip,       ///< a 7z archive
+  compressed,      ///< gzip, bzip2, xz or zstd data
+  empty,           ///< no bytes at all
 };
 
 /// A short name for messages ("a TorchScript archive", "an .npz or other zip file", ...).
@@ -38,8 +47,18 @@ struct ClassifiedFile {
   const std::string& path() const { return file->path(); }
 };
 
-/// Opens `path` (InputFile::open) and tells what it is from its first bytes and, for a zip, its
-/// directory. Throws Error naming the file when it cannot be opened, or when it starts as a zip
+/// Whether no reader takes files of `kind` yet (weights files, tar, 7z, LFS pointers, ...): each
+/// command refuses them naming what they are (what_it_is).
+bool unread_kind(FileKind kind);
+
+/// What `file` is, in words for a refusal: describe(kind), and for a Git LFS pointer the size
+/// and object it points to and how to fetch it.
+std::string what_it_is(const ClassifiedFile& file);
+
+/// Opens `path` (InputFile::open) and tells what it is from its structure: a safetensors
+/// header whose length and braces fit the file (whatever its first bytes are: `PK` or 0x80
+/// among them), a zip's directory, a tar's header, a JSON object's first key, and otherwise
+/// its first bytes. Throws Error naming the file when it cannot be opened, or when it starts as a zip
 /// that is damaged or holds a member that cannot be read safely (ZipArchive). A file of another
 /// kind than its reader wants is for that reader to refuse, with its own words.
 /// `what`: what the caller wants, for the message about a directory (InputFile::open).

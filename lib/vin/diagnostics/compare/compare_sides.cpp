@@ -361,7 +361,7 @@ OpenedSide open_side(const CompareSide& side) {
     case FileKind::other_zip:
       return {std::nullopt, file.zip};
     default:
-      throw Error(side.path + ": " + std::string(describe(file.kind)) +
+      throw Error(side.path + ": " + what_it_is(file) +
                   ", neither a TorchScript archive nor an .npz file of saved tensors");
   }
 }

@@ -510,6 +510,11 @@ ModelStructureSpec read_config_file(const ClassifiedFile& file, UnwalkedValues* 
   }
   if (file.kind == FileKind::empty)
     throw Error(path + ": empty file, not a configuration rendering (a YAML mapping)");
+  if (unread_kind(file.kind))
+    throw Error(path + ": " + what_it_is(file) +
+                (file.kind == FileKind::lfs_pointer
+                     ? std::string()
+                     : ", not a configuration rendering (a YAML mapping)"));
   return inspect_config(file.file->read_all(kMaxBytes, "a configuration"), path, unwalked);
 }
 

@@ -38,6 +38,9 @@ RecordSet load_classified(const ClassifiedFile& file, const LibTorchInspector& f
   }
   if (file.kind == FileKind::empty && kind != SideKind::configuration)
     throw Error(path + ": empty file: no records, no archive, no configuration rendering");
+  if (unread_kind(file.kind))
+    throw Error(path + ": " + what_it_is(file) +
+                "; diff compares archives, configuration renderings and saved records");
   if (saved_records(file))
     return naming_out_of_memory(path, "reading the records",
                                 [&] { return read_record_file(*file.file); });

@@ -497,6 +497,16 @@ ForwardInputs read_forward_inputs(const std::string& path, const torch::jit::Mod
       throw Error(path +
                   ": a torch.save file in the legacy format (before PyTorch 1.6), which "
                   "LibTorch cannot read; save it again with torch.save from PyTorch 1.6 or newer");
+    case FileKind::safetensors:
+    case FileKind::weights_index:
+    case FileKind::lfs_pointer:
+    case FileKind::torch_save_tar:
+    case FileKind::tar:
+    case FileKind::pickle:
+    case FileKind::seven_zip:
+    case FileKind::compressed:
+      throw Error(path + ": " + what_it_is(file) +
+                  "; not an inputs file: expected .npz, .npy or torch.save (zip) data");
     case FileKind::records:
     case FileKind::text:
     case FileKind::empty:
