@@ -116,7 +116,8 @@ TEST_CASE("positional and keyword binding, and each way a torch.save file gives 
     CHECK(in.kwargs[0].first == "tokens");
   }
   for (const char* file :
-       {"everything_dict.pt", "everything_ordered.pt", "everything_parameter.pt"}) {
+       {"everything_dict.pt", "everything_ordered.pt", "everything_parameter.pt",
+        "everything_state_dict.pt"}) {
     CAPTURE(file);
     const ForwardInputs dict =
         read_forward_inputs(fixture(std::string("inputs/") + file), model, kCpu);
@@ -175,7 +176,12 @@ TEST_CASE("bytes that are not a zip never reach LibTorch's zip reader (torch_sav
     }
     return std::string();
   };
-  const std::string legacy = write("vin_legacy_inputs.pt", std::string("\x80\x02K\x01.", 5));
+  // a pickle that is not a torch.save file, and one of the legacy format (its magic number)
+  const std::string pickle = write("vin_pickle_inputs.pt", std::string("\x80\x02K\x01.", 5));
+  CHECK(error(pickle) ==
+        pickle + ": a pickle; not an inputs file: expected .npz, .npy or torch.save (zip) data");
+  const std::string legacy = write(
+      "vin_legacy_inputs.pt", std::string("\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19.", 15));
   CHECK(error(legacy) == legacy +
                              ": a torch.save file in the legacy format (before PyTorch 1.6), "
                              "which LibTorch cannot read; save it again with torch.save from "

@@ -257,8 +257,13 @@ class Machine {
         break;
       }
       case Op::BUILD: {  // BUILD: object, state
+        // an object's state, or the attributes of an OrderedDict: every state_dict() sets its
+        // `_metadata` (module versions), which pickles as a BUILD after the items; kept, not used
         auto state = pop();
-        auto object = top(Kind::object);
+        const PickleRef target = top_any();
+        if (target->kind != Kind::object && target->kind != Kind::dict)
+          throw UnsupportedPickle("BUILD of a value that is neither an object nor a dict");
+        auto* object = const_cast<PickleValue*>(target);  // every value is this machine's own
         if (object->state) throw UnsupportedPickle("BUILD twice on one object");
         object->state = state;
         break;
