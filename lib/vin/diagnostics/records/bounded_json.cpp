@@ -143,8 +143,13 @@ class RecordDom {
 // parse each becomes a code point of plane 16's private use, U+10FF80-U+10FFFF, which the DOM
 // turns back into the byte (restore_escaped_bytes). nullopt when the text holds none.
 std::optional<std::string> with_escaped_bytes_as_private_use(const std::string& text) {
-  if (text.find("\\udc") == std::string::npos && text.find("\\uDC") == std::string::npos)
-    return std::nullopt;
+  // `\udc`, `\uDC`, `\uDc`, `\udC`: a text is read alike whatever the case of its escapes
+  bool any = false;
+  for (std::size_t at = text.find("\\u"); at != std::string::npos && !any;
+       at = text.find("\\u", at + 1))
+    any = at + 3 < text.size() && (text[at + 2] == 'd' || text[at + 2] == 'D') &&
+          (text[at + 3] == 'c' || text[at + 3] == 'C');
+  if (!any) return std::nullopt;
   const auto hex_at = [&](std::size_t at) -> long {
     if (at + 4 > text.size()) return -1;
     long value = 0;
