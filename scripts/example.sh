@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Sets up a fresh Debian 12 machine, builds the vin-inspect binary (release preset) and describes
 # the bundled example archive (examples/convnet.pt) as a table. Extra arguments replace
-# "--format table". Only the binary is built: inspect-model, inspect-config and diff need nothing
-# else; the LibTorch plugin that capture, compare and profile load is built by the next
-# `cmake --build --preset release` (docs/building.md).
+# "--format table". The target is the binary; where LibTorch is found, the target depends on the
+# LibTorch plugin that capture, compare and profile load (apps/CMakeLists.txt), which is then
+# built too (docs/building.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
