@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Sets up a fresh Debian 12 machine, builds the vin-inspect binary (release preset) and describes
 # the bundled example archive (examples/convnet.pt) as a table. Extra arguments replace
-# "--format table". The target is the binary; where LibTorch is found, the target depends on the
-# LibTorch plugin that capture, compare and profile load (apps/CMakeLists.txt), which is then
-# built too (docs/building.md).
+# "--format table". The target is the binary alone, which reads archives without LibTorch; the
+# LibTorch plugin that capture, compare and profile load comes with a build without --target
+# (docs/building.md: the first build's times).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
