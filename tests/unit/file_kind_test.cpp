@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "fixtures.h"
 #include "vin/diagnostics/archive/archive_layout.h"
 #include "vin/diagnostics/archive/file_kind.h"
 #include "vin/diagnostics/archive/input_file.h"
@@ -17,7 +18,6 @@ using namespace vin::diagnostics;
 
 namespace {
 
-std::string fixture(const std::string& name) { return std::string(VIN_FIXTURE_DIR) + "/" + name; }
 
 std::string contents(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -2,20 +2,13 @@
 
 #include <string>
 
+#include "byte_literal.h"
 #include "vin/diagnostics/archive/pickle_reader.h"
 #include "vin/diagnostics/plugin/torch_plugin.h"
 #include "vin/diagnostics/records/error.h"
 
 using namespace vin::diagnostics;
 using Kind = PickleValue::Kind;
-
-namespace {
-
-// (a hex escape swallows every hex digit after it: "\x00" "aq" keeps the 'a' a letter)
-std::string bytes(const char* text, std::size_t n) { return std::string(text, n); }
-#define BYTES(literal) bytes(literal, sizeof(literal) - 1)
-
-}  // namespace
 
 TEST_CASE("a tensor is its element count and requires_grad; a memo reference is one value") {
   // (t, t) where t = torch._utils._rebuild_tensor_v2(<storage>, 0, (2, 3), (3, 1), True,

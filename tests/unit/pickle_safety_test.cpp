@@ -2,16 +2,13 @@
 
 #include <string>
 
+#include "byte_literal.h"
 #include "vin/diagnostics/archive/pickle_safety.h"
 
 using vin::diagnostics::pickle_problem;
 using vin::diagnostics::PickleLimits;
 
 namespace {
-
-// (a hex escape swallows every hex digit after it: "\x00" "aq" keeps the 'a' a letter)
-std::string bytes(const char* text, std::size_t n) { return std::string(text, n); }
-#define BYTES(literal) bytes(literal, sizeof(literal) - 1)
 
 // a tuple nested `depth` deep: MARK x depth, EMPTY_TUPLE, TUPLE x depth
 std::string nested(std::size_t depth) {

@@ -14,6 +14,11 @@
 
 namespace vin::diagnostics {
 
+/// A character of a TorchScript (Python) identifier: a letter, a digit or '_'.
+inline bool is_identifier_char(char c) {
+  return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
 /// One method of a class: its name, its signature as printed (from `def` to the closing `:`,
 /// possibly several lines), and the lines of its body without their four-space indent.
 struct MethodSource {

@@ -26,13 +26,13 @@ namespace {
 
 constexpr std::uint64_t kMaxJsonBytes = std::uint64_t{64} << 20;
 constexpr std::uint64_t kMaxPickleBytes = std::uint64_t{256} << 20;
-constexpr std::size_t kMaxDepth = 2000;
+constexpr std::size_t kMaxLegacyDepth = 2000;
 // model.json's nesting: two levels per module (its submodules' list and the module), and a few
 // for a module's own fields
-constexpr std::size_t kMaxJsonDepth = 2 * kMaxDepth + 64;
+constexpr std::size_t kMaxJsonDepth = 2 * kMaxLegacyDepth + 64;
 
 // What the archive says that this reader cannot take: the caller adds the file's name.
-struct Malformed {
+struct MalformedLegacy {
   std::string what;
 };
 
@@ -51,7 +51,7 @@ const Dtype& data_type(const Json& value, bool quantized) {
         (value.is_number_integer() && value.get<std::int64_t>() == kNumbers[i]))
       name = kTypes[i].second;
   if (!name)
-    throw Malformed{"a tensor of data type " + printable(dump_line(value)) +
+    throw MalformedLegacy{"a tensor of data type " + printable(dump_line(value)) +
                     ", which no PyTorch module holds"};
   if (quantized) {
     if (*name == "uint8")
@@ -61,7 +61,7 @@ const Dtype& data_type(const Json& value, bool quantized) {
     else if (*name == "int32")
       name = "qint32";
     else
-      throw Malformed{"a quantized tensor of data type " + *name};
+      throw MalformedLegacy{"a quantized tensor of data type " + *name};
   }
   return *dtype_named(*name);
 }
@@ -80,7 +80,7 @@ std::int64_t integer_value(const Json& value, const char* key) {
     }
     if (used == text.size() && used > 0) return parsed;
   }
-  throw Malformed{std::string("the field ") + key + " is not an integer"};
+  throw MalformedLegacy{std::string("the field ") + key + " is not an integer"};
 }
 
 std::int64_t integer(const Json& object, const char* key, std::int64_t absent = 0) {
@@ -100,14 +100,14 @@ const Json& member(const Json& object, const char* key, Json::value_t type) {
     if (type == Json::value_t::string) return kEmptyString;
   }
   if (it == object.end() || it->type() != type)
-    throw Malformed{std::string("the field ") + key + " is missing or of the wrong type"};
+    throw MalformedLegacy{std::string("the field ") + key + " is missing or of the wrong type"};
   return *it;
 }
 
 bool flag(const Json& object, const char* key) {
   const auto it = object.find(key);
   if (it == object.end()) return false;
-  if (!it->is_boolean()) throw Malformed{std::string("the field ") + key + " is not a boolean"};
+  if (!it->is_boolean()) throw MalformedLegacy{std::string("the field ") + key + " is not a boolean"};
   return it->get<bool>();
 }
 
@@ -123,7 +123,7 @@ class LegacyReader {
 
   ModelMetadata run() {
     const Json model = parse_model_json();
-    if (!model.is_object()) throw Malformed{"model.json does not hold a ModelDef object"};
+    if (!model.is_object()) throw MalformedLegacy{"model.json does not hold a ModelDef object"};
     for (const Json& tensor : member(model, "tensors", Json::value_t::array))
       tensors_.push_back(tensor_entry(tensor));
     const Json& root = member(model, "mainModule", Json::value_t::object);
@@ -140,18 +140,18 @@ class LegacyReader {
     while (!pending.empty()) {
       Pending next = std::move(pending.back());
       pending.pop_back();
-      if (next.depth > kMaxDepth)
-        throw Malformed{"a module tree deeper than " + std::to_string(kMaxDepth) + " levels"};
+      if (next.depth > kMaxLegacyDepth)
+        throw MalformedLegacy{"a module tree deeper than " + std::to_string(kMaxLegacyDepth) + " levels"};
       visit(*next.module, next.path, next.qualified);
       const Json& subs = member(*next.module, "submodules", Json::value_t::array);
       std::unordered_set<std::string> sibling_names;
       for (const Json& sub : subs) {
-        if (!sub.is_object()) throw Malformed{"a submodule that is not a ModuleDef object"};
+        if (!sub.is_object()) throw MalformedLegacy{"a submodule that is not a ModuleDef object"};
         const std::string name = member(sub, "name", Json::value_t::string);
         if (std::string why = unfit_submodule_name(next.path, name); !why.empty())
-          throw Malformed{std::move(why)};
+          throw MalformedLegacy{std::move(why)};
         if (!sibling_names.insert(name).second)
-          throw Malformed{"two submodules of '" + (next.path.empty() ? kRootPath : next.path) +
+          throw MalformedLegacy{"two submodules of '" + (next.path.empty() ? kRootPath : next.path) +
                           "' are named '" + name + "'"};
       }
       for (auto it = subs.rbegin(); it != subs.rend(); ++it) {
@@ -159,7 +159,7 @@ class LegacyReader {
         // each path and type name holds its parent's: bounded, or a deep tree of long names
         // costs memory quadratic in its depth
         name_bytes_ += next.path.size() + next.qualified.size() + 2 * name.size() + 3;
-        if (name_bytes_ > kMaxModulePathBytes) throw Malformed{kModulePathsTooLongMessage};
+        if (name_bytes_ > kMaxModulePathBytes) throw MalformedLegacy{kModulePathsTooLongMessage};
         pending.push_back({&*it, next.path.empty() ? name : next.path + "." + name,
                            next.qualified + atoms(name), next.depth + 1});
       }
@@ -192,21 +192,21 @@ class LegacyReader {
 
   Json parse_model_json() {
     const auto text = zip_.read(prefix_ + "model.json", kMaxJsonBytes);
-    if (!text) throw Malformed{"model.json is missing"};
+    if (!text) throw MalformedLegacy{"model.json is missing"};
     budget_.read(text->size());
     // bounded while it parses: the walk below copies values, which recurses
     try {
       return parse_bounded_json(*text, kMaxJsonDepth);
     } catch (const JsonTooDeep&) {
-      throw Malformed{"model.json nests values more than " + std::to_string(kMaxJsonDepth) +
+      throw MalformedLegacy{"model.json nests values more than " + std::to_string(kMaxJsonDepth) +
                       " levels deep"};
     } catch (const Json::exception&) {
-      throw Malformed{"model.json is not valid JSON"};
+      throw MalformedLegacy{"model.json is not valid JSON"};
     }
   }
 
   LegacyTensor tensor_entry(const Json& tensor) {
-    if (!tensor.is_object()) throw Malformed{"a tensor entry that is not a TensorDef object"};
+    if (!tensor.is_object()) throw MalformedLegacy{"a tensor entry that is not a TensorDef object"};
     LegacyTensor entry;
     TensorMetadata& t = entry.metadata;
     const Json type = tensor.value("dataType", Json("FLOAT"));  // a default protobuf leaves out
@@ -216,7 +216,7 @@ class LegacyReader {
     for (const Json& dim : member(tensor, "dims", Json::value_t::array)) {
       const std::int64_t d = integer_value(dim, "dims");
       if (d < 0 || (d > 0 && numel > std::numeric_limits<std::int64_t>::max() / 16 / d))
-        throw Malformed{"a tensor with a dimension out of range"};
+        throw MalformedLegacy{"a tensor with a dimension out of range"};
       t.shape.push_back(d);
       numel *= d;
     }
@@ -224,18 +224,18 @@ class LegacyReader {
     t.nbytes = numel * dtype.element_size;
     t.requires_grad = flag(tensor, "requiresGrad");
     t.device = member(tensor, "device", Json::value_t::string);
-    if (t.device.empty()) throw Malformed{"a tensor without a device"};
+    if (t.device.empty()) throw MalformedLegacy{"a tensor without a device"};
     const Json& data = member(tensor, "data", Json::value_t::object);
     const std::string key = member(data, "key", Json::value_t::string);
     const auto index = zip_.find(prefix_ + key);
-    if (!index) throw Malformed{"a tensor whose record " + printable(key) + " is missing"};
+    if (!index) throw MalformedLegacy{"a tensor whose record " + printable(key) + " is missing"};
     t.storage_crc32 = crc32_text(zip_.entries()[*index].crc);
     return entry;
   }
 
   const LegacyTensor& tensor_at(std::int64_t id) const {
     if (id < 0 || static_cast<std::size_t>(id) >= tensors_.size())
-      throw Malformed{"a parameter whose tensor id " + std::to_string(id) + " is not in the table"};
+      throw MalformedLegacy{"a parameter whose tensor id " + std::to_string(id) + " is not in the table"};
     return tensors_[static_cast<std::size_t>(id)];
   }
 
@@ -243,21 +243,21 @@ class LegacyReader {
   PickleRef attribute_at(std::int64_t id) {
     if (!attributes_) {
       const auto bytes = zip_.read(prefix_ + "attributes.pkl", kMaxPickleBytes);
-      if (!bytes) throw Malformed{"an attribute with a value, and no attributes.pkl"};
+      if (!bytes) throw MalformedLegacy{"an attribute with a value, and no attributes.pkl"};
       attribute_bytes_ = *bytes;
       budget_.read(attribute_bytes_.size());
       if (const auto problem = pickle_problem(attribute_bytes_))
-        throw Malformed{"the record attributes.pkl cannot be read safely: " + *problem};
+        throw MalformedLegacy{"the record attributes.pkl cannot be read safely: " + *problem};
       try {
         attributes_ = read_pickle(attribute_bytes_);
       } catch (const UnsupportedPickle& e) {
-        throw Malformed{std::string("the record attributes.pkl cannot be read: ") + e.what()};
+        throw MalformedLegacy{std::string("the record attributes.pkl cannot be read: ") + e.what()};
       }
     }
     const PickleRef root = attributes_->root;
     if ((root->kind != PickleValue::Kind::tuple && root->kind != PickleValue::Kind::list) ||
         id < 0 || static_cast<std::size_t>(id) >= root->items.size())
-      throw Malformed{"an attribute whose id " + std::to_string(id) + " is not in attributes.pkl"};
+      throw MalformedLegacy{"an attribute whose id " + std::to_string(id) + " is not in attributes.pkl"};
     return root->items[static_cast<std::size_t>(id)];
   }
 
@@ -277,7 +277,7 @@ class LegacyReader {
     std::vector<TensorMetadata> parameter_list, buffer_list;
     std::unordered_set<std::string> registered;
     for (const Json& p : member(module, "parameters", Json::value_t::array)) {
-      if (!p.is_object()) throw Malformed{"a parameter that is not a ParameterDef object"};
+      if (!p.is_object()) throw MalformedLegacy{"a parameter that is not a ParameterDef object"};
       const std::string name = member(p, "name", Json::value_t::string);
       const std::int64_t id = integer(p, "tensorId");
       const bool is_buffer = flag(p, "isBuffer");
@@ -299,7 +299,7 @@ class LegacyReader {
     bool training = true;  // LibTorch's is_training() of a module without the attribute
     JsonObjectBuilder attributes;
     for (const Json& a : member(module, "attributes", Json::value_t::array)) {
-      if (!a.is_object()) throw Malformed{"an attribute that is not an AttributeDef object"};
+      if (!a.is_object()) throw MalformedLegacy{"an attribute that is not an AttributeDef object"};
       const std::string name = member(a, "name", Json::value_t::string);
       const std::string type = member(a, "type", Json::value_t::string);
       if (!registered.insert(name).second) continue;  // a buffer registered above, as 1.2 did
@@ -332,7 +332,7 @@ class LegacyReader {
     const std::string key = member(arena, "key", Json::value_t::string);
     if (key.empty()) return {};
     const auto code = zip_.read(prefix_ + key, kCodeLimits.max_bytes);
-    if (!code) throw Malformed{"the module's code record " + printable(key) + " is missing"};
+    if (!code) throw MalformedLegacy{"the module's code record " + printable(key) + " is missing"};
     source_ = "class Legacy(Module):\n";
     std::size_t start = 0;
     while (start < code->size()) {
@@ -370,7 +370,7 @@ class LegacyReader {
         if (method.name != "forward" && !is_bookkeeping_name(method.name))
           methods.push_back(parse_method_signature(method, no_constants));
     } catch (const UnsupportedPickle& e) {
-      throw Malformed{"the methods in " + printable(key) + " cannot be read: " + e.what()};
+      throw MalformedLegacy{"the methods in " + printable(key) + " cannot be read: " + e.what()};
     }
     return methods;
   }
@@ -402,7 +402,7 @@ ModelMetadata read_legacy_archive_metadata(const ZipArchive& zip, const std::str
                                            const InspectDetails& details) {
   try {
     return LegacyReader(zip, prefix, details).run();
-  } catch (const Malformed& e) {
+  } catch (const MalformedLegacy& e) {
     throw Error(zip.path() + ": a TorchScript archive of PyTorch 1.0 to 1.2 (model.json) that " +
                 "cannot be read: " + e.what);
   } catch (const CountOverflow&) {

@@ -4,14 +4,12 @@
 #include <string>
 #include <unordered_set>
 
+#include "vin/diagnostics/archive/class_source.h"
+
 namespace vin::diagnostics {
 namespace {
 
 using Kind = PickleValue::Kind;
-
-bool is_identifier_char(char c) {
-  return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-}
 
 // `text` starts with an identifier: its length (0 when it does not).
 std::size_t identifier_length(std::string_view text) {

@@ -18,9 +18,6 @@ namespace {
 constexpr int kMaxLiteralDepth = 32;  // printed constants nest a level or two
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_identifier_char(char c) {
-  return c == '_' || is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
 
 std::string_view trim(std::string_view text) {
   const std::size_t first = text.find_first_not_of(" \t\n");

@@ -35,7 +35,7 @@ std::string html_escaped(const std::string& text) {
 }
 
 // a JSON value as one line, a string as its text
-std::string value_text(const Json& value) {
+std::string plain_text(const Json& value) {
   return value.is_string() ? value.get<std::string>() : dump_line(value);
 }
 
@@ -72,7 +72,7 @@ std::string row(const Change& c) {
   const auto [change, percent] = change_and_percent(c.old_value, c.new_value);
   // a path or field name as its text; a value as JSON (so "5" and 5 stay apart)
   const auto name = [](const Json& value) {
-    return value.is_null() ? std::string() : markdown_code(value_text(value));
+    return value.is_null() ? std::string() : markdown_code(plain_text(value));
   };
   const auto cell = [](const Json& value) {
     return value.is_null() ? std::string() : markdown_code(dump_line(value));
