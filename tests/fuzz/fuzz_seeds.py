@@ -17,6 +17,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 MAX_SEED_BYTES = 256 * 1024
+sys.path.insert(0, str(ROOT / "tests" / "fixtures"))
+import safetensors_writer as st  # noqa: E402  (no torch needed for raw entries)
 
 
 def nested_record(depth: int) -> str:
@@ -100,6 +102,16 @@ DEPTH_SEEDS = {
     "records": {"depth-62.jsonl": nested_record(62), "depth-66.jsonl": nested_record(66),
                 "depth-5000.jsonl": nested_record(5000), "profile.jsonl": PROFILE_JSONL,
                 **JSON_SEEDS},
+    "safetensors": {
+        "empty.safetensors": st.serialize([]),
+        "two.safetensors": st.serialize(
+            [("fc.weight", "F32", [2, 3], bytes(range(24))), ("fc.bias", "BF16", [2], b"abcd"),
+             ("steps", "I64", [], b"\x07" + b"\0" * 7), ("none", "F16", [0, 4], b"")],
+            metadata={"format": "pt"}),
+        "every_dtype.safetensors": st.serialize(
+            [(f"t{i}", code, [2], b"\x5a" * 2 * size)
+             for i, (code, size) in enumerate(st.CODES.values())]),
+    },
     "archive_structure": LEGACY_SEEDS,
     "archive_model": LEGACY_SEEDS,
     "archive_config": LEGACY_SEEDS,
@@ -139,6 +151,7 @@ def main() -> int:
                               (pt2 / "torch-2.14", ["*.pt2"]), (pt2 / "published", ["*.pt2"])],
         "pickle": [],  # the data.pkl of each small fixture archive, extracted below
         "export_program": [],  # the .pt2 fixtures' members, extracted below
+        "safetensors": [(hostile / "weights", ["*"])],
         "records": [(ROOT / "tests" / "cli" / "golden", ["*.jsonl"]), (config, ["*.jsonl"]),
                     (hostile / "records", ["*"])],
     }

@@ -60,6 +60,9 @@ def commands(folder, path, fixtures):
         return [(["inspect-config", path], 1), (["diff", path, path], 2)]
     if folder == "records":
         return [(["diff", path, path], 2)]
+    if folder == "weights":
+        return [(["inspect-model", path], 1), (["inspect-model", path, "--tensors"], 1),
+                (["diff", path, path], 2)]
     raise ValueError(folder)
 
 

@@ -18,7 +18,6 @@ using namespace vin::diagnostics;
 
 namespace {
 
-
 std::string contents(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), {});

@@ -1,5 +1,7 @@
 #include "vin/diagnostics/text/dtypes.h"
 
+#include <utility>
+
 namespace vin::diagnostics {
 
 const std::vector<Dtype>& dtypes() {
@@ -50,6 +52,22 @@ const Dtype* find(std::string_view value, Field field) {
 const Dtype* dtype_named(std::string_view name) { return find(name, &Dtype::name); }
 const Dtype* dtype_of_storage(std::string_view storage) { return find(storage, &Dtype::storage); }
 const Dtype* dtype_of_npy_descr(std::string_view descr) { return find(descr, &Dtype::npy_descr); }
+
+const Dtype* dtype_of_safetensors(std::string_view code) {
+  // the safetensors format's dtype names (its Dtype enum) and the torch dtype each stands for,
+  // as safetensors.torch maps them
+  static const std::pair<std::string_view, std::string_view> kCodes[] = {
+      {"F64", "float64"},       {"F32", "float32"},         {"F16", "float16"},
+      {"BF16", "bfloat16"},     {"I64", "int64"},           {"I32", "int32"},
+      {"I16", "int16"},         {"I8", "int8"},             {"U8", "uint8"},
+      {"BOOL", "bool"},         {"U16", "uint16"},          {"U32", "uint32"},
+      {"U64", "uint64"},        {"F8_E5M2", "float8_e5m2"}, {"F8_E4M3", "float8_e4m3fn"},
+      {"C64", "complex64"},
+  };
+  for (const auto& [name, dtype] : kCodes)
+    if (name == code) return dtype_named(dtype);
+  return nullptr;
+}
 
 std::string shape_dtype_names() {
   std::string names;

@@ -37,6 +37,8 @@ const std::vector<Dtype>& dtypes();
 const Dtype* dtype_named(std::string_view name);
 const Dtype* dtype_of_storage(std::string_view storage);
 const Dtype* dtype_of_npy_descr(std::string_view descr);
+/// The dtype of a safetensors header's dtype name ("F16", "BF16", "F8_E4M3"); nullptr for none.
+const Dtype* dtype_of_safetensors(std::string_view code);
 
 /// The dtypes --shape makes, comma-separated, for messages: "float32, float16, ...".
 std::string shape_dtype_names();

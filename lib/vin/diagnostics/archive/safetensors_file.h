@@ -1,0 +1,56 @@
+// The safetensors format (huggingface/safetensors, docs/inputs.md): an 8-byte little-endian
+// header length N, N bytes of a JSON object (padded with spaces), then the tensors' bytes. The
+// header maps each tensor's name to its dtype, shape and [begin, end) offsets in the data, and
+// may hold `__metadata__`, a map of strings. Read as data, every rule of the format checked
+// before anything else is read: nothing is trusted that would make a later read go past the
+// file or allocate by what the file says.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "vin/diagnostics/archive/input_file.h"
+#include "vin/diagnostics/records/record_value.h"
+#include "vin/diagnostics/text/dtypes.h"
+
+namespace vin::diagnostics {
+
+/// The largest header the format allows (the reference reader's MAX_HEADER_SIZE).
+inline constexpr std::uint64_t kMaxSafetensorsHeaderBytes = 100'000'000;
+
+/// One tensor of a safetensors file.
+struct SafetensorsTensor {
+  std::string key;  ///< its name in the header (a state dict's key: `fc1.weight`)
+  const Dtype* dtype = nullptr;
+  std::vector<std::int64_t> shape;
+  std::int64_t numel = 0;
+  /// its bytes' place in the file (not in the data: the header's offsets plus 8 + N)
+  std::uint64_t begin = 0;
+  std::uint64_t end = 0;
+};
+
+/// A safetensors file's header, checked.
+struct SafetensorsHeader {
+  /// `__metadata__`, an object of strings; null where the header has none
+  Json metadata;
+  /// in the header's order
+  std::vector<SafetensorsTensor> tensors;
+  /// where the data begins: 8 + N
+  std::uint64_t data_begin = 0;
+};
+
+/// Reads and checks `file`'s header. Throws Error "PATH: not a valid safetensors file: WHY",
+/// WHY naming the entry where there is one: a header length past the file or past
+/// kMaxSafetensorsHeaderBytes, a header that is not a JSON object (or not UTF-8, or nested
+/// deeper than the format's entries), a key twice, an entry without a known dtype, a shape of
+/// non-negative integers or two offsets in order, a shape whose elements overflow 64 bits, bytes
+/// that are not numel times the element size, tensors whose bytes leave a hole, overlap, or do
+/// not end where the file ends, and a `__metadata__` that is not an object of strings.
+SafetensorsHeader read_safetensors_header(const InputFile& file);
+
+/// The CRC-32 of the bytes [begin, end) of `file`, read a piece at a time (TensorMetadata's
+/// data_crc32: a safetensors tensor's bytes are its elements, row-major and little-endian).
+std::uint32_t crc32_of_range(const InputFile& file, std::uint64_t begin, std::uint64_t end);
+
+}  // namespace vin::diagnostics
