@@ -856,11 +856,23 @@ def file_kind_attacks():
         return [(["inspect-model", "{file}"], "error", 1, what),
                 (["diff", "{file}", "{file}"], "error", 2, what),
                 (["inspect-config", "{file}"], "error", 1, config or what)]
+    def described(what):
+        # read by inspect-model and diff (contract 11.1), refused by inspect-config
+        return [(["inspect-model", "{file}"], "records", 0, None,
+                 {"stdout_has": '"format": "safetensors"'}),
+                (["inspect-model", "{file}", "--tensors"], "records", 0, None,
+                 {"stdout_has": '"data_crc32": "'}),
+                (["diff", "{file}", "{file}"], "records", 0, None,
+                 {"stdout_has": '"identical": true'}),
+                (["inspect-config", "{file}"], "error", 1, what)]
     assert safetensors_bytes(0x180)[:1] == b"\x80" and safetensors_bytes(0x4B50)[:2] == b"PK"
-    add("kind_plain.safetensors", safetensors_bytes(128), named("a safetensors file"))
-    add("kind_x80.safetensors", safetensors_bytes(0x180), named("a safetensors file"))
-    add("kind_pk.safetensors", safetensors_bytes(0x4B50), named("a safetensors file"))
-    add("kind_pk_cut.safetensors", safetensors_bytes(0x4B50)[:4000], named("a safetensors file"))
+    add("kind_plain.safetensors", safetensors_bytes(128), described("a safetensors file"))
+    add("kind_x80.safetensors", safetensors_bytes(0x180), described("a safetensors file"))
+    add("kind_pk.safetensors", safetensors_bytes(0x4B50), described("a safetensors file"))
+    add("kind_pk_cut.safetensors", safetensors_bytes(0x4B50)[:4000],
+        [(["inspect-model", "{file}"], "error", 1, "its header of 19280 bytes runs past the end"),
+         (["diff", "{file}", "{file}"], "error", 2, "not a valid safetensors file"),
+         (["inspect-config", "{file}"], "error", 1, "a safetensors file")])
     add("kind_lfs.safetensors",
         "version https://git-lfs.github.com/spec/v1\n"
         "oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\n"
@@ -878,6 +890,13 @@ def file_kind_attacks():
                     "weight_map": {"w": "model-00001-of-00001.safetensors"}}, indent=2),
         named("the index of a sharded checkpoint"))
     add("kind_dict.pkl", pickle.dumps({"a": 1}, protocol=2), named("a pickle"))
+    # a key of 3,000,000 segments: as many modules, whose paths would add up to terabytes
+    deep = "a." * 3_000_000 + "w"
+    deep_header = json.dumps({deep: {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}})
+    add("weights_deep_key.safetensors",
+        struct.pack("<Q", len(deep_header)) + deep_header.encode() + bytes(4),
+        [(["inspect-model", "{file}"], "error", 1, "its module paths add up to more than 64 MiB"),
+         (["diff", "{file}", "{file}"], "error", 2, "its module paths add up")])
 
 
 PT2 = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "pt2")

@@ -202,6 +202,15 @@ TEST_CASE("every file is named for what it is, from its structure (contract 11.1
   std::string open = safetensors_of(128);
   open[8 + 127] = 'x';
   CHECK(kind_of("open.safetensors", open) != FileKind::safetensors);
+  // a length past the format's limit is still one (its reader refuses it), not "a zip file";
+  // text never has the length's zero high bytes
+  std::string huge = safetensors_of(128);
+  huge[0] = '\x00';
+  huge[1] = '\xc2';
+  huge[2] = '\xeb';
+  huge[3] = '\x0b';  // 200,000,000
+  CHECK(kind_of("huge.safetensors", huge) == FileKind::safetensors);
+  CHECK(kind_of("text.json", "12345678{\"a\": 1}\n") != FileKind::safetensors);
   // a Git LFS pointer, named with the size it points to and how to fetch it
   const std::string lfs =
       "version https://git-lfs.github.com/spec/v1\noid "

@@ -295,6 +295,7 @@ TEST_CASE("details: attributes by module.name, tensors by their full name, signa
     t.shape = std::move(shape);
     t.dtype = "torch.float32";
     t.device = "cpu";
+    t.requires_grad = false;
     t.numel = 4;
     t.nbytes = 16;
     t.storage_crc32 = "00000000";
@@ -305,6 +306,7 @@ TEST_CASE("details: attributes by module.name, tensors by their full name, signa
     ModelDetails details{64,
                          0,
                          std::vector<MethodSignature>{{"forward", {}, std::move(returns), {}, {}}},
+                         std::nullopt,
                          std::nullopt,
                          std::nullopt,
                          std::nullopt,

@@ -127,7 +127,13 @@ TEST_CASE("the JSON encoding writes the tables' fields in their order") {
   CHECK(keys(to_json(overflowed)) == field_names("ProfileSummary", true));
   CHECK(keys(to_json(TensorComparison{})) == field_names("TensorComparison", true));
   CHECK(keys(to_json(ComparisonSummary{})) == field_names("ComparisonSummary", true));
-  CHECK(keys(to_json(TensorMetadata{})) == field_names("TensorMetadata", true));
+  TensorMetadata weights_tensor;  // key, file and data_crc32: a weights file's tensors only
+  weights_tensor.key = "fc.weight";
+  weights_tensor.file = "model-00001-of-00002.safetensors";
+  weights_tensor.data_crc32 = "00000000";
+  CHECK(keys(to_json(weights_tensor)) == field_names("TensorMetadata", true));
+  CHECK(keys(to_json(TensorMetadata{})) == field_names("TensorMetadata", false));
+  CHECK(keys(to_json(WeightsFile{})) == field_names("WeightsFile", true));
   Change gated;  // within_tolerance is there only for a field with a --tolerance
   gated.within_tolerance = true;
   CHECK(keys(to_json(gated)) == field_names("Change", true));

@@ -23,7 +23,8 @@ class InspectModel : public Command {
 
   void define(CLI::App& sub) override {
     sub.add_option("ARCHIVE", archive_,
-                   "TorchScript archive written by torch.jit.save, or a torch.export .pt2")
+                   "TorchScript archive written by torch.jit.save, a torch.export .pt2, or a "
+                   "safetensors weights file")
         ->required();
     sub.add_flag("--tensors", details_.tensors,
                  "Each parameter and buffer (shape, dtype, device, bytes, storage CRC-32) and the "

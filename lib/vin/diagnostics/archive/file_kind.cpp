@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "vin/diagnostics/archive/export_archive.h"
+#include "vin/diagnostics/archive/safetensors_file.h"
 #include "vin/diagnostics/text/printable.h"
 
 namespace vin::diagnostics {
@@ -51,15 +52,14 @@ std::optional<std::string> first_object_key(const InputFile& file) {
 // of the header, not by the first bytes, which are the length's (0x80 or `PK` among them).
 bool is_safetensors(const InputFile& file) {
   const std::string_view head = file.head();
-  if (head.size() < 10 || head[8] != '{') return false;
+  if (head.size() < 10 || !starts_like_safetensors(head)) return false;
   std::uint64_t length = 0;
   for (int b = 7; b >= 0; --b) length = length << 8 | static_cast<unsigned char>(head[b]);
   if (length < 2) return false;
-  // a header past the end: a safetensors file cut short, where nothing else begins so (a zip's
-  // signatures) and the length is one the format allows
+  // a header past the end: a safetensors file cut short (or one whose length is past the
+  // format's limit), where nothing else begins so (a zip's signatures); the reader says which
   if (length > file.size() - 8)
-    return length <= 100'000'000 && !file.starts_with("PK\x03\x04") &&
-           !file.starts_with("PK\x05\x06");
+    return !file.starts_with("PK\x03\x04") && !file.starts_with("PK\x05\x06");
   // the header's last byte that is not padding closes it (a MiB of padding at most is looked at)
   char piece[4096];
   for (std::uint64_t end = 8 + length; end > 9 && 8 + length - end < (1 << 20);) {

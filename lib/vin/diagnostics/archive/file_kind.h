@@ -47,8 +47,9 @@ struct ClassifiedFile {
   const std::string& path() const { return file->path(); }
 };
 
-/// Whether no reader takes files of `kind` yet (weights files, tar, 7z, LFS pointers, ...): each
-/// command refuses them naming what they are (what_it_is).
+/// Whether no reader of configurations, records or inputs takes files of `kind` (weights files,
+/// which only inspect-model and diff describe (archive/weights_file), tar, 7z, LFS pointers,
+/// ...): each command refuses them naming what they are (what_it_is).
 bool unread_kind(FileKind kind);
 
 /// What `file` is, in words for a refusal: describe(kind), and for a Git LFS pointer the size

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <vector>
 
+#include "vin/diagnostics/archive/safetensors_file.h"
 #include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/text/printable.h"
 
@@ -75,7 +76,8 @@ bool write_all(int fd, const char* data, std::size_t n) {
 bool is_binary_magic(std::string_view head) {
   return head.substr(0, 2) == "PK" || head.substr(0, 6) == "\x93NUMPY" ||
          head.substr(0, 8) == "PYTORCH1" ||
-         (!head.empty() && static_cast<unsigned char>(head[0]) == 0x80);
+         (!head.empty() && static_cast<unsigned char>(head[0]) == 0x80) ||
+         starts_like_safetensors(head);
 }
 
 // Whether the first bytes of a stream can begin a text file (YAML, JSON records): UTF-8 (a
@@ -115,7 +117,7 @@ std::pair<int, std::uint64_t> copy_stream(int in, const std::string& path) {
     if (!looks_like_text(head))
       throw Error(path +
                   ": a stream that starts as none of the files this tool reads (a zip, a "
-                  "pickle, an .npy array or UTF-8 text); refused after its first " +
+                  "pickle, an .npy array, a safetensors file or UTF-8 text); refused after its first " +
                   std::to_string(held) + " bytes");
     limit = InputFile::kMaxTextStreamBytes;
   }

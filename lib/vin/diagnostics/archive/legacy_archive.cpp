@@ -224,7 +224,7 @@ class LegacyReader {
     t.nbytes = numel * dtype.element_size;
     t.requires_grad = flag(tensor, "requiresGrad");
     t.device = member(tensor, "device", Json::value_t::string);
-    if (t.device.empty()) throw MalformedLegacy{"a tensor without a device"};
+    if (t.device->empty()) throw MalformedLegacy{"a tensor without a device"};
     const Json& data = member(tensor, "data", Json::value_t::object);
     const std::string key = member(data, "key", Json::value_t::string);
     const auto index = zip_.find(prefix_ + key);
@@ -285,7 +285,7 @@ class LegacyReader {
       registered.insert(name);
       // admitted before the copy: one table entry may be named by every module
       if (details_.tensors &&
-          budget_.admit_tensor(t.shape.size(), name.size() + t.dtype.size() + t.device.size())) {
+          budget_.admit_tensor(t.shape.size(), name.size() + t.dtype.size() + t.device->size())) {
         TensorMetadata named = t;
         named.name = name;
         named.kind = is_buffer ? "buffer" : "parameter";
@@ -294,7 +294,7 @@ class LegacyReader {
       if (is_buffer)
         counts_.buffer(direct, id, t.numel, t.nbytes);
       else
-        counts_.parameter(direct, id, t.numel, t.requires_grad, t.nbytes);
+        counts_.parameter(direct, id, t.numel, t.requires_grad.value_or(false), t.nbytes);
     }
     bool training = true;  // LibTorch's is_training() of a module without the attribute
     JsonObjectBuilder attributes;

@@ -3,6 +3,7 @@
 #include "vin/diagnostics/archive/archive_structure.h"
 #include "vin/diagnostics/archive/export_archive.h"
 #include "vin/diagnostics/archive/legacy_archive.h"
+#include "vin/diagnostics/archive/weights_file.h"
 #include "vin/diagnostics/records/error.h"
 
 namespace vin::diagnostics {
@@ -18,6 +19,7 @@ ModelMetadata describe_archive(const std::string& path, const InspectDetails& de
 
 ModelMetadata describe_archive(const ClassifiedFile& file, const InspectDetails& details,
                                const LibTorchInspector& fallback) {
+  if (is_weights_kind(file.kind)) return describe_weights_file(file, details);
   if (file.kind == FileKind::torch_export)
     return naming_out_of_memory(file.path(), "reading the archive", [&] {
       return read_export_archive(*file.zip, details, details.model);

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "vin/diagnostics/archive/input_file.h"
@@ -39,6 +40,14 @@ struct SafetensorsHeader {
   /// where the data begins: 8 + N
   std::uint64_t data_begin = 0;
 };
+
+/// Whether a file's first bytes begin as a safetensors file does: a length under 4 GiB (its
+/// high bytes zero, which no text has) and the header's '{'. What tells a safetensors file from
+/// others (file_kind) and lets it through a pipe (input_file); its header is checked later.
+inline bool starts_like_safetensors(std::string_view head) {
+  return head.size() >= 9 && head[8] == '{' && head[4] == 0 && head[5] == 0 && head[6] == 0 &&
+         head[7] == 0;
+}
 
 /// Reads and checks `file`'s header. Throws Error "PATH: not a valid safetensors file: WHY",
 /// WHY naming the entry where there is one: a header length past the file or past

@@ -172,9 +172,10 @@ RecordSet model_set(const Json& document, const std::string& source, const std::
   set.source = source;
   share_store(set);
   require_keys(document, kModelKeys, "ModelMetadata", where);
-  // a .pt2's container (ExportArchive: file, layout, versions) is not the model: not compared
-  set.header = without(
-      document, {"methods", "modules", "record", "export_archive", "operators", "graph_signature"});
+  // a .pt2's container (ExportArchive: file, layout, versions) and a weights file's
+  // (WeightsFile: file, format, shards) are not the model: not compared
+  set.header = without(document, {"methods", "modules", "record", "export_archive", "weights_file",
+                                  "operators", "graph_signature"});
   if (document.contains("methods")) {
     RecordList& methods = emplace_list(set.methods, set);
     for (const Json& method : document.at("methods")) {
@@ -453,12 +454,17 @@ RecordSet read_jsonl(RecordLines& lines, RecordSet set, const std::string& path)
   std::optional<Json> header;
   bool model = false;
   bool export_archive = false;
+  bool weights_file = false;
   bool modules_begun = false;
   do {
     const std::string& record = lines.record();
     const auto where = [&lines] { return lines.where(); };
     if (!header && record == "ExportArchive" && !export_archive) {
       export_archive = true;  // a .pt2's records: the container first
+      continue;
+    }
+    if (!header && record == "WeightsFile" && !weights_file) {
+      weights_file = true;  // a weights file's records: the container first
       continue;
     }
     if (!header) {
@@ -474,8 +480,8 @@ RecordSet read_jsonl(RecordLines& lines, RecordSet set, const std::string& path)
                     "(inspect-config) or profile's records");
       }
       // what the `--format json` document nests is not the container's (an edited line)
-      header = model ? without(j, {"methods", "modules", "export_archive", "operators",
-                                   "graph_signature"})
+      header = model ? without(j, {"methods", "modules", "export_archive", "weights_file",
+                                   "operators", "graph_signature"})
                      : without(j, {"fields"});
       continue;
     }
@@ -593,9 +599,11 @@ void collect_field_names(const RecordSet& set, std::set<std::string>& out) {
   };
   add(set.items, {"path", "module_path"});
   add(set.operators, {"operator"});
-  if (set.tensors)
+  if (set.tensors) {
     for (const char* key : kTensorKeys)
       if (std::string(key) != "name") out.insert(key);
+    add(*set.tensors, {"name", "module_path"});  // a weights file's key, data_crc32, ...
+  }
   if (set.methods) out.insert({"arguments", "returns", "outputs", "dimensions"});
   if (set.graph_signature)
     for (const auto& [key, value] : set.graph_signature->items()) out.insert(key);

@@ -6,6 +6,7 @@
 
 #include "vin/diagnostics/archive/archive_layout.h"
 #include "vin/diagnostics/archive/file_kind.h"
+#include "vin/diagnostics/archive/weights_file.h"
 #include "vin/diagnostics/config/inspect_config.h"
 #include "vin/diagnostics/records/error.h"
 
@@ -38,9 +39,12 @@ RecordSet load_classified(const ClassifiedFile& file, const LibTorchInspector& f
   }
   if (file.kind == FileKind::empty && kind != SideKind::configuration)
     throw Error(path + ": empty file: no records, no archive, no configuration rendering");
+  if (is_weights_kind(file.kind) && kind != SideKind::configuration)
+    return record_set(describe_weights_file(file, InspectDetails::everything()), path);
   if (unread_kind(file.kind))
     throw Error(path + ": " + what_it_is(file) +
-                "; diff compares archives, configuration renderings and saved records");
+                "; diff compares archives, weights files, configuration renderings and saved "
+                "records");
   if (saved_records(file))
     return naming_out_of_memory(path, "reading the records",
                                 [&] { return read_record_file(*file.file); });

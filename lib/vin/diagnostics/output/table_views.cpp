@@ -35,7 +35,7 @@ const std::vector<TableView>& table_views() {
         {"Mode", left, {}},
         {"Size", right, {"nbytes"}},
         {"Settings", left, {}}},
-       {"storage_crc32"}},
+       {"storage_crc32", "key", "file", "shared_with", "data_crc32"}},
       {"config",
        "ConfigFieldSpec",
        {{"Field", left, {"path"}},

@@ -199,7 +199,12 @@ std::string tensor_summary(const TensorMetadata& t) {
   std::string shape;
   for (const std::int64_t n : t.shape) shape += (shape.empty() ? "" : ", ") + std::to_string(n);
   const std::string dtype = t.dtype.rfind("torch.", 0) == 0 ? t.dtype.substr(6) : t.dtype;
-  return dtype + "[" + shape + "] " + t.device;
+  return dtype + "[" + shape + "]" + (t.device ? " " + *t.device : std::string());
+}
+
+// a count, or "-" where the file does not say (a weights file's trainable elements and buffers)
+std::string count_or_dash(const std::optional<std::int64_t>& count) {
+  return count ? with_thousands_separators(*count) : "-";
 }
 
 // `kernel_size=[3, 3], stride=[1, 1]`
@@ -278,8 +283,8 @@ std::string format_model_table(const ModelMetadata& model) {
     std::vector<std::string> row{tree_label(m.path()),
                                  m.module_type().value_or("-"),
                                  with_thousands_separators(m.direct_parameters()),
-                                 with_thousands_separators(m.trainable_parameters()),
-                                 with_thousands_separators(m.direct_buffers()),
+                                 count_or_dash(m.trainable_parameters()),
+                                 count_or_dash(m.direct_buffers()),
                                  !m.training()   ? "-"
                                  : *m.training() ? "train"
                                                  : "eval"};
@@ -292,11 +297,11 @@ std::string format_model_table(const ModelMetadata& model) {
     for (const auto& t : *m.details().tensors) {
       const bool parameter = t.kind == "parameter";
       const std::string numel = with_thousands_separators(t.numel);
+      const std::string trainable =
+          !parameter ? "" : !t.requires_grad ? "-" : *t.requires_grad ? numel : "";
       std::vector<std::string> tensor_row{
-          indent + t.name,        tensor_summary(t),
-          parameter ? numel : "", parameter && t.requires_grad ? numel : "",
-          parameter ? "" : numel, "",
-          byte_size(t.nbytes)};
+          indent + t.name, tensor_summary(t), parameter ? numel : "", trainable,
+          parameter ? "" : numel, "", byte_size(t.nbytes)};
       if (attributes) tensor_row.emplace_back();
       table.add_row(std::move(tensor_row));
     }
@@ -310,16 +315,22 @@ std::string format_model_table(const ModelMetadata& model) {
   std::vector<std::pair<std::string, std::string>> lines = {
       {"Modules:", with_thousands_separators(static_cast<std::int64_t>(model.modules().size()))},
       {"Total parameters:", with_thousands_separators(model.total_parameters())},
-      {"Trainable parameters:", with_thousands_separators(model.trainable_parameters())},
-      {"Non-trainable parameters:",
-       with_thousands_separators(model.total_parameters() - model.trainable_parameters())},
   };
+  // a weights file does not say which tensors are trainable, nor which are buffers
+  if (const auto trainable = model.trainable_parameters()) {
+    lines.emplace_back("Trainable parameters:", with_thousands_separators(*trainable));
+    lines.emplace_back("Non-trainable parameters:",
+                       with_thousands_separators(model.total_parameters() - *trainable));
+  }
   if (tensors) {
     const std::int64_t parameter_bytes = *model.details().parameter_bytes;
-    const std::int64_t buffer_bytes = *model.details().buffer_bytes;
-    lines.emplace_back("Parameter size:", byte_size(parameter_bytes));
-    lines.emplace_back("Buffer size:", byte_size(buffer_bytes));
-    lines.emplace_back("Model size:", byte_size(parameter_bytes + buffer_bytes));
+    const std::optional<std::int64_t> buffer_bytes = model.details().buffer_bytes;
+    lines.emplace_back(buffer_bytes ? "Parameter size:" : "Tensor size:",
+                       byte_size(parameter_bytes));
+    if (buffer_bytes) {
+      lines.emplace_back("Buffer size:", byte_size(*buffer_bytes));
+      lines.emplace_back("Model size:", byte_size(parameter_bytes + *buffer_bytes));
+    }
   }
   std::size_t label_width = 0, value_width = 0;
   for (const auto& [label, value] : lines) {
@@ -340,6 +351,15 @@ std::string format_model_table(const ModelMetadata& model) {
   }
   if (const auto& archive = model.details().export_archive)
     out += format_export_archive_table(*archive);
+  if (const auto& weights = model.details().weights_file) {
+    out += "Weights file: " + shown(weights->format) + '\n';
+    if (!weights->state_dict_path.empty())
+      out += "State dict at: " + shown(dump_line(weights->state_dict_path)) + '\n';
+    for (const auto& shard : weights->files) out += "  shard: " + shown(shard) + '\n';
+    if (!weights->metadata.is_null()) out += "Metadata: " + shown(dump_line(weights->metadata)) + '\n';
+    for (const auto& [dtype, elements] : weights->dtypes)
+      out += "  " + shown(dtype) + ": " + with_thousands_separators(elements) + " elements\n";
+  }
   if (const auto& operators = model.details().operators) {
     TextTable calls;
     calls.add_column("Module", TextTable::Align::left);

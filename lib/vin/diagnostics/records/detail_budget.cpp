@@ -92,8 +92,9 @@ bool DetailBudget::admit_tensor(std::size_t rank, std::size_t text_bytes) {
 }
 
 bool DetailBudget::admit(const TensorMetadata& tensor) {
-  return admit_tensor(tensor.shape.size(),
-                      tensor.name.size() + tensor.dtype.size() + tensor.device.size());
+  return admit_tensor(tensor.shape.size(), tensor.name.size() + tensor.dtype.size() +
+                                               (tensor.device ? tensor.device->size() : 0) +
+                                               (tensor.key ? tensor.key->size() : 0));
 }
 
 }  // namespace vin::diagnostics

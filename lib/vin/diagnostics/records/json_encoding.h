@@ -58,6 +58,8 @@ Json to_json(const ModuleProfile& module);
 
 /// A torch.export archive's ExportArchive record (contract 10.3).
 Json to_json(const ExportArchive& archive);
+/// A weights file's WeightsFile record (contract 11.2).
+Json to_json(const WeightsFile& weights);
 /// One OperatorCount record (inspect-model --operators of a .pt2).
 Json to_json(const OperatorCount& count);
 /// A .pt2's GraphSignature record (inspect-model --signature).

@@ -13,6 +13,7 @@
 
 #include "vin/diagnostics/records/export_records.h"
 #include "vin/diagnostics/records/record_value.h"
+#include "vin/diagnostics/records/weights_records.h"
 
 namespace vin::diagnostics {
 
@@ -39,19 +40,31 @@ struct TensorMetadata {
   std::string name;  ///< its name on the module (`weight`)
   std::string kind;  ///< "parameter" or "buffer"
   std::vector<std::int64_t> shape;
-  std::string dtype;   ///< Python's str(dtype): "torch.float32"
-  std::string device;  ///< Python's str(device): "cpu", "cuda:0"
-  bool requires_grad = false;
+  std::string dtype;  ///< Python's str(dtype): "torch.float32"
+  /// Python's str(device): "cpu", "cuda:0"; none where the file does not say (safetensors)
+  std::optional<std::string> device;
+  std::optional<bool> requires_grad;  ///< none where the file does not say (safetensors)
   std::int64_t numel = 0;
   std::int64_t nbytes = 0;  ///< numel times the element size
   /// the CRC-32 the archive's zip directory records for the storage, 8 lowercase hex digits;
   /// nothing where no archive record holds the storage
   std::optional<std::string> storage_crc32;
+  /// a weights file's key for it, dotted from the file's root (`model.fc1.weight` in a
+  /// checkpoint); none for an archive's tensors
+  std::optional<std::string> key;
+  /// the shard that holds it (a sharded set's); none for one file
+  std::optional<std::string> file;
+  /// the keys of the other tensors of its storage, offset, shape and strides (counted once)
+  std::vector<std::string> shared_with;
+  /// the CRC-32 of its elements, row-major and little-endian (equal weights, equal values, in
+  /// every format), 8 lowercase hex digits
+  std::optional<std::string> data_crc32;
 
   friend bool operator==(const TensorMetadata& a, const TensorMetadata& b) {
     return a.name == b.name && a.kind == b.kind && a.shape == b.shape && a.dtype == b.dtype &&
            a.device == b.device && a.requires_grad == b.requires_grad && a.numel == b.numel &&
-           a.nbytes == b.nbytes && a.storage_crc32 == b.storage_crc32;
+           a.nbytes == b.nbytes && a.storage_crc32 == b.storage_crc32 && a.key == b.key &&
+           a.file == b.file && a.shared_with == b.shared_with && a.data_crc32 == b.data_crc32;
   }
 };
 
@@ -139,6 +152,8 @@ struct ModelDetails {
   std::optional<std::string> stopped_by;
   /// a torch.export archive's container and program (its ExportArchive record, printed first)
   std::optional<ExportArchive> export_archive;
+  /// a weights file's container (its WeightsFile record, printed first)
+  std::optional<WeightsFile> weights_file;
   /// a torch.export program's operator calls per module (--operators), in module order
   std::optional<std::vector<OperatorCount>> operators;
   /// a torch.export program's graph signature (--signature)
@@ -147,7 +162,8 @@ struct ModelDetails {
   friend bool operator==(const ModelDetails& a, const ModelDetails& b) {
     return a.parameter_bytes == b.parameter_bytes && a.buffer_bytes == b.buffer_bytes &&
            a.methods == b.methods && a.stopped_by == b.stopped_by &&
-           a.export_archive == b.export_archive && a.operators == b.operators &&
+           a.export_archive == b.export_archive && a.weights_file == b.weights_file &&
+           a.operators == b.operators &&
            a.graph_signature == b.graph_signature;
   }
 };
@@ -156,8 +172,8 @@ struct ModelDetails {
 class ModuleMetadata {
  public:
   ModuleMetadata(std::string path, std::optional<std::string> module_type,
-                 std::int64_t direct_parameters, std::int64_t trainable_parameters,
-                 std::int64_t direct_buffers, std::optional<bool> training,
+                 std::int64_t direct_parameters, std::optional<std::int64_t> trainable_parameters,
+                 std::optional<std::int64_t> direct_buffers, std::optional<bool> training,
                  ModuleDetails details = {})
       : details_(std::move(details)),
         path_(std::move(path)),
@@ -174,10 +190,12 @@ class ModuleMetadata {
   const std::optional<std::string>& module_type() const { return module_type_; }
   /// Elements in parameters registered directly on this module (None slots count zero).
   std::int64_t direct_parameters() const { return direct_parameters_; }
-  /// Elements in gradient-enabled parameters registered directly on this module.
-  std::int64_t trainable_parameters() const { return trainable_parameters_; }
-  /// Elements in tensors registered directly on this module as buffers.
-  std::int64_t direct_buffers() const { return direct_buffers_; }
+  /// Elements in gradient-enabled parameters registered directly on this module; none where the
+  /// file does not say which are (a weights file).
+  std::optional<std::int64_t> trainable_parameters() const { return trainable_parameters_; }
+  /// Elements in tensors registered directly on this module as buffers; none where the file
+  /// does not tell buffers from parameters (a weights file).
+  std::optional<std::int64_t> direct_buffers() const { return direct_buffers_; }
   /// The module's training flag at inspection time; none where the file records no mode
   /// (torch.export).
   std::optional<bool> training() const { return training_; }
@@ -198,8 +216,8 @@ class ModuleMetadata {
   std::string path_;
   std::optional<std::string> module_type_;
   std::int64_t direct_parameters_;
-  std::int64_t trainable_parameters_;
-  std::int64_t direct_buffers_;
+  std::optional<std::int64_t> trainable_parameters_;
+  std::optional<std::int64_t> direct_buffers_;
   std::optional<bool> training_;
 };
 
@@ -207,7 +225,8 @@ class ModuleMetadata {
 class ModelMetadata {
  public:
   ModelMetadata(std::optional<std::string> model_type, std::int64_t total_parameters,
-                std::int64_t trainable_parameters, std::vector<ModuleMetadata> modules,
+                std::optional<std::int64_t> trainable_parameters,
+                std::vector<ModuleMetadata> modules,
                 ModelDetails details = {})
       : model_type_(std::move(model_type)),
         total_parameters_(total_parameters),
@@ -219,8 +238,9 @@ class ModelMetadata {
   const std::optional<std::string>& model_type() const { return model_type_; }
   /// Elements in all parameters reachable from the root, each tensor counted once.
   std::int64_t total_parameters() const { return total_parameters_; }
-  /// Elements in all gradient-enabled reachable parameters, each tensor counted once.
-  std::int64_t trainable_parameters() const { return trainable_parameters_; }
+  /// Elements in all gradient-enabled reachable parameters, each tensor counted once; none for a
+  /// weights file.
+  std::optional<std::int64_t> trainable_parameters() const { return trainable_parameters_; }
   /// Unique registered modules in named_modules order, the root first.
   const std::vector<ModuleMetadata>& modules() const { return modules_; }
   /// Byte totals and method signatures, where asked for.
@@ -236,7 +256,7 @@ class ModelMetadata {
  private:
   std::optional<std::string> model_type_;
   std::int64_t total_parameters_;
-  std::int64_t trainable_parameters_;
+  std::optional<std::int64_t> trainable_parameters_;
   std::vector<ModuleMetadata> modules_;
   ModelDetails details_;
 };

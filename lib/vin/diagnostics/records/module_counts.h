@@ -55,6 +55,8 @@ class ModelCounts {
 
   std::int64_t total() const { return total_; }
   std::int64_t trainable() const { return trainable_; }
+  /// Bytes of the parameters, each tensor once.
+  std::int64_t parameter_bytes() const { return parameter_bytes_; }
   /// parameter_bytes and buffer_bytes of the model's details (with --tensors).
   void put_bytes(ModelDetails& details) const {
     details.parameter_bytes = parameter_bytes_;

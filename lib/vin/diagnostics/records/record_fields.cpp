@@ -24,7 +24,8 @@ Json float_or_null(const std::optional<double>& value) {
 constexpr Field<ModelMetadata> kModelFields[] = {
     {"model_type", [](const ModelMetadata& m) { return or_null(m.model_type()); }},
     {"total_parameters", [](const ModelMetadata& m) { return Json(m.total_parameters()); }},
-    {"trainable_parameters", [](const ModelMetadata& m) { return Json(m.trainable_parameters()); }},
+    {"trainable_parameters",
+     [](const ModelMetadata& m) { return or_null(m.trainable_parameters()); }},
     {"parameter_bytes",
      [](const ModelMetadata& m) {
        const auto& bytes = m.details().parameter_bytes;
@@ -33,8 +34,11 @@ constexpr Field<ModelMetadata> kModelFields[] = {
      detail},
     {"buffer_bytes",
      [](const ModelMetadata& m) {
+       // null with --tensors where the file does not tell buffers from parameters
        const auto& bytes = m.details().buffer_bytes;
-       return bytes ? Json(*bytes) : absent_field();
+       return bytes                          ? Json(*bytes)
+              : m.details().parameter_bytes ? Json(nullptr)
+                                             : absent_field();
      },
      detail},
     {"stopped_by",
@@ -50,8 +54,8 @@ constexpr Field<ModuleMetadata> kModuleFields[] = {
     {"module_type", [](const ModuleMetadata& m) { return or_null(m.module_type()); }},
     {"direct_parameters", [](const ModuleMetadata& m) { return Json(m.direct_parameters()); }},
     {"trainable_parameters",
-     [](const ModuleMetadata& m) { return Json(m.trainable_parameters()); }},
-    {"direct_buffers", [](const ModuleMetadata& m) { return Json(m.direct_buffers()); }},
+     [](const ModuleMetadata& m) { return or_null(m.trainable_parameters()); }},
+    {"direct_buffers", [](const ModuleMetadata& m) { return or_null(m.direct_buffers()); }},
     {"training", [](const ModuleMetadata& m) { return or_null(m.training()); }},
     {"attributes",
      [](const ModuleMetadata& m) {
@@ -68,11 +72,22 @@ constexpr Field<TensorMetadata> kTensorFields[] = {
     {"kind", [](const TensorMetadata& t) { return Json(t.kind); }},
     {"shape", [](const TensorMetadata& t) { return Json(t.shape); }},
     {"dtype", [](const TensorMetadata& t) { return Json(t.dtype); }},
-    {"device", [](const TensorMetadata& t) { return Json(t.device); }},
-    {"requires_grad", [](const TensorMetadata& t) { return Json(t.requires_grad); }},
+    {"device", [](const TensorMetadata& t) { return or_null(t.device); }},
+    {"requires_grad", [](const TensorMetadata& t) { return or_null(t.requires_grad); }},
     {"numel", [](const TensorMetadata& t) { return Json(t.numel); }},
     {"nbytes", [](const TensorMetadata& t) { return Json(t.nbytes); }},
     {"storage_crc32", [](const TensorMetadata& t) { return or_null(t.storage_crc32); }},
+    // a weights file's tensors (contract 11.2)
+    {"key", [](const TensorMetadata& t) { return t.key ? Json(*t.key) : absent_field(); },
+     detail},
+    {"file", [](const TensorMetadata& t) { return t.file ? Json(*t.file) : absent_field(); },
+     detail, false},
+    {"shared_with",
+     [](const TensorMetadata& t) { return t.key ? Json(t.shared_with) : absent_field(); },
+     detail},
+    {"data_crc32",
+     [](const TensorMetadata& t) { return t.data_crc32 ? Json(*t.data_crc32) : absent_field(); },
+     detail},
 };
 
 // a torch.export tensor's dtype and shape, after the fields that name it
@@ -412,6 +427,26 @@ RecordInfo info_of(const char* record, const Field<R> (&fields)[N]) {
   return info;
 }
 
+// --- weights files --------------------------------------------------------------------------
+
+// the container, not the model: the same weights as a state dict and as safetensors differ in
+// all of it but dtypes, which their tensors already say
+constexpr Field<WeightsFile> kWeightsFileFields[] = {
+    {"file", [](const WeightsFile& w) { return Json(w.file); }, Presence::always, not_compared},
+    {"format", [](const WeightsFile& w) { return Json(w.format); }, Presence::always, not_compared},
+    {"files", [](const WeightsFile& w) { return Json(w.files); }, Presence::always, not_compared},
+    {"state_dict_path", [](const WeightsFile& w) { return w.state_dict_path; }, Presence::always,
+     not_compared},
+    {"metadata", [](const WeightsFile& w) { return w.metadata; }, Presence::always, not_compared},
+    {"dtypes",
+     [](const WeightsFile& w) {
+       Json dtypes = Json::object();
+       for (const auto& [dtype, elements] : w.dtypes) dtypes[dtype] = elements;
+       return dtypes;
+     },
+     Presence::always, not_compared},
+};
+
 }  // namespace
 
 const std::vector<RecordInfo>& record_infos() {
@@ -431,6 +466,7 @@ const std::vector<RecordInfo>& record_infos() {
         info_of("OperatorProfile", kOperatorProfileFields),
         info_of("ProfileSummary", kProfileSummaryFields),
         info_of("ExportArchive", kExportArchiveFields),
+        info_of("WeightsFile", kWeightsFileFields),
         info_of("OperatorCount", kOperatorCountFields),
         info_of("GraphSignature", kGraphSignatureFields),
         info_of("Change", kChangeFields),
@@ -496,6 +532,8 @@ Json to_json(const Change& change) { return encode_fields(kChangeFields, change)
 Json to_json(const DiffSummary& summary) { return encode_fields(kDiffSummaryFields, summary); }
 
 Json to_json(const ExportArchive& archive) { return encode_fields(kExportArchiveFields, archive); }
+
+Json to_json(const WeightsFile& weights) { return encode_fields(kWeightsFileFields, weights); }
 
 Json to_json(const OperatorCount& count) { return encode_fields(kOperatorCountFields, count); }
 

@@ -1,0 +1,201 @@
+#!/usr/bin/python3
+"""`vin-inspect inspect-model` on weights files against PyTorch (contract 11), case by case.
+
+usage: compare_weights.py --binary PATH --work DIR [CASE ...]
+
+Each case is a real state dict (torch.nn modules' own state_dict(), and dicts of every dtype,
+scalars, empty tensors and odd keys) written twice: by torch.save, and as safetensors by
+tests/fixtures/safetensors_writer.py (from the format's specification). The records the tool
+prints for the safetensors file (`--tensors`) must equal what weights_reference.py computes from
+torch.load(weights_only=True) of the torch.save file: the modules in path order, the counts,
+each tensor's key, dtype, shape and data_crc32 (a CRC-32 of the reference's own bytes), the
+WeightsFile's dtypes and metadata. Then diff: the same weights give exit 0, one changed element
+is reported under its key's data_crc32 (exit 1), and `--ignore data_crc32` compares structure.
+Prints PASS or FAIL per check, then `N passed, M failed`.
+"""
+import argparse
+import json
+import os
+import struct
+import subprocess
+import sys
+import traceback
+
+import torch
+import torch.nn as nn
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "fixtures"))
+
+import safetensors_writer as st  # noqa: E402
+from weights_reference import records  # noqa: E402
+
+
+class ConvNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 8, 3), nn.BatchNorm2d(8), nn.ReLU())
+        self.head = nn.Linear(8, 10)
+
+
+def every_dtype():
+    d = {}
+    for i, dtype in enumerate([torch.float64, torch.float32, torch.float16, torch.bfloat16,
+                               torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8,
+                               torch.bool, torch.complex64]):
+        t = (torch.arange(6, dtype=torch.float64) - 2).reshape(2, 3)
+        d[f"t{i}.values"] = (t > 0) if dtype == torch.bool else t.to(dtype)
+    d["scalar"] = torch.tensor(3.5)
+    d["empty.rows"] = torch.zeros(0, 4)
+    d["a..b"] = torch.ones(2)          # an empty segment: a tensor of the root
+    d[".leading"] = torch.ones(1)
+    d["naïve.poids"] = torch.ones(3)   # UTF-8 keys
+    d["transposed.w"] = torch.arange(12.0).reshape(3, 4).t()  # not contiguous
+    return d
+
+
+def cases():
+    torch.manual_seed(0)
+    conv = ConvNet().state_dict()
+    deep = nn.Sequential(*[nn.Linear(3, 3) for _ in range(12)]).state_dict()
+    return {
+        "convnet": conv,
+        "convnet_half": {k: v.half() if v.is_floating_point() else v for k, v in conv.items()},
+        "convnet_bfloat16": {k: v.bfloat16() if v.is_floating_point() else v
+                             for k, v in conv.items()},
+        "deep_sequential": deep,  # layers 0-11: numeric order
+        "transformer": nn.TransformerEncoder(nn.TransformerEncoderLayer(16, 2, 32), 2).state_dict(),
+        "lstm": nn.LSTM(8, 16, num_layers=2).state_dict(),
+        "every_dtype": every_dtype(),
+        "empty": {},
+    }
+
+
+def tool(binary, *args):
+    return subprocess.run([binary, *args], capture_output=True, text=True, timeout=120)
+
+
+def jsonl(text):
+    return [json.loads(line) for line in text.splitlines()]
+
+
+def check_records(binary, path, state_dict):
+    p = tool(binary, "inspect-model", path, "--tensors")
+    assert p.returncode == 0, p.stderr
+    lines = jsonl(p.stdout)
+    weights, model, modules, tensors = records(state_dict)
+    head = lines[0]
+    assert head["record"] == "WeightsFile", head
+    assert head["file"] == path and head["format"] == "safetensors", head
+    assert head["metadata"] == {"format": "pt"}, head["metadata"]
+    for field in ("state_dict_path", "files", "dtypes"):
+        assert head[field] == weights[field], (field, head[field], weights[field])
+    got_model = {k: v for k, v in lines[1].items() if k != "record"}
+    assert lines[1]["record"] == "ModelMetadata" and got_model == model, (got_model, model)
+    got_modules = [{k: v for k, v in r.items() if k != "record"}
+                   for r in lines if r["record"] == "ModuleMetadata"]
+    assert got_modules == modules, (got_modules, modules)
+    got_tensors = {}
+    for r in lines:
+        if r["record"] == "TensorMetadata":
+            got_tensors.setdefault(r["module_path"], []).append(
+                {k: v for k, v in r.items() if k != "record"})
+    # a module's tensors come in the file's order (the writer's: by element size, then key)
+    by_key = lambda rs: sorted(rs, key=lambda r: r["key"])  # noqa: E731
+    assert {m: by_key(r) for m, r in got_tensors.items()} == \
+        {m: by_key(r) for m, r in tensors.items() if r}, "tensors differ"
+    return len(lines)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--binary", required=True)
+    parser.add_argument("--work", required=True)
+    parser.add_argument("cases", nargs="*")
+    args = parser.parse_args()
+    os.makedirs(args.work, exist_ok=True)
+    binary = os.path.abspath(args.binary)
+    passed = failed = 0
+
+    def check(label, fn):
+        nonlocal passed, failed
+        try:
+            fn()
+            passed += 1
+            print(f"PASS {label}")
+        except Exception:  # noqa: BLE001 - every failure is reported, the rest still run
+            failed += 1
+            print(f"FAIL {label}\n{traceback.format_exc()}")
+
+    chosen = cases()
+    for name, state_dict in chosen.items():
+        if args.cases and name not in args.cases:
+            continue
+        pt = os.path.join(args.work, name + ".pt")
+        safetensors = os.path.join(args.work, name + ".safetensors")
+        torch.save(state_dict, pt)
+        st.save(state_dict, safetensors, metadata={"format": "pt"})
+        kwargs = {"weights_only": True} if "weights_only" in torch.load.__code__.co_varnames \
+            else {}
+        loaded = torch.load(pt, **kwargs)
+        check(f"{name}: records of the safetensors file equal the reference's of torch.load",
+              lambda: check_records(binary, safetensors, loaded))
+
+    work = args.work
+    conv = chosen["convnet"]
+
+    def diff_same_weights():
+        a, b = os.path.join(work, "same_a.safetensors"), os.path.join(work, "same_b.safetensors")
+        st.save(conv, a, metadata={"format": "pt"})
+        st.save(conv, b, metadata={"written": "again"})  # the container differs, not the model
+        p = tool(binary, "diff", a, b)
+        assert p.returncode == 0, (p.returncode, p.stdout, p.stderr)
+
+    def diff_one_element():
+        a, b = os.path.join(work, "one_a.safetensors"), os.path.join(work, "one_b.safetensors")
+        changed = {k: v.clone() for k, v in conv.items()}
+        changed["head.weight"][3, 5] += 1.0
+        st.save(conv, a)
+        st.save(changed, b)
+        p = tool(binary, "diff", a, b)
+        assert p.returncode == 1, (p.returncode, p.stderr)
+        changes = [r for r in jsonl(p.stdout) if r["record"] == "Change"]
+        assert [(c["subject"], c["path"], c["field"]) for c in changes] == \
+            [("tensor", "head.weight", "data_crc32")], changes
+        p = tool(binary, "diff", a, b, "--ignore", "data_crc32")
+        assert p.returncode == 0, (p.returncode, p.stdout, p.stderr)
+
+    def header_length_like_other_formats():
+        # a header of 128 bytes (a pickle's first byte, 0x80) and of 0x4b50 (the bytes PK)
+        for length in (128, 0x4B50):
+            text = json.dumps({"w": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}})
+            path = os.path.join(work, f"length_{length}.safetensors")
+            with open(path, "wb") as f:
+                f.write(struct.pack("<Q", length) + text.encode().ljust(length) + bytes(8))
+            p = tool(binary, "inspect-model", path)
+            assert p.returncode == 0, p.stderr
+            assert jsonl(p.stdout)[1]["total_parameters"] == 2
+
+    def through_a_pipe():
+        path = os.path.join(work, "convnet.safetensors")
+        with open(path, "rb") as f:
+            piped = subprocess.run([binary, "inspect-model", "/dev/stdin", "--tensors"], stdin=f,
+                                   capture_output=True, text=True, timeout=120)
+        plain = tool(binary, "inspect-model", path, "--tensors")
+        assert piped.returncode == 0, piped.stderr
+        assert piped.stdout == plain.stdout.replace(path, "/dev/stdin"), "a pipe reads otherwise"
+
+    if not args.cases:
+        check("diff: the same weights in two safetensors files give exit 0", diff_same_weights)
+        check("a safetensors file through a pipe gives the same records", through_a_pipe)
+        check("diff: one changed element is its key's data_crc32; --ignore data_crc32 gives 0",
+              diff_one_element)
+        check("a header length starting 0x80 or PK is read as safetensors",
+              header_length_like_other_formats)
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
