@@ -44,11 +44,10 @@ inline std::optional<std::string> json_scan_disagreement(const std::string& text
   if (text.find("\xF4\x8F\xBE") != std::string::npos ||
       text.find("\xF4\x8F\xBF") != std::string::npos)
     return std::nullopt;
-  Json rebuilt = Json::object();
   JsonObjectBuilder builder;
   for (const auto& [key, value] : members)
     builder.set(json_string_value(key), parse_bounded_json(std::string(value), max_depth));
-  rebuilt = builder.take();
+  const Json rebuilt = builder.take();
   if (dump_line(rebuilt) != dump_line(dom))
     return "members " + dump_line(rebuilt) + ", the parser's object " + dump_line(dom);
   for (const auto& [key, value] : members)
