@@ -2,20 +2,19 @@
 torch.load(weights_only=True) rebuilt: what `vin-inspect inspect-model FILE --tensors` must print
 for the same weights in any format (the WeightsFile's `file`, `format` and `metadata` aside).
 """
+import sys
 import zlib
 
 import torch
 
 
 def tensor_bytes(t: torch.Tensor) -> bytes:
-    """The elements, row-major and little-endian (what data_crc32 is a CRC of)."""
-    t = t.detach().contiguous().cpu()
-    if t.dtype == torch.bfloat16:
-        t = t.view(torch.int16)
-    elif t.dtype in (getattr(torch, "float8_e5m2", None), getattr(torch, "float8_e4m3fn", None)):
-        t = t.view(torch.uint8)
-    a = t.numpy()
-    return a.astype(a.dtype.newbyteorder("<")).tobytes()
+    """The elements, row-major, as this (little-endian) machine holds them: what data_crc32 is
+    a CRC of. Taken by torch's own byte view, not the way the safetensors writer takes them
+    (numpy), so that the two do not share a mistake."""
+    assert sys.byteorder == "little"
+    flat = t.detach().cpu().contiguous().reshape(-1)
+    return bytes(flat.view(torch.uint8).tolist()) if flat.numel() else b""
 
 
 def _segment_key(segment: str):
