@@ -4,6 +4,7 @@
 #include <map>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include "vin/diagnostics/records/module_counts.h"
@@ -90,6 +91,7 @@ ModelMetadata model_of_state_dict(const std::string& file, const std::vector<Sta
     if (!t.identity.empty()) keys_of[t.identity].push_back(t.key);
 
   ModelCounts<std::string> counts;
+  std::unordered_set<std::string> counted;  // the identities in `dtypes`
   std::map<std::string, std::int64_t> dtypes;
   for (std::size_t i = 0; i < tensors.size(); ++i) {
     const StateDictTensor& t = tensors[i];
@@ -98,9 +100,8 @@ ModelMetadata model_of_state_dict(const std::string& file, const std::vector<Sta
     Module& module = modules.at(path);
     // a tensor of its own, or the first key of a shared one, adds to the totals
     const std::string identity = t.identity.empty() ? "#" + std::to_string(i) : "=" + t.identity;
-    const bool first = keys_of.count(t.identity) == 0 || keys_of.at(t.identity).front() == t.key;
     counts.parameter(module.counts, identity, t.numel, false, t.nbytes);
-    if (first) add_count(dtypes[t.dtype->python_name()], t.numel);
+    if (counted.insert(identity).second) add_count(dtypes[t.dtype->python_name()], t.numel);
     if (!details.tensors) continue;
     TensorMetadata m;
     m.name = std::move(name);

@@ -87,6 +87,13 @@ Json without(const Json& j, std::initializer_list<const char*> keys) {
   return out;
 }
 
+// What a model's `--format json` document holds beside ModelMetadata's own fields: its lists,
+// and the containers of a .pt2 (ExportArchive: file, layout, versions) and of a weights file
+// (WeightsFile: file, format, shards), which are not the model: not compared.
+const std::initializer_list<const char*> kModelDocumentParts = {
+    "record", "methods", "modules", "export_archive", "weights_file", "operators",
+    "graph_signature"};
+
 void require_keys(const Json& j, const std::vector<const char*>& keys, const char* record,
                   const std::string& where) {
   if (!j.is_object()) throw Error(where + ": a " + record + " that is not a JSON object");
@@ -172,10 +179,7 @@ RecordSet model_set(const Json& document, const std::string& source, const std::
   set.source = source;
   share_store(set);
   require_keys(document, kModelKeys, "ModelMetadata", where);
-  // a .pt2's container (ExportArchive: file, layout, versions) and a weights file's
-  // (WeightsFile: file, format, shards) are not the model: not compared
-  set.header = without(document, {"methods", "modules", "record", "export_archive", "weights_file",
-                                  "operators", "graph_signature"});
+  set.header = without(document, kModelDocumentParts);
   if (document.contains("methods")) {
     RecordList& methods = emplace_list(set.methods, set);
     for (const Json& method : document.at("methods")) {
@@ -480,9 +484,7 @@ RecordSet read_jsonl(RecordLines& lines, RecordSet set, const std::string& path)
                     "(inspect-config) or profile's records");
       }
       // what the `--format json` document nests is not the container's (an edited line)
-      header = model ? without(j, {"methods", "modules", "export_archive", "weights_file",
-                                   "operators", "graph_signature"})
-                     : without(j, {"fields"});
+      header = model ? without(j, kModelDocumentParts) : without(j, {"fields"});
       continue;
     }
     const auto misplaced = [&](const char* expected) {
