@@ -1,9 +1,11 @@
-"""What the parity comparators (compare_capture.py, compare_config.py) share: running the tool on
-every case, a few at a time, reporting each case in order, and saying how two jsonl outputs
-differ in length. Standard library only."""
+"""What the parity comparators (compare_capture.py, compare_config.py, compare_profile.py,
+compare_weights.py) share: running the tool on every case, a few at a time, reporting each case
+in order, saying how two jsonl outputs differ in length, and tallying checks. Standard library
+only."""
 import concurrent.futures
 import subprocess
 import time
+import traceback
 
 
 def timed_run(cmd, timeout):
@@ -47,3 +49,37 @@ def run_cases(cases, run_tool, check, jobs):
                 print(f"PASS {case['name']} ({detail})", flush=True)
     print(f"{passed} passed, {failed} failed")
     return 0 if passed and not failed else 1
+
+
+class Checks:
+    """PASS or FAIL per check, with up to 20 of a failure's problems, and the tally."""
+
+    def __init__(self):
+        self.passed = 0
+        self.failed = 0
+
+    def check(self, case, what, problems):
+        if problems:
+            self.failed += 1
+            print(f"FAIL {case}: {what}")
+            for p in problems[:20]:
+                print("  " + p)
+            if len(problems) > 20:
+                print(f"  ... {len(problems) - 20} more")
+        else:
+            self.passed += 1
+            print(f"PASS {case}: {what}")
+
+    def run(self, case, what, fn):
+        """check() of `fn()`, whose failed assertion (or any exception) is the problem."""
+        try:
+            fn()
+            problems = []
+        except Exception:  # noqa: BLE001 - every failure is reported, the rest still run
+            problems = traceback.format_exc().rstrip("\n").split("\n")
+        self.check(case, what, problems)
+
+    def summary(self):
+        """Prints `N passed, M failed`; the exit status."""
+        print(f"{self.passed} passed, {self.failed} failed")
+        return 1 if self.failed else 0

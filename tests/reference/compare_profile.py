@@ -37,6 +37,7 @@ import torch.nn as nn
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+from case_runner import Checks  # noqa: E402
 from profile_reference import (ROOT, flop_counter_mode_per_module,  # noqa: E402
                                flops_per_module, rule_flops_from_profiler)
 
@@ -244,24 +245,6 @@ def shapes_from_capture(records):
             continue
         out.setdefault((r["module_path"], r["direction"]), []).append(r["shape"])
     return out
-
-
-class Checks:
-    def __init__(self):
-        self.passed = 0
-        self.failed = 0
-
-    def check(self, case, what, problems):
-        if problems:
-            self.failed += 1
-            print(f"FAIL {case}: {what}")
-            for p in problems[:20]:
-                print("  " + p)
-            if len(problems) > 20:
-                print(f"  ... {len(problems) - 20} more")
-        else:
-            self.passed += 1
-            print(f"PASS {case}: {what}")
 
 
 def check_flops(name, model, inputs, modules, summary, archive):

@@ -19,7 +19,6 @@ import os
 import struct
 import subprocess
 import sys
-import traceback
 
 import torch
 import torch.nn as nn
@@ -29,6 +28,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "fixtures"))
 
 import safetensors_writer as st  # noqa: E402
+from case_runner import Checks  # noqa: E402
 from weights_reference import records  # noqa: E402
 
 
@@ -116,17 +116,7 @@ def main():
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
     binary = os.path.abspath(args.binary)
-    passed = failed = 0
-
-    def check(label, fn):
-        nonlocal passed, failed
-        try:
-            fn()
-            passed += 1
-            print(f"PASS {label}")
-        except Exception:  # noqa: BLE001 - every failure is reported, the rest still run
-            failed += 1
-            print(f"FAIL {label}\n{traceback.format_exc()}")
+    checks = Checks()
 
     chosen = cases()
     for name, state_dict in chosen.items():
@@ -139,8 +129,8 @@ def main():
         kwargs = {"weights_only": True} if "weights_only" in torch.load.__code__.co_varnames \
             else {}
         loaded = torch.load(pt, **kwargs)
-        check(f"{name}: records of the safetensors file equal the reference's of torch.load",
-              lambda: check_records(binary, safetensors, loaded))
+        checks.run(name, "records of the safetensors file equal the reference's of torch.load",
+                   lambda: check_records(binary, safetensors, loaded))
 
     work = args.work
     conv = chosen["convnet"]
@@ -187,14 +177,14 @@ def main():
         assert piped.stdout == plain.stdout.replace(path, "/dev/stdin"), "a pipe reads otherwise"
 
     if not args.cases:
-        check("diff: the same weights in two safetensors files give exit 0", diff_same_weights)
-        check("a safetensors file through a pipe gives the same records", through_a_pipe)
-        check("diff: one changed element is its key's data_crc32; --ignore data_crc32 gives 0",
-              diff_one_element)
-        check("a header length starting 0x80 or PK is read as safetensors",
-              header_length_like_other_formats)
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+        checks.run("diff", "the same weights in two safetensors files give exit 0",
+                   diff_same_weights)
+        checks.run("safetensors", "a file through a pipe gives the same records", through_a_pipe)
+        checks.run("diff", "one changed element is its key's data_crc32; --ignore data_crc32 "
+                   "gives 0", diff_one_element)
+        checks.run("safetensors", "a header length starting 0x80 or PK is read as safetensors",
+                   header_length_like_other_formats)
+    return checks.summary()
 
 
 if __name__ == "__main__":
