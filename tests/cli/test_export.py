@@ -334,7 +334,7 @@ def a_pt2_archive_of_several_models_is_read_by_model():
 @test
 def diff_of_two_torches_pt2_and_of_saved_records():
     # the same models, seeded alike, exported by torch 2.6 (flat zip) and 2.14 (PT2 Archive):
-    # modules, counts and weights (storage_crc32) agree; the container is not compared; every
+    # modules, counts and weights (data_crc32) agree; the container is not compared; every
     # record both .pt2 hold is (forward's signature, the graph signature, the operators)
     every = ["model", "modules", "tensors", "signatures", "graph_signature", "operators"]
     for name in ("linear", "cnn_eval", "tied", "constants", "twice_unused"):
@@ -389,7 +389,7 @@ def diff_of_two_torches_pt2_and_of_saved_records():
         assert p.returncode == 1, (p.stdout, p.stderr)
         change = json.loads(p.stdout.splitlines()[0])
         assert (change["subject"], change["path"], change["field"]) == \
-            ("tensor", "fc.weight", "storage_crc32"), change
+            ("tensor", "fc.weight", "data_crc32"), change
 
 
 @test
@@ -412,7 +412,7 @@ def a_pt_and_the_pt2_of_the_same_model_diff_clean():
         assert p.returncode == 1, p.stdout + p.stderr
         changes = [json.loads(line) for line in p.stdout.splitlines()][:-1]
         assert [(c["subject"], c["path"], c["field"]) for c in changes] == [
-            ("tensor", "fc.bias", "storage_crc32")], changes
+            ("tensor", "fc.bias", "data_crc32")], changes
 
 
 @test

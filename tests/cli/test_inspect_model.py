@@ -127,8 +127,6 @@ BAD_INPUTS = [
     ("text.pt", r"text\.pt: not a zip file, so not a TorchScript archive"),
     ("truncated.pt", r"truncated\.pt: truncated or damaged zip archive"),
     ("plain.zip", r"plain\.zip: a zip archive without data\.pkl, not a PyTorch archive"),
-    ("state_dict.pt", r"state_dict\.pt: a torch\.save file \(tensors or a state dict\), not a "
-                      r"TorchScript archive; export the model with torch\.jit\.save"),
 ]
 
 
@@ -405,8 +403,12 @@ torch.save(net.state_dict(), {state!r})
         p = run("inspect-model", module)
         assert_clean_error(p, 1, r"whole\.pt: a torch\.save file holding a pickled Python object "
                                  r"of class torch\.nn\.modules\.linear\.Linear .*torch\.jit\.save")
-        p = run("inspect-model", state)
-        assert_clean_error(p, 1, r"sd\.pt: a torch\.save file \(tensors or a state dict\)")
+        # a state dict is a weights file: described (tests/reference/compare_weights.py)
+        p = run("inspect-model", state, "--tensors")
+        assert p.returncode == 0, p.stderr
+        records = [json.loads(line) for line in p.stdout.splitlines()]
+        assert records[0]["record"] == "WeightsFile" and records[0]["format"] == "torch_save_zip"
+        assert [r["key"] for r in records if r["record"] == "TensorMetadata"] == ["weight", "bias"]
 
 if __name__ == "__main__":
     sys.exit(cli_common.main(cli_common.TESTS))

@@ -1000,13 +1000,78 @@ def export_archive_attacks():
             for info in nested.infolist():
                 data = nested.read(info.filename)
                 w.writestr(info, data[:8] if info.filename == "archive/data/0" else data)
-    why = ("serialized_state_dict.pt: data/0 holds 8 bytes, fewer than the 60 float32 elements "
-           "of its storage")
+    why = ("serialized_state_dict.pt: the tensor embed.weight: archive/data/0 holds 8 bytes, "
+           "fewer than the 60 float32 elements of its storage")
     add("pt2_flat_storage_too_short.pt2",
         pt2_with("torch-2.6/tied.pt2", {"serialized_state_dict.pt": inner.getvalue()}),
         [(["inspect-model", "{file}"], "error", 1, why),
          (["inspect-model", "{file}", "--all"], "error", 1, why),
          (["diff", "{file}", "{file}"], "error", 2, why)])
+
+
+def torch_save_bytes(value, change=None):
+    """torch.save(value) as bytes, its members (name without the top folder: bytes) changed by
+    `change` (a dict: bytes, or None to drop the member)."""
+    buf = io.BytesIO()
+    torch.save(value, buf)
+    if not change:
+        return buf.getvalue()
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(buf.getvalue())) as z, zipfile.ZipFile(out, "w") as w:
+        for info in z.infolist():
+            inner = info.filename.split("/", 1)[1]
+            data = change.get(inner, z.read(info.filename)) if inner in change \
+                else z.read(info.filename)
+            if data is not None:
+                w.writestr(info, data)
+    return out.getvalue()
+
+
+def checkpoint_attacks():
+    """torch.save files read as weights (contract 11): storages that cannot hold their tensors,
+    pickles that call things or share values without end, each refused or read as data."""
+    def refused(why, diff_why=None):
+        return [(["inspect-model", "{file}"], "error", 1, why),
+                (["inspect-model", "{file}", "--tensors"], "error", 1, why),
+                (["diff", "{file}", "{file}"], "error", 2, diff_why or why)]
+    add("weights_storage_short.pt", torch_save_bytes({"w": torch.ones(10)}, {"data/0": bytes(8)}),
+        refused("the tensor w: archive/data/0 holds 8 bytes, fewer than the 10 float32 elements"))
+    add("weights_storage_missing.pt", torch_save_bytes({"w": torch.ones(10)}, {"data/0": None}),
+        refused("the tensor w: its storage record archive/data/0 is missing"))
+    # a view past its storage's end: the pickle's sizes and strides reach element 40 of 10
+    view = torch.ones(10).as_strided((5,), (1,), 5)
+    past = torch_save_bytes({"w": view})
+    add("weights_view_past_storage.pt",
+        torch_save_bytes({"w": view}, {"data.pkl": pickle_with_offset(past, 5, 35)}),
+        refused("a tensor its storage cannot hold"))
+    # a call beside the state dict: named by the callable, never made
+    class Call:
+        def __reduce__(self):
+            return (os.system, (f"touch {PWNED}",))
+    add("weights_calls_system.pt", torch_save_bytes({"model": {"w": torch.ones(2)}, "hook": Call()}),
+        [(["inspect-model", "{file}"], "records", 0, None, {"stdout_has": '"type": "posix.system"'}),
+         (["diff", "{file}", "{file}"], "records", 0, None, {"stdout_has": '"identical": true'})])
+    # values shared 2**40 times over: bounded by the count of references followed
+    shared = [torch.ones(1)]
+    for _ in range(40):
+        shared = [shared, shared]
+    add("weights_shared_bomb.pt", torch_save_bytes({"w": torch.ones(2), "bomb": shared}),
+        refused("its keys add up to more than 64 MiB"))
+    looped = []
+    looped.append(looped)
+    add("weights_self_loop.pt", torch_save_bytes({"w": torch.ones(2), "loop": looped}),
+        [(["inspect-model", "{file}"], "safe", 1), (["diff", "{file}", "{file}"], "safe", 2)])
+    add("weights_whole_module.pt", torch_save_bytes(nn.Linear(2, 2)),
+        refused("a pickled Python object of class torch.nn.modules.linear.Linear"))
+
+
+def pickle_with_offset(saved, old, new):
+    """data.pkl of the torch.save file `saved` with the storage offset `old` (the BININT1 after
+    the storage's BINPERSID) made `new`."""
+    with zipfile.ZipFile(io.BytesIO(saved)) as z:
+        data = z.read(next(n for n in z.namelist() if n.endswith("data.pkl")))
+    at = data.index(bytes([ord("K"), old]), data.index(b"Q") + 1)
+    return data[:at] + bytes([ord("K"), new]) + data[at + 2:]
 
 
 def main():
@@ -1032,6 +1097,7 @@ def main():
     file_kind_attacks()
     export_archive_attacks()
     zip_layout_attacks()
+    checkpoint_attacks()
     with open(os.path.join(OUT, "manifest.json"), "w") as f:
         json.dump({"never_created": [PWNED, PWNED_SETSTATE], "files": MANIFEST}, f, indent=1)
     print(f"wrote {len(MANIFEST)} attack files to {OUT}")

@@ -15,7 +15,8 @@ usage: compare_corpus.py --binary PATH --corpus DIR --work DIR [--no-torch] [FIL
   it (exit 0), and its module tree and tensors are those the archive holds, read by
   ArchiveWalk (Python's pickle and json, building nothing the archive names), or it is a file
   SOURCES.md's format column marks as not TorchScript: one line on stderr naming the file and
-  the reason, exit 1.
+  the reason, exit 1; a torch.save file is a weights file: `inspect-model --tensors` equals
+  weights_reference.py's records of what torch.load rebuilds (compare_weights.check_saved).
 - CAPTURE below: `capture` on the archives whose forward takes tensors (and int or bool
   arguments) runs, with --shape (tensors made as docs/inputs.md says, rebuilt here with
   torch.manual_seed and torch.randn) or with an .npz written by numpy, and saves every snapshot
@@ -44,15 +45,16 @@ sys.path.insert(0, HERE)
 import torch  # noqa: E402
 
 from compare_inspect_model import lines_difference  # noqa: E402
+from compare_weights import check_saved  # noqa: E402
 from jit_load_records import records  # noqa: E402
 
 # SOURCES.md's format column: files that are not TorchScript archives, and the reason the tool
 # must give for each
 REFUSED_FORMATS = {
-    "torch.save pickle archive": "a torch.save file (tensors or a state dict), not a TorchScript "
-                                 "archive",
     "legacy PYTORCH1 container": "the container format of PyTorch 1.0's previews",
 }
+# weights files (contract 11): described as the weights reference computes them from torch.load
+WEIGHTS_FORMATS = ("torch.save pickle archive",)
 
 # archive -> the forward's inputs: ("shape", [NAME=DIMS, ...]) or ("npz", {name: array}) for a
 # forward that also takes an int or a bool, which --shape does not make
@@ -237,6 +239,17 @@ def check_inspect(binary, archive, row, loaded):
     name = os.path.basename(archive)
     refusal = next((why for fmt, why in REFUSED_FORMATS.items() if row["format"].startswith(fmt)),
                    None)
+    if row["format"].startswith(WEIGHTS_FORMATS):
+        # a published file, kept in this repository and read before: torch.load runs its pickle
+        kwargs = {"weights_only": False} if "weights_only" in torch.load.__code__.co_varnames \
+            else {}
+        value = torch.load(archive, map_location="cpu", **kwargs)
+        try:
+            check_saved(binary, archive, value)
+            problem = None
+        except AssertionError as e:
+            problem = str(e)[:600]
+        return [(name + " --tensors", problem, "as weights_reference.py's records of torch.load")]
     if refusal:
         run = run_tool(binary, "inspect-model", archive)
         lines = run.stderr.splitlines()

@@ -20,6 +20,7 @@ import struct
 import subprocess
 import sys
 
+import numpy
 import torch
 import torch.nn as nn
 
@@ -29,7 +30,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "fixtures"))
 
 import safetensors_writer as st  # noqa: E402
 from case_runner import Checks  # noqa: E402
-from weights_reference import records  # noqa: E402
+from weights_reference import checkpoint_records, records  # noqa: E402
 
 
 class ConvNet(nn.Module):
@@ -72,6 +73,41 @@ def cases():
     }
 
 
+def saved_cases():
+    """torch.save files beside state dicts: checkpoints, a bare tensor, tied and viewed tensors."""
+    torch.manual_seed(1)
+    net = ConvNet()
+    adam = torch.optim.Adam(net.parameters())
+    net.head(torch.randn(2, 8)).sum().backward()
+    adam.step()
+    sgd = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
+    net.head(torch.randn(2, 8)).sum().backward()
+    sgd.step()
+    embed = nn.Embedding(10, 4)
+    base = torch.arange(24.0)
+    return {
+        # the optimizer's per-parameter state holds twice the model's elements: not the state dict
+        "checkpoint_adam": {"model": net.state_dict(), "optimizer": adam.state_dict(),
+                            "epoch": 3, "loss": 0.25, "name": "run" * 100, "best": None,
+                            "dtype": torch.float16, "history": [], "sizes": (1, 2),
+                            "big": 2 ** 70, "flag": True, "numpy_best": numpy.float64(0.75),
+                            "numpy_step": numpy.int64(7),
+                            "args": argparse.Namespace(lr=0.1), "tags": {"a"}},
+        "checkpoint_sgd": {"epoch": 1, "state_dict": {"module." + k: v for k, v in
+                                                      net.state_dict().items()},
+                           "optimizer": sgd.state_dict()},
+        "bare_tensor": torch.arange(12.0).reshape(3, 4).t(),
+        "tied": {"embed.weight": embed.weight.data, "out.weight": embed.weight.data,
+                 "out.bias": torch.zeros(10)},
+        "views": {"a.first": base[:6].view(2, 3), "a.rest": base[6:], "b.strided": base[::5],
+                  "b.narrow": base.view(4, 6)[:, 1:3]},
+        "parameters": {"w": nn.Parameter(torch.ones(3)), "frozen": nn.Parameter(
+            torch.zeros(2), requires_grad=False)},
+        "protocol_4": net.state_dict(),
+        "no_state_dict": {"epoch": 3, "names": ["a", "b"]},
+    }
+
+
 def tool(binary, *args):
     return subprocess.run([binary, *args], capture_output=True, text=True, timeout=120)
 
@@ -81,16 +117,32 @@ def jsonl(text):
 
 
 def check_records(binary, path, state_dict):
+    """The safetensors file at `path` against the reference's records of `state_dict`."""
+    return check_described(binary, path, "safetensors", {"format": "pt"}, records(state_dict), [])
+
+
+def check_saved(binary, path, value):
+    """The torch.save file at `path` against the reference's records of the value it holds."""
+    *parts, values = checkpoint_records(value)
+    return check_described(binary, path, "torch_save_zip", None, parts, values)
+
+
+def check_described(binary, path, fmt, metadata, reference, values):
     p = tool(binary, "inspect-model", path, "--tensors")
     assert p.returncode == 0, p.stderr
     lines = jsonl(p.stdout)
-    weights, model, modules, tensors = records(state_dict)
+    weights, model, modules, tensors = reference
     head = lines[0]
     assert head["record"] == "WeightsFile", head
-    assert head["file"] == path and head["format"] == "safetensors", head
-    assert head["metadata"] == {"format": "pt"}, head["metadata"]
+    assert head["file"] == path and head["format"] == fmt, head
+    assert head["metadata"] == metadata, head["metadata"]
     for field in ("state_dict_path", "files", "dtypes"):
         assert head[field] == weights[field], (field, head[field], weights[field])
+    got_values = [{k: v for k, v in r.items() if k != "record"}
+                  for r in lines if r["record"] == "CheckpointValue"]
+    assert got_values == values, (got_values, values)
+    lines = [r for r in lines[1:] if r["record"] != "CheckpointValue"]
+    lines.insert(0, head)
     got_model = {k: v for k, v in lines[1].items() if k != "record"}
     assert lines[1]["record"] == "ModelMetadata" and got_model == model, (got_model, model)
     got_modules = [{k: v for k, v in r.items() if k != "record"}
@@ -131,6 +183,17 @@ def main():
         loaded = torch.load(pt, **kwargs)
         checks.run(name, "records of the safetensors file equal the reference's of torch.load",
                    lambda: check_records(binary, safetensors, loaded))
+        checks.run(name, "records of the torch.save file equal the reference's of torch.load",
+                   lambda: check_saved(binary, pt, loaded))
+    for name, value in saved_cases().items():
+        if args.cases and name not in args.cases:
+            continue
+        pt = os.path.join(args.work, name + ".pt")
+        torch.save(value, pt, **({"pickle_protocol": 4} if name == "protocol_4" else {}))
+        loaded = torch.load(pt) if "weights_only" not in torch.load.__code__.co_varnames \
+            else torch.load(pt, weights_only=False)  # our own file: its objects are ours
+        checks.run(name, "records of the torch.save file equal the reference's of torch.load",
+                   lambda: check_saved(binary, pt, loaded))
 
     work = args.work
     conv = chosen["convnet"]

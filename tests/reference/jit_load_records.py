@@ -22,6 +22,8 @@ import zlib
 
 import torch
 
+from weights_reference import data_crc32
+
 
 def demangle(qualified: str) -> str:
     qualified = re.sub(r"^__torch__\.", "", qualified)
@@ -215,7 +217,8 @@ def tensor_record(path: str, name: str, kind: str, t: torch.Tensor, archive: Arc
     return {"record": "TensorMetadata", "module_path": path, "name": name, "kind": kind,
             "shape": list(t.shape), "dtype": str(t.dtype), "device": str(t.device),
             "requires_grad": t.requires_grad, "numel": t.numel(),
-            "nbytes": t.numel() * t.element_size(), "storage_crc32": storage_crc32(t, archive)}
+            "nbytes": t.numel() * t.element_size(), "storage_crc32": storage_crc32(t, archive),
+            "data_crc32": data_crc32(t)}
 
 
 def tensor_records(path: str, m: torch.jit.ScriptModule, archive: Archive):

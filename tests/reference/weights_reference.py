@@ -13,8 +13,15 @@ def tensor_bytes(t: torch.Tensor) -> bytes:
     a CRC of. Taken by torch's own byte view, not the way the safetensors writer takes them
     (numpy), so that the two do not share a mistake."""
     assert sys.byteorder == "little"
+    if t.is_quantized:
+        t = t.int_repr()
     flat = t.detach().cpu().contiguous().reshape(-1)
     return bytes(flat.view(torch.uint8).tolist()) if flat.numel() else b""
+
+
+def data_crc32(t: torch.Tensor) -> str:
+    """TensorMetadata's data_crc32: the CRC-32 of the elements in row-major order."""
+    return "%08x" % zlib.crc32(tensor_bytes(t))
 
 
 def _segment_key(segment: str):
@@ -38,17 +45,43 @@ def path_order(path: str):
 
 
 def identity(t: torch.Tensor):
-    s = t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()
-    return (s.data_ptr(), t.storage_offset(), tuple(t.shape), tuple(t.stride()), t.dtype)
+    # the storage itself (_cdata), not its data pointer: every empty storage's is 0
+    s = t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage().untyped()
+    return (s._cdata, t.storage_offset(), tuple(t.shape), tuple(t.stride()), t.dtype)
 
 
-def records(state_dict, state_dict_path=(), key_prefix=""):
-    """(WeightsFile fields, ModelMetadata, [ModuleMetadata], {module_path: [TensorMetadata]})"""
+def storage_crc32(t: torch.Tensor) -> str:
+    """The CRC-32 of the whole storage `t` lies in: what torch.save writes as its record."""
+    s = t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage().untyped()
+    raw = torch.empty(0, dtype=torch.uint8).set_(s, 0, (s.nbytes(),), (1,))
+    return "%08x" % (zlib.crc32(bytes(raw.tolist())) if s.nbytes() else 0)
+
+
+def records(state_dict, state_dict_path=(), key_prefix="", saved=False, others=()):
+    """(WeightsFile fields, ModelMetadata, [ModuleMetadata], {module_path: [TensorMetadata]}).
+    `saved`: a torch.save file, which says each tensor's device, requires_grad and storage;
+    `others`: the (key, tensor) pairs of a checkpoint outside its state dict, listed on the
+    root and counted nowhere."""
     keys_of = {}
-    for key, t in state_dict.items():
+    for key, t in list(state_dict.items()):
         keys_of.setdefault(identity(t), []).append(key_prefix + key)
+    for key, t in others:
+        keys_of.setdefault(identity(t), []).append(key)
     modules = {"<root>": {"direct": 0, "tensors": []}}
     seen, total, nbytes_total, dtypes = set(), 0, 0, {}
+
+    def listed(module_path, name, kind, full, t):
+        ident = identity(t)
+        return {
+            "module_path": module_path, "name": name, "kind": kind, "shape": list(t.shape),
+            "dtype": str(t.dtype), "device": str(t.device) if saved else None,
+            "requires_grad": t.requires_grad if saved else None, "numel": t.numel(),
+            "nbytes": t.numel() * t.element_size(),
+            "storage_crc32": storage_crc32(t) if saved else None, "key": full,
+            "shared_with": [k for k in keys_of[ident] if k != full],
+            "data_crc32": data_crc32(t),
+        }
+
     for key, t in state_dict.items():
         path, name = module_and_name(key)
         if path != "<root>":
@@ -63,15 +96,11 @@ def records(state_dict, state_dict_path=(), key_prefix=""):
             total += numel
             nbytes_total += nbytes
             dtypes[str(t.dtype)] = dtypes.get(str(t.dtype), 0) + numel
-        full = key_prefix + key
-        modules[path]["tensors"].append({
-            "module_path": path, "name": name, "kind": "parameter", "shape": list(t.shape),
-            "dtype": str(t.dtype), "device": None, "requires_grad": None, "numel": numel,
-            "nbytes": nbytes, "storage_crc32": None, "key": full,
-            "shared_with": [k for k in keys_of[ident] if k != full],
-            "data_crc32": "%08x" % zlib.crc32(tensor_bytes(t)),
-        })
-    weights = {"state_dict_path": list(state_dict_path), "files": [],
+        modules[path]["tensors"].append(listed(path, name, "parameter", key_prefix + key, t))
+    for key, t in others:
+        modules["<root>"]["tensors"].append(listed("<root>", key, "checkpoint", key, t))
+    weights = {"state_dict_path": None if state_dict_path is None else list(state_dict_path),
+               "files": [],
                "dtypes": dict(sorted(dtypes.items()))}
     model = {"model_type": None, "total_parameters": total, "trainable_parameters": None,
              "parameter_bytes": nbytes_total, "buffer_bytes": None}
@@ -80,3 +109,83 @@ def records(state_dict, state_dict_path=(), key_prefix=""):
                        "trainable_parameters": None, "direct_buffers": None, "training": None}
                       for p in order]
     return weights, model, module_records, {p: modules[p]["tensors"] for p in order}
+
+
+def _type_name(v):
+    if v is None:
+        return "NoneType"
+    module = type(v).__module__
+    if module == "builtins":
+        return type(v).__name__
+    if module.startswith("numpy"):
+        return "numpy." + type(v).__name__
+    if isinstance(v, torch.dtype):
+        return "torch.dtype"
+    return module + "." + type(v).__qualname__
+
+
+def _value(v):
+    if isinstance(v, bool) or v is None or (isinstance(v, int) and -2**63 <= v < 2**63):
+        return v
+    if isinstance(v, float):
+        return v
+    if isinstance(v, str):
+        return v[:200]
+    if isinstance(v, dict):
+        return {}
+    if isinstance(v, (list, tuple)):
+        return []
+    if isinstance(v, torch.dtype):
+        return str(v)
+    if type(v).__module__.startswith("numpy"):
+        return v.item()
+    return None
+
+
+def checkpoint_records(obj):
+    """What a torch.save file holding `obj` is described as (contract 11.2), by the rule of
+    docs/records.md: its state dict (the dict of tensors under string keys, reached through
+    string keys, holding the most elements; the first of equals), the tensors outside it and
+    the other values. Returns records(...)'s four parts and [CheckpointValue]."""
+    leaves, values, candidates = [], [], []  # leaves: (key, tensor, candidate or None)
+
+    def extra_state(k):  # nn.Module.get_extra_state's entry: any value
+        return isinstance(k, str) and (k == "_extra_state" or k.endswith("._extra_state"))
+
+    def walk(v, key, path, parent=None):
+        if isinstance(v, torch.Tensor):
+            leaves.append((key, v, parent))
+        elif isinstance(v, (dict, list, tuple)) and len(v):
+            if isinstance(v, dict):
+                candidate = None
+                tensors = [t for k, t in v.items()
+                           if isinstance(k, str) and isinstance(t, torch.Tensor)]
+                if path is not None and tensors and all(
+                        (isinstance(k, str) and isinstance(t, torch.Tensor)) or extra_state(k)
+                        for k, t in v.items()):
+                    candidates.append((sum(t.numel() for t in tensors), path, key))
+                    candidate = len(candidates) - 1
+                for k, item in v.items():
+                    walk(item, f"{key}.{k}" if key else str(k),
+                         path + [k] if path is not None and isinstance(k, str) else None,
+                         candidate)
+            else:
+                for i, item in enumerate(v):
+                    walk(item, f"{key}.{i}" if key else str(i), None)
+        else:
+            values.append({"key": key, "type": _type_name(v), "value": _value(v)})
+
+    walk(obj, "", [])
+    best = max(range(len(candidates)), key=lambda i: (candidates[i][0], -i), default=None)
+    if isinstance(obj, torch.Tensor):
+        state, path, prefix, inside = {"": obj}, [], "", {0}
+    elif best is not None:
+        _, path, prefix = candidates[best]
+        inside = {i for i, leaf in enumerate(leaves) if leaf[2] == best}
+        cut = len(prefix) + 1 if prefix else 0
+        state = {leaves[i][0][cut:]: leaves[i][1] for i in sorted(inside)}
+    else:
+        state, path, prefix, inside = {}, None, "", set()
+    others = [leaf[:2] for i, leaf in enumerate(leaves) if i not in inside]
+    return (*records(state, path, prefix + "." if prefix else "", saved=True, others=others),
+            values)

@@ -1,6 +1,7 @@
 #include "vin/diagnostics/archive/archive_structure.h"
 #include "vin/diagnostics/records/detail_budget.h"
 
+#include <functional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -10,9 +11,12 @@
 #include "vin/diagnostics/archive/module_state.h"
 #include "vin/diagnostics/archive/pickle_reader.h"
 #include "vin/diagnostics/archive/pickle_safety.h"
+#include "vin/diagnostics/archive/saved_tensor.h"
+#include "vin/diagnostics/archive/torch_save_file.h"
 #include "vin/diagnostics/archive/torchscript_literal.h"
 #include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/records/module_counts.h"
+#include "vin/diagnostics/text/printable.h"
 #include "vin/diagnostics/text/type_names.h"
 
 namespace vin::diagnostics {
@@ -28,15 +32,20 @@ struct UnfitPaths {
   std::string why;
 };
 
+// The CRC-32 of a listed tensor's elements (TensorMetadata's data_crc32), given its pickled
+// value and its path from the root, or nothing where no record holds its storage.
+using TensorDataCrc = std::function<std::optional<std::string>(PickleRef, const std::string&)>;
+
 // Walks the module objects in named_modules order, as inspect_model walks a loaded module.
 class StructureWalker {
  public:
   StructureWalker(const ClassSources& classes, const InspectDetails& details,
-                  const StorageChecksums& checksums, ArchiveConstant constant,
-                  std::uint64_t bytes_read)
+                  const StorageChecksums& checksums, TensorDataCrc data_crc,
+                  ArchiveConstant constant, std::uint64_t bytes_read)
       : classes_(classes),
         details_(details),
         checksums_(checksums),
+        data_crc_(std::move(data_crc)),
         constant_(std::move(constant)),
         budget_(bytes_read) {}
 
@@ -108,8 +117,10 @@ class StructureWalker {
         if (details_.tensors) {
           nbytes = tensor_nbytes(value);
           if (auto t = listed_tensor(key, is_buffer ? "buffer" : "parameter", value, checksums_,
-                                     budget_))
+                                     budget_)) {
+            t->data_crc32 = data_crc_(value, path.empty() ? key : path + "." + key);
             (is_buffer ? buffer_list : parameter_list).push_back(std::move(*t));
+          }
         }
         if (is_buffer)
           counts_.buffer(direct, value, n, nbytes);
@@ -186,6 +197,7 @@ class StructureWalker {
   const ClassSources& classes_;
   const InspectDetails details_;
   const StorageChecksums& checksums_;
+  const TensorDataCrc data_crc_;
   const ArchiveConstant constant_;
   DetailBudget budget_;  // the attribute values and tensors printed, bounded by what was read
   std::vector<ModuleMetadata> modules_;
@@ -253,7 +265,20 @@ std::optional<ModelMetadata> read_archive_metadata(const ArchiveLayout& layout,
     ArchiveConstants constant(path, constants);
     std::uint64_t bytes_read = 0;
     for (const auto& [name, bytes] : records) bytes_read += bytes.size();
-    return StructureWalker(classes, details, checksums, std::ref(constant), bytes_read)
+    // with --tensors, each listed tensor's elements read for their CRC where they lie
+    const bool big_endian = big_endian_storages(*layout.zip, layout.record_prefix, path);
+    std::unordered_map<std::string, InputFilePtr> inflated;
+    const auto data_crc = [&](PickleRef tensor,
+                              const std::string& name) -> std::optional<std::string> {
+      const std::string where = "the tensor " + printable(name, 200);
+      const SavedTensor t = saved_tensor(tensor, path + ": " + where);
+      if (!layout.zip->find(layout.record_prefix + "data/" + t.storage_key))
+        return std::nullopt;  // as its storage_crc32: no record holds it
+      return crc32_text(elements_crc32(
+          t, storage_record(*layout.zip, layout.record_prefix, t, big_endian,
+                            inflated[t.storage_key], path, where)));
+    };
+    return StructureWalker(classes, details, checksums, data_crc, std::ref(constant), bytes_read)
         .run(document.root);
   } catch (const UnsupportedPickle& e) {
     if (why_not) *why_not = e.what();

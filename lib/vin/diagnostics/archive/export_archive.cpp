@@ -11,10 +11,13 @@
 
 #include "vin/diagnostics/archive/module_details.h"
 #include "vin/diagnostics/archive/pickle_reader.h"
+#include "vin/diagnostics/archive/saved_tensor.h"
+#include "vin/diagnostics/archive/torch_save_file.h"
 #include "vin/diagnostics/records/bounded_json.h"
 #include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/records/module_counts.h"
 #include "vin/diagnostics/text/dtypes.h"
+#include "vin/diagnostics/text/printable.h"
 
 namespace vin::diagnostics {
 namespace {
@@ -165,6 +168,7 @@ struct NamedTensor {
   bool requires_grad = false;
   std::string storage;               // one key per storage: tied names share it
   std::optional<std::uint32_t> crc;  // of the member holding its storage, where one does
+  std::optional<std::uint32_t> data_crc;  // of its elements (with --tensors)
 
   // Which tensor it is: tied names are one tensor (counted once), views of one storage with
   // other offsets or sizes are not (Python's parameters() yields each).
@@ -638,14 +642,31 @@ class ExportReader {
         if (size < need)
           throw Malformed{where + ": " + folder + path + " holds " + std::to_string(size) +
                           " bytes, fewer than the " + std::to_string(need) + " its tensor reaches"};
+        if (details_.tensors) {
+          InputFilePtr inflated;
+          t.data_crc = elements_crc32(saved_form(t), member_bytes(zip_, *member, false, inflated));
+        }
       }
     }
     return true;
   }
 
-  // A nested torch.save of {name: tensor} (the state dict, or the constants): the storage each
-  // tensor lies in (tied names share one) and its member's CRC, and the tensors the signature
-  // does not list (the parameters of a module no node uses stay in the state dict).
+  // the tensor as torch.save would describe it (strides written out where the program left
+  // them implied: contiguous)
+  static SavedTensor saved_form(const NamedTensor& t) {
+    SavedTensor out;
+    out.dtype = t.dtype;
+    out.offset = t.storage_offset;
+    out.shape = t.shape;
+    out.numel = t.numel;
+    out.strides = t.strides.empty() ? contiguous_strides(t.shape) : t.strides;
+    return out;
+  }
+
+  // A nested torch.save of {name: tensor} (the state dict, or the constants), read by the one
+  // torch.save reader (torch_save_file.h): the storage each tensor lies in (tied names share
+  // one), its record's CRC and, with --tensors, its elements' CRC, and the tensors the
+  // signature does not list (the parameters of a module no node uses stay in the state dict).
   // `unlisted_kind`: what such a tensor is when its pickle does not say (constants file).
   void read_nested_state(const std::string& entry, const std::string& unlisted_kind) {
     const auto index = zip_.find(entry);
@@ -653,66 +674,43 @@ class ExportReader {
     ZipArchive::Member member = zip_.open(*index, entry);
     const InputFilePtr file = InputFile::from_pieces(
         zip_.path() + ": " + entry, [&](char* out, std::size_t n) { return member.read(out, n); });
-    const ZipArchive inner(file);
-    const std::string top = inner.first_folder();
-    const auto pickle = inner.read(top + "data.pkl", kMaxStatePickleBytes);
-    if (!pickle) throw Malformed{entry + " is not a torch.save file (it has no data.pkl)"};
-    PickleDocument document;
     try {
-      document = read_pickle(*pickle);
-    } catch (const UnsupportedPickle& e) {
-      throw Malformed{entry + ": " + e.what()};
-    }
-    const PickleValue* root = document.root;
-    if (!root || root->kind != PickleValue::Kind::dict) return;  // no tensors by name
-    for (std::size_t i = 0; i + 1 < root->items.size(); i += 2) {
-      const PickleValue* key = root->items[i];
-      const PickleValue* value = root->items[i + 1];
-      if (key->kind != PickleValue::Kind::string || value->kind != PickleValue::Kind::tensor ||
-          value->items.empty() || value->items[0]->kind != PickleValue::Kind::storage)
-        continue;
-      const PickleValue& storage = *value->items[0];  // ('storage', type, key, location, numel)
-      if (storage.items.size() < 4 || storage.items[2]->kind != PickleValue::Kind::string) continue;
-      const std::string storage_key = storage.items[2]->text;
-      const auto record = inner.find(top + "data/" + storage_key);
-      if (unlisted_kind != "constant") state_dict_order_.push_back(key->text);
-      NamedTensor* t = tensor_named(key->text);
-      if (!t) {
-        const Dtype* dtype = storage_dtype(storage.text);
-        if (!dtype) continue;
-        NamedTensor added;
-        added.name = key->text;
-        added.kind = unlisted_kind == "constant"                        ? "constant"
-                     : value->text == "torch._utils._rebuild_parameter" ? "parameter"
-                                                                        : "buffer";
-        added.dtype = dtype;
-        added.numel = value->numel;
-        added.requires_grad = value->requires_grad;
-        if (value->items.size() > 2 && value->items[2]->kind == PickleValue::Kind::tuple)
-          for (const PickleValue* d : value->items[2]->items) added.shape.push_back(d->integer);
-        if (storage.items[3]->kind == PickleValue::Kind::string)
-          added.device = storage.items[3]->text;
-        t = &add_tensor(std::move(added));
+      const ZipArchive inner(file);
+      const TorchSaveZip saved(inner, entry, kMaxStatePickleBytes);
+      const PickleValue* root = saved.root();
+      if (!root || root->kind != PickleValue::Kind::dict) return;  // no tensors by name
+      for (std::size_t i = 0; i + 1 < root->items.size(); i += 2) {
+        const PickleValue* key = root->items[i];
+        const PickleValue* value = root->items[i + 1];
+        if (key->kind != PickleValue::Kind::string || value->kind != PickleValue::Kind::tensor ||
+            !storage_dtype(value->items[0]->text))
+          continue;
+        const std::string where = "the tensor " + printable(key->text, 200);
+        const SavedTensor tensor = saved_tensor(value, entry + ": " + where);
+        const StorageBytes bytes = saved.storage(tensor, where);
+        if (unlisted_kind != "constant") state_dict_order_.push_back(key->text);
+        NamedTensor* t = tensor_named(key->text);
+        if (!t) {
+          NamedTensor added;
+          added.name = key->text;
+          added.kind = unlisted_kind == "constant" ? "constant"
+                       : tensor.parameter          ? "parameter"
+                                                   : "buffer";
+          added.dtype = tensor.dtype;
+          added.numel = tensor.numel;
+          added.requires_grad = tensor.requires_grad;
+          added.shape = tensor.shape;
+          if (tensor.device) added.device = *tensor.device;
+          t = &add_tensor(std::move(added));
+        }
+        t->storage = entry + ":" + tensor.storage_key;
+        t->storage_offset = tensor.offset;
+        t->strides = tensor.strides;
+        t->crc = bytes.crc;
+        if (details_.tensors) t->data_crc = elements_crc32(tensor, bytes);
       }
-      t->storage = entry + ":" + storage_key;
-      if (value->items.size() > 1 && value->items[1]->kind == PickleValue::Kind::integer)
-        t->storage_offset = value->items[1]->integer;
-      if (value->items.size() > 3 && value->items[3]->kind == PickleValue::Kind::tuple) {
-        t->strides.clear();
-        for (const PickleValue* d : value->items[3]->items) t->strides.push_back(d->integer);
-      }
-      if (record) {
-        t->crc = inner.entries()[*record].crc;
-        // the record must hold the storage the pickle describes (its tensors lie within it)
-        const Dtype* dtype = storage_dtype(storage.text);
-        const std::uint64_t size = inner.entries()[*record].size;
-        if (dtype && storage.numel > 0 &&
-            size / static_cast<std::uint64_t>(dtype->element_size) <
-                static_cast<std::uint64_t>(storage.numel))
-          throw Malformed{entry + ": data/" + storage_key + " holds " + std::to_string(size) +
-                          " bytes, fewer than the " + std::to_string(storage.numel) + " " +
-                          std::string(dtype->name) + " elements of its storage"};
-      }
+    } catch (const Error& e) {
+      throw Malformed{e.what()};
     }
   }
 
@@ -987,6 +985,7 @@ class ExportReader {
             m.numel = t->numel;
             m.nbytes = nbytes;
             if (t->crc) m.storage_crc32 = crc32_text(*t->crc);
+            if (t->data_crc) m.data_crc32 = crc32_text(*t->data_crc);
             listed.push_back(std::move(m));
           }
         }

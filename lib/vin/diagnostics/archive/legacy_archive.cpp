@@ -9,6 +9,8 @@
 
 #include "vin/diagnostics/archive/class_source.h"
 #include "vin/diagnostics/archive/module_details.h"
+#include "vin/diagnostics/archive/saved_tensor.h"
+#include "vin/diagnostics/archive/torch_save_file.h"
 #include "vin/diagnostics/archive/pickle_reader.h"
 #include "vin/diagnostics/archive/pickle_safety.h"
 #include "vin/diagnostics/archive/torchscript_literal.h"
@@ -230,7 +232,30 @@ class LegacyReader {
     const auto index = zip_.find(prefix_ + key);
     if (!index) throw MalformedLegacy{"a tensor whose record " + printable(key) + " is missing"};
     t.storage_crc32 = crc32_text(zip_.entries()[*index].crc);
+    if (details_.tensors) t.data_crc32 = data_crc32(tensor, dtype, t, *index);
     return entry;
+  }
+
+  // the CRC-32 of the elements the TensorDef places in its record (offset and strides)
+  std::string data_crc32(const Json& tensor, const Dtype& dtype, const TensorMetadata& t,
+                         std::size_t record) {
+    SavedTensor s;
+    s.dtype = &dtype;
+    s.shape = t.shape;
+    s.numel = t.numel;
+    s.offset = integer(tensor, "offset");
+    if (const auto it = tensor.find("strides"); it != tensor.end() && it->is_array()) {
+      for (const Json& stride : *it) s.strides.push_back(integer_value(stride, "strides"));
+    } else {
+      s.strides = contiguous_strides(s.shape);
+    }
+    const auto reached = bytes_reached(s);
+    if (!reached) throw MalformedLegacy{"a tensor whose offset and strides are out of range"};
+    if (*reached > zip_.entries()[record].size)
+      throw MalformedLegacy{"a tensor that reaches past its record's " +
+                            std::to_string(zip_.entries()[record].size) + " bytes"};
+    InputFilePtr inflated;
+    return crc32_text(elements_crc32(s, member_bytes(zip_, record, false, inflated)));
   }
 
   const LegacyTensor& tensor_at(std::int64_t id) const {

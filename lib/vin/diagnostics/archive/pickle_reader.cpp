@@ -113,7 +113,12 @@ class Machine {
         push_int(static_cast<std::int32_t>(code.value));
         break;
       case Op::LONG1:
-        push_int(long1(argument(code)));
+      case Op::LONG4:
+        if (argument(code).size() > 8) {  // a Python int wider than 64 bits: named, not read
+          push_text(Kind::opaque, "builtins.int");
+        } else {
+          push_int(long1(argument(code)));
+        }
         break;
       case Op::BINFLOAT: {
         std::uint64_t bits = 0;  // the 8 bytes again, big-endian
@@ -129,6 +134,10 @@ class Machine {
       case Op::SHORT_BINSTRING:
         push_text(Kind::string, argument(code));
         break;
+      case Op::BINUNICODE8:
+        push_text(Kind::string, argument(code));
+        break;
+      case Op::BINBYTES8:
       case Op::BINBYTES:
       case Op::SHORT_BINBYTES:
         push_text(Kind::bytes, argument(code));
@@ -141,6 +150,9 @@ class Machine {
         break;
       case Op::EMPTY_DICT:
         push(make(Kind::dict));
+        break;
+      case Op::EMPTY_SET:  // a set (protocol 4): opaque, its items kept
+        push_text(Kind::opaque, "builtins.set");
         break;
       default:
         return false;
@@ -202,6 +214,22 @@ class Machine {
         dict->items.insert(dict->items.end(), items.begin(), items.end());
         break;
       }
+      case Op::ADDITEMS: {  // items into the set below the MARK
+        auto items = pop_to_mark();
+        const PickleRef set = top_any();
+        if (set->kind != Kind::opaque || set->text != "builtins.set")
+          throw UnsupportedPickle("ADDITEMS to a value that is not a set");
+        auto* target = const_cast<PickleValue*>(set);  // every value is this machine's own
+        target->items.insert(target->items.end(), items.begin(), items.end());
+        break;
+      }
+      case Op::FROZENSET: {
+        auto v = make(Kind::opaque);
+        v->text = "builtins.frozenset";
+        v->items = pop_to_mark();
+        push(v);
+        break;
+      }
       case Op::SETITEM: {
         auto value = pop();
         auto key = pop();
@@ -234,15 +262,20 @@ class Machine {
         // "module\nname\n" between the opcode and pos_
         const std::string_view lines = p_.substr(code.at + 1, pos_ - code.at - 2);
         const std::size_t nl = lines.find('\n');
-        const std::string module(lines.substr(0, nl));
+        std::string module(lines.substr(0, nl));
         const std::string name(lines.substr(nl + 1));
+        // protocol 2 names Python 3's modules as Python 2 had them (pickle's fix_imports)
+        if (module == "__builtin__") module = "builtins";
+        if (module == "copy_reg") module = "copyreg";
         auto v = make(Kind::global);
         v->text = module + "." + name;
         push(v);
         break;
       }
-      case Op::NEWOBJ: {  // NEWOBJ: cls, args
-        pop();            // the arguments: TorchScript writes an empty tuple
+      case Op::NEWOBJ:      // NEWOBJ: cls, args
+      case Op::NEWOBJ_EX: {  // NEWOBJ_EX: cls, args, kwargs (protocol 4)
+        if (op == Op::NEWOBJ_EX) pop();
+        pop();  // the arguments: TorchScript writes an empty tuple
         auto cls = pop();
         if (cls->kind != Kind::global) throw UnsupportedPickle("NEWOBJ of a non-global");
         auto v = make(Kind::object);
@@ -261,13 +294,28 @@ class Machine {
         // `_metadata` (module versions), which pickles as a BUILD after the items; kept, not used
         auto state = pop();
         const PickleRef target = top_any();
-        if (target->kind != Kind::object && target->kind != Kind::dict)
+        // (and a Python object torch.save pickled, copyreg._reconstructor's or a numpy
+        // array's: opaque, its state kept and never applied)
+        if (target->kind != Kind::object && target->kind != Kind::dict &&
+            target->kind != Kind::opaque)
           throw UnsupportedPickle("BUILD of a value that is neither an object nor a dict");
         auto* object = const_cast<PickleValue*>(target);  // every value is this machine's own
         if (object->state) throw UnsupportedPickle("BUILD twice on one object");
         object->state = state;
         break;
       }
+      case Op::STACK_GLOBAL: {  // module and name as strings on the stack (protocol 4)
+        auto name = pop();
+        auto module = pop();
+        if (module->kind != Kind::string || name->kind != Kind::string)
+          throw UnsupportedPickle("STACK_GLOBAL of values that are not strings");
+        auto v = make(Kind::global);
+        v->text = module->text + "." + name->text;
+        push(v);
+        break;
+      }
+      case Op::FRAME:  // a length hint (protocol 4): the opcodes follow as they are
+        break;
       case Op::BINPERSID:
         push(storage(pop()));
         break;
@@ -392,9 +440,12 @@ class Machine {
 PickleRef reduce(Machine& m, PickleRef callable, PickleRef args) {
   if (callable->kind != Kind::global || args->kind != Kind::tuple) return m.make(Kind::opaque);
   const std::string& name = callable->text;
+  // the callable's name and its arguments kept (a checkpoint's objects are named by class:
+  // copyreg._reconstructor's first argument), nothing called
   const auto opaque = [&] {
     auto v = m.make(Kind::opaque);
     v->text = name;
+    v->items = args->items;
     return v;
   };
   const auto& a = args->items;

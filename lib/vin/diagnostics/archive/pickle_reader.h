@@ -1,5 +1,5 @@
-// A reader for the subset of Python's pickle protocol 2 that TorchScript's pickler writes in an
-// archive's data.pkl, without LibTorch: objects of TorchScript classes with their state, the
+// A reader for the pickles TorchScript's pickler writes in an archive's data.pkl and torch.save
+// writes (protocols 2 to 4), without LibTorch: objects of TorchScript classes with their state, the
 // containers and scalars in that state, and tensors as what they describe (element count,
 // requires_grad), never their data. Memo references keep identity: a tensor or object written
 // once and referenced twice is one PickleValue. All values live in one PickleDocument and refer to
@@ -35,20 +35,23 @@ struct PickleValue {
     object,   ///< an instance of a TorchScript class: `text` is its qualified name
     tensor,   ///< from torch._utils._rebuild_tensor_v2, _rebuild_qtensor or _rebuild_parameter
     storage,  ///< a BINPERSID ('storage', type, key, location, numel) reference
-    opaque,   ///< anything else (a call this reader does not model)
+    opaque,   ///< anything else: a call this reader does not model (`text` the callable,
+              ///< `items` its arguments), a set ("builtins.set", its items), an int wider
+              ///< than 64 bits ("builtins.int"); never called
   };
   Kind kind = Kind::none;
   bool boolean = false;
   std::int64_t integer = 0;
   double floating = 0;
   /// string, bytes, global or object class name; tensor: its rebuild function; storage: its
-  /// storage type ("torch.FloatStorage"); opaque: the callable, when it is a global
+  /// storage type ("torch.FloatStorage"); opaque: the callable, when it is a global, or the
+  /// type
   std::string text;
   /// tuple and list items; dict keys and values, alternating; tensor: the rebuild function's
   /// arguments (storage, offset, size, stride, ...); storage: the persistent id's fields
   /// ('storage', type, key, location, numel)
   std::vector<PickleRef> items;
-  PickleRef state = nullptr;  ///< an object's BUILD state (null when it had none)
+  PickleRef state = nullptr;  ///< an object's (or opaque value's) BUILD state, kept, not applied
   std::int64_t numel = 0;     ///< tensor: elements, the product of its sizes; storage: its elements
   bool requires_grad = false;  ///< tensor
 };

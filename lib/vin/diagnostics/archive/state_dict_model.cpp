@@ -95,17 +95,24 @@ ModelMetadata model_of_state_dict(const std::string& file, const std::vector<Sta
   std::map<std::string, std::int64_t> dtypes;
   for (std::size_t i = 0; i < tensors.size(); ++i) {
     const StateDictTensor& t = tensors[i];
-    auto [path, name] = module_and_name(t.dict_key);
+    auto [path, name] = t.in_state_dict ? module_and_name(t.dict_key)
+                                        : std::pair<std::string, std::string>{kRootPath, t.key};
     if (path != kRootPath) add_module(path);
     Module& module = modules.at(path);
-    // a tensor of its own, or the first key of a shared one, adds to the totals
-    const std::string identity = t.identity.empty() ? "#" + std::to_string(i) : "=" + t.identity;
-    counts.parameter(module.counts, identity, t.numel, false, t.nbytes);
-    if (counted.insert(identity).second) add_count(dtypes[t.dtype->python_name()], t.numel);
+    if (t.in_state_dict) {
+      // a tensor of its own, or the first key of a shared one, adds to the totals
+      const std::string identity =
+          t.identity.empty() ? "#" + std::to_string(i) : "=" + t.identity;
+      counts.parameter(module.counts, identity, t.numel, false, t.nbytes);
+      if (counted.insert(identity).second) add_count(dtypes[t.dtype->python_name()], t.numel);
+    }
     if (!details.tensors) continue;
     TensorMetadata m;
     m.name = std::move(name);
-    m.kind = "parameter";
+    m.kind = t.in_state_dict ? "parameter" : "checkpoint";
+    m.device = t.device;
+    m.requires_grad = t.requires_grad;
+    m.storage_crc32 = t.storage_crc32;
     m.shape = t.shape;
     m.dtype = t.dtype->python_name();
     m.numel = t.numel;

@@ -27,6 +27,13 @@ struct StateDictTensor {
   /// tensors; empty for a tensor no other key can share (a safetensors tensor)
   std::string identity;
   std::optional<std::string> data_crc32;  ///< with --tensors
+  /// what a torch.save file says and a safetensors file does not
+  std::optional<std::string> device;
+  std::optional<bool> requires_grad;
+  std::optional<std::string> storage_crc32;  ///< its storage record's CRC (a zip member's)
+  /// outside the state dict (a checkpoint's optimizer state): listed on the root under its
+  /// whole key (kind "checkpoint"), counted nowhere
+  bool in_state_dict = true;
 };
 
 /// The module path and the tensor's name of a state dict key: split at its last dot. A key

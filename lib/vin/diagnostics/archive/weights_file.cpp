@@ -3,10 +3,13 @@
 #include <utility>
 #include <vector>
 
+#include "vin/diagnostics/archive/checkpoint.h"
 #include "vin/diagnostics/archive/safetensors_file.h"
 #include "vin/diagnostics/archive/state_dict_model.h"
+#include "vin/diagnostics/archive/torch_save_file.h"
 #include "vin/diagnostics/archive/zip_archive.h"
 #include "vin/diagnostics/records/error.h"
+#include "vin/diagnostics/text/printable.h"
 
 namespace vin::diagnostics {
 namespace {
@@ -33,14 +36,65 @@ ModelMetadata describe_safetensors(const InputFile& file, const InspectDetails& 
   return model_of_state_dict(file.path(), tensors, std::move(weights), details);
 }
 
+// The largest data.pkl read: a checkpoint's values beside its tensors (an optimizer's
+// param_groups, a training history) are far smaller; the pickle reader's limits bound the rest
+constexpr std::uint64_t kMaxCheckpointPickleBytes = std::uint64_t{1} << 30;
+
+ModelMetadata describe_torch_save_zip(const ZipArchive& zip, const InspectDetails& details) {
+  const std::string& path = zip.path();
+  const TorchSaveZip saved(zip, path, kMaxCheckpointPickleBytes);
+  Checkpoint checkpoint = read_checkpoint(saved.root(), path);
+  std::vector<StateDictTensor> tensors;
+  tensors.reserve(checkpoint.tensors.size());
+  for (const CheckpointTensor& c : checkpoint.tensors) {
+    const std::string where = "the tensor " + printable(c.key.empty() ? "(the file's)" : c.key, 200);
+    const SavedTensor t = saved_tensor(c.tensor, path + ": " + where);
+    // the storage record is found and checked for every tensor, listed or not
+    const StorageBytes bytes = saved.storage(t, where);
+    StateDictTensor s;
+    s.key = c.key;
+    s.dict_key = c.dict_key;
+    s.in_state_dict = c.in_state_dict;
+    s.dtype = t.dtype;
+    s.shape = t.shape;
+    s.numel = t.numel;
+    s.nbytes = t.nbytes();
+    s.identity = t.identity();
+    s.device = t.device;
+    s.requires_grad = t.requires_grad;
+    s.storage_crc32 = crc32_text(*bytes.crc);
+    if (details.tensors) s.data_crc32 = crc32_text(elements_crc32(t, bytes));
+    tensors.push_back(std::move(s));
+  }
+  if (checkpoint.state_dict_path.is_null() && checkpoint.values.size() == 1 &&
+      checkpoint.values[0].key.empty() && checkpoint.values[0].value.is_null() &&
+      checkpoint.tensors.empty())  // one object and nothing else: torch.save(model)
+    throw Error(path + ": a torch.save file holding a pickled Python object of class " +
+                printable(checkpoint.values[0].type, 200) +
+                " (torch.save of a whole model), whose tensors lie in its state, which this tool "
+                "does not rebuild; save model.state_dict() to describe its weights, or the "
+                "model with torch.jit.save(torch.jit.script(model), path)");
+  WeightsFile weights;
+  weights.file = path;
+  weights.format = "torch_save_zip";
+  weights.state_dict_path = std::move(checkpoint.state_dict_path);
+  weights.values = std::move(checkpoint.values);
+  return model_of_state_dict(path, tensors, std::move(weights), details);
+}
+
 }  // namespace
 
-bool is_weights_kind(FileKind kind) { return kind == FileKind::safetensors; }
+bool is_weights_kind(FileKind kind) {
+  return kind == FileKind::safetensors || kind == FileKind::torch_save_zip;
+}
 
 ModelMetadata describe_weights_file(const ClassifiedFile& file, const InspectDetails& details) {
   if (file.kind == FileKind::safetensors)
     return naming_out_of_memory(file.path(), "reading the safetensors file",
                                 [&] { return describe_safetensors(*file.file, details); });
+  if (file.kind == FileKind::torch_save_zip)
+    return naming_out_of_memory(file.path(), "reading the torch.save file",
+                                [&] { return describe_torch_save_zip(*file.zip, details); });
   throw Error(file.path() + ": is " + std::string(describe(file.kind)) + ", not a weights file");
 }
 

@@ -180,7 +180,7 @@ std::optional<std::string> zip_member_problem(int method, std::uint64_t size,
 
 ZipArchive::ZipArchive(InputFilePtr file) : file_(std::move(file)) {
   const ZipDirectory directory = read_zip_directory(*file_);
-  check_zip_members(*file_, directory);
+  const std::vector<std::uint64_t> data_begins = check_zip_members(*file_, directory);
   zip_ = open_zip(file_);
   try {
     // libzip must read the directory as read_zip_directory did: where two readers of one zip
@@ -208,7 +208,9 @@ ZipArchive::ZipArchive(InputFilePtr file) : file_(std::move(file)) {
       if (const auto problem = zip_member_problem(st.comp_method, st.size, st.comp_size))
         throw Error(path() + ": the member " + printable(st.name, 200) +
                     " cannot be read safely: " + *problem);
-      entries_.push_back(Entry{st.name, st.size, st.crc});
+      Entry entry{st.name, st.size, st.crc, std::nullopt};
+      if (st.comp_method == ZIP_CM_STORE) entry.stored_at = data_begins[i];
+      entries_.push_back(std::move(entry));
     }
     index_.reserve(entries_.size());
     for (std::size_t i = 0; i < entries_.size(); ++i) index_.emplace(entries_[i].name, i);

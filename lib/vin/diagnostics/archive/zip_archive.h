@@ -24,6 +24,10 @@ class ZipArchive {
     std::string name;
     std::uint64_t size = 0;  ///< uncompressed
     std::uint32_t crc = 0;
+    /// where a stored (uncompressed) member's bytes begin in the file, as they are: torch.save
+    /// and torch.jit.save store every record so (a tensor's bytes are read there, a piece at a
+    /// time); nothing for a deflated member
+    std::optional<std::uint64_t> stored_at;
   };
 
   /// Opens the zip in `file`: its directory is read and every member's local header checked

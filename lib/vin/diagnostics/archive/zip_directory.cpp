@@ -188,9 +188,10 @@ ZipDirectory read_zip_directory(const InputFile& file) {
   return directory;
 }
 
-void check_zip_members(const InputFile& file, const ZipDirectory& directory) {
+std::vector<std::uint64_t> check_zip_members(const InputFile& file, const ZipDirectory& directory) {
   WindowedReader reader(file);
   const auto& entries = directory.entries;
+  std::vector<std::uint64_t> data_begins(entries.size());
   // in the order they lie in the file, so that each member's end can be compared with the
   // next one's start (and the local headers are read front to back through the window)
   std::vector<std::size_t> order(entries.size());
@@ -242,7 +243,8 @@ void check_zip_members(const InputFile& file, const ZipDirectory& directory) {
     if (!agrees(crc, entry.crc)) fail("its local header and the directory give different CRCs");
     if (!agrees(size, entry.size) || !agrees(compressed_size, entry.compressed_size))
       fail("its local header and the directory give different sizes");
-    const auto data_end = sum(name_at + name_bytes + extra_bytes, entry.compressed_size);
+    data_begins[index] = name_at + name_bytes + extra_bytes;
+    const auto data_end = sum(data_begins[index], entry.compressed_size);
     if (!data_end || *data_end > directory.offset) fail("its data runs past the archive's members");
     std::uint64_t end = *data_end;
     if (descriptor) {  // its CRC and sizes after the data, with or without a signature, the
@@ -266,6 +268,7 @@ void check_zip_members(const InputFile& file, const ZipDirectory& directory) {
     previous_end = end;
     previous_name = entry.name;
   }
+  return data_begins;
 }
 
 }  // namespace vin::diagnostics

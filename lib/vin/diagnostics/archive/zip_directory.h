@@ -40,7 +40,8 @@ ZipDirectory read_zip_directory(const InputFile& file);
 /// directory says, with the same name and compression; the same CRC and sizes, or zeros where
 /// the member has a data descriptor, which must then say what the directory says; the member
 /// inside the archive, before the directory, overlapping no other; not encrypted. Throws Error
-/// naming the file and the member.
-void check_zip_members(const InputFile& file, const ZipDirectory& directory);
+/// naming the file and the member. Returns where each member's data begins (after its local
+/// header), in the directory's order: a stored member's bytes are read there directly.
+std::vector<std::uint64_t> check_zip_members(const InputFile& file, const ZipDirectory& directory);
 
 }  // namespace vin::diagnostics

@@ -46,6 +46,8 @@ struct Names {
   FieldName operator_ = field_name("operator");
   FieldName attributes = field_name("attributes");
   FieldName tensors = field_name("tensors");
+  FieldName storage_crc32 = field_name("storage_crc32");
+  FieldName data_crc32 = field_name("data_crc32");
 };
 const Names& names() {
   static const Names n;
@@ -91,8 +93,8 @@ Json without(const Json& j, std::initializer_list<const char*> keys) {
 // and the containers of a .pt2 (ExportArchive: file, layout, versions) and of a weights file
 // (WeightsFile: file, format, shards), which are not the model: not compared.
 const std::initializer_list<const char*> kModelDocumentParts = {
-    "record", "methods", "modules", "export_archive", "weights_file", "operators",
-    "graph_signature"};
+    "record", "methods", "modules", "export_archive", "weights_file", "checkpoint_values",
+    "operators", "graph_signature"};
 
 void require_keys(const Json& j, const std::vector<const char*>& keys, const char* record,
                   const std::string& where) {
@@ -132,6 +134,8 @@ void require_keys(RecordList::Record r, const Required& required, Where where) {
 // Nor is a class of the script that made the model: TorchScript keeps no `__main__.` in its
 // name (`Net` in a .pt, `__main__.Net` in a .pt2).
 bool not_a_change(const std::string& field, const Json& a, const Json& b) {
+  // records saved before data_crc32 was written, or a tensor whose storage no record holds
+  if (field == "data_crc32" && (a.is_null() || b.is_null())) return true;
   if (field != "training" && field != "module_type" && field != "model_type") return false;
   if (a.is_null() != b.is_null()) return true;
   if (!a.is_string() || !b.is_string()) return false;
@@ -471,6 +475,7 @@ RecordSet read_jsonl(RecordLines& lines, RecordSet set, const std::string& path)
       weights_file = true;  // a weights file's records: the container first
       continue;
     }
+    if (!header && record == "CheckpointValue" && weights_file) continue;  // and its values
     if (!header) {
       Json j = lines.object();
       if (record == "ModelMetadata") {
@@ -876,10 +881,21 @@ class Matcher {
   template <typename PathOf>
   void fields(RecordList::Record old_item, RecordList::Record new_item, FieldChoice& choice,
               const std::string& subject, PathOf path) {
+    // a tensor's weights are said twice where both sides give data_crc32 (its elements) beside
+    // storage_crc32 (its storage, which differs between formats): compared once, as
+    // data_crc32; --ignore of either leaves them out (docs/cli.md, diff)
+    const auto has_elements_crc = [](RecordList::Record item) {
+      const FieldText* f = item.find(names().data_crc32, 0);
+      return f && f->text() != "null";
+    };
+    const bool elements_crc = has_elements_crc(old_item) && has_elements_crc(new_item);
     std::size_t position = 0;
     for (const FieldText& old_field : old_item) {
       const std::size_t at = position++;
       if (!choice.compares(old_field.name)) continue;
+      if (old_field.name == names().storage_crc32 && elements_crc) continue;
+      if (old_field.name == names().data_crc32 && !gate_.compares("storage_crc32", true))
+        continue;
       const FieldText* new_field = new_item.find(old_field.name, at);
       if (new_field && same_text(old_field, *new_field)) continue;  // the same text: the same value
       change(field_name_text(old_field.name), parse_text(old_field.text()),

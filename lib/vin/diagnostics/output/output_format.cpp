@@ -38,8 +38,11 @@ void write_model_metadata(std::ostream& out, const ModelMetadata& model, OutputF
     case OutputFormat::jsonl: {
       if (const auto& archive = model.details().export_archive)
         out << dump_record_line("ExportArchive", to_json(*archive)) << '\n';
-      if (const auto& weights = model.details().weights_file)
+      if (const auto& weights = model.details().weights_file) {
         out << dump_record_line("WeightsFile", to_json(*weights)) << '\n';
+        for (const auto& v : weights->values)
+          out << dump_record_line("CheckpointValue", to_json(v)) << '\n';
+      }
       out << dump_record_line("ModelMetadata", header_json(model)) << '\n';
       if (const auto& signature = model.details().graph_signature)
         out << dump_record_line("GraphSignature", to_json(*signature)) << '\n';

@@ -353,12 +353,17 @@ std::string format_model_table(const ModelMetadata& model) {
     out += format_export_archive_table(*archive);
   if (const auto& weights = model.details().weights_file) {
     out += "Weights file: " + shown(weights->format) + '\n';
-    if (!weights->state_dict_path.empty())
+    if (weights->state_dict_path.is_null())
+      out += "State dict: none (no mapping of tensors)\n";
+    else if (!weights->state_dict_path.empty())
       out += "State dict at: " + shown(dump_line(weights->state_dict_path)) + '\n';
     for (const auto& shard : weights->files) out += "  shard: " + shown(shard) + '\n';
     if (!weights->metadata.is_null()) out += "Metadata: " + shown(dump_line(weights->metadata)) + '\n';
     for (const auto& [dtype, elements] : weights->dtypes)
       out += "  " + shown(dtype) + ": " + with_thousands_separators(elements) + " elements\n";
+    if (!weights->values.empty()) out += "Checkpoint values:\n";
+    for (const auto& v : weights->values)
+      out += "  " + shown(v.key) + " = " + shown(dump_line(v.value)) + " (" + shown(v.type) + ")\n";
   }
   if (const auto& operators = model.details().operators) {
     TextTable calls;

@@ -185,7 +185,14 @@ std::string python_float_text(double value) { return python_float_repr(value); }
 Json to_json(const ModelMetadata& model) {
   Json j = header_json(model);
   if (const auto& archive = model.details().export_archive) j["export_archive"] = to_json(*archive);
-  if (const auto& weights = model.details().weights_file) j["weights_file"] = to_json(*weights);
+  if (const auto& weights = model.details().weights_file) {
+    j["weights_file"] = to_json(*weights);
+    if (!weights->values.empty()) {
+      Json values = Json::array();
+      for (const auto& v : weights->values) values.push_back(to_json(v));
+      j["checkpoint_values"] = std::move(values);
+    }
+  }
   if (const auto& signature = model.details().graph_signature)
     j["graph_signature"] = to_json(*signature);
   if (const auto& operators = model.details().operators) {

@@ -60,6 +60,8 @@ Json to_json(const ModuleProfile& module);
 Json to_json(const ExportArchive& archive);
 /// A weights file's WeightsFile record (contract 11.2).
 Json to_json(const WeightsFile& weights);
+/// One of a checkpoint's values that are not tensors (contract 11.2).
+Json to_json(const CheckpointValue& value);
 /// One OperatorCount record (inspect-model --operators of a .pt2).
 Json to_json(const OperatorCount& count);
 /// A .pt2's GraphSignature record (inspect-model --signature).

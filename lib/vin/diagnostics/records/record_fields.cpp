@@ -447,6 +447,14 @@ constexpr Field<WeightsFile> kWeightsFileFields[] = {
      Presence::always, not_compared},
 };
 
+// a checkpoint's other values: the container's too (diff does not compare them)
+constexpr Field<CheckpointValue> kCheckpointValueFields[] = {
+    {"key", [](const CheckpointValue& v) { return Json(v.key); }, Presence::always, not_compared},
+    {"type", [](const CheckpointValue& v) { return Json(v.type); }, Presence::always,
+     not_compared},
+    {"value", [](const CheckpointValue& v) { return v.value; }, Presence::always, not_compared},
+};
+
 }  // namespace
 
 const std::vector<RecordInfo>& record_infos() {
@@ -467,6 +475,7 @@ const std::vector<RecordInfo>& record_infos() {
         info_of("ProfileSummary", kProfileSummaryFields),
         info_of("ExportArchive", kExportArchiveFields),
         info_of("WeightsFile", kWeightsFileFields),
+        info_of("CheckpointValue", kCheckpointValueFields),
         info_of("OperatorCount", kOperatorCountFields),
         info_of("GraphSignature", kGraphSignatureFields),
         info_of("Change", kChangeFields),
@@ -534,6 +543,9 @@ Json to_json(const DiffSummary& summary) { return encode_fields(kDiffSummaryFiel
 Json to_json(const ExportArchive& archive) { return encode_fields(kExportArchiveFields, archive); }
 
 Json to_json(const WeightsFile& weights) { return encode_fields(kWeightsFileFields, weights); }
+Json to_json(const CheckpointValue& value) {
+  return encode_fields(kCheckpointValueFields, value);
+}
 
 Json to_json(const OperatorCount& count) { return encode_fields(kOperatorCountFields, count); }
 

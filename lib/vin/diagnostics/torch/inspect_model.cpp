@@ -63,6 +63,18 @@ std::optional<std::string> storage_crc32(const at::Tensor& tensor) {
   return std::string(hex);
 }
 
+// The CRC-32 of the tensor's elements in row-major order (TensorMetadata's data_crc32): its
+// contiguous copy's bytes (a quantized tensor's integers), on the CPU where they are read.
+std::string data_crc32(const at::Tensor& tensor) {
+  const at::Tensor values = (tensor.is_quantized() ? tensor.int_repr() : tensor).contiguous().cpu();
+  const auto nbytes = static_cast<std::size_t>(values.numel()) * values.element_size();
+  const uLong crc =
+      nbytes == 0 ? 0 : crc32_z(0, static_cast<const Bytef*>(values.data_ptr()), nbytes);
+  char hex[9];
+  std::snprintf(hex, sizeof hex, "%08lx", crc);
+  return std::string(hex);
+}
+
 TensorMetadata tensor_metadata(const std::string& name, const char* kind, const at::Tensor& t) {
   TensorMetadata out;
   out.name = name;
@@ -74,6 +86,7 @@ TensorMetadata tensor_metadata(const std::string& name, const char* kind, const 
   out.numel = t.numel();
   out.nbytes = out.numel * static_cast<std::int64_t>(t.element_size());
   out.storage_crc32 = storage_crc32(t);
+  out.data_crc32 = data_crc32(t);
   return out;
 }
 

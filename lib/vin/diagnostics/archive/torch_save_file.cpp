@@ -1,0 +1,77 @@
+#include "vin/diagnostics/archive/torch_save_file.h"
+
+#include <utility>
+
+#include "vin/diagnostics/archive/pickle_safety.h"
+#include "vin/diagnostics/records/error.h"
+#include "vin/diagnostics/text/printable.h"
+
+namespace vin::diagnostics {
+
+StorageBytes member_bytes(const ZipArchive& zip, std::size_t index, bool big_endian,
+                          InputFilePtr& keep) {
+  const ZipArchive::Entry& entry = zip.entries()[index];
+  StorageBytes bytes;
+  bytes.size = entry.size;
+  bytes.crc = entry.crc;
+  bytes.big_endian = big_endian;
+  if (entry.stored_at) {
+    bytes.file = &zip.file();
+    bytes.begin = *entry.stored_at;
+    return bytes;
+  }
+  if (!keep) {
+    ZipArchive::Member member = zip.open(index, zip.path() + ": " + printable(entry.name, 200));
+    keep = InputFile::from_pieces(zip.path() + ": " + printable(entry.name, 200),
+                                  [&](char* out, std::size_t n) { return member.read(out, n); });
+  }
+  bytes.file = keep.get();
+  return bytes;
+}
+
+TorchSaveZip::TorchSaveZip(const ZipArchive& zip, std::string label,
+                           std::uint64_t max_pickle_bytes)
+    : zip_(zip), label_(std::move(label)), top_(zip.first_folder()) {
+  const auto index = zip_.find(top_ + "data.pkl");
+  if (!index) throw Error(label_ + ": is not a torch.save file (it has no data.pkl)");
+  const std::string pickle = zip_.read(*index, max_pickle_bytes, top_ + "data.pkl");
+  if (const auto problem = pickle_problem(pickle))
+    throw Error(label_ + ": data.pkl: " + *problem);
+  try {
+    document_ = read_pickle(pickle);
+  } catch (const UnsupportedPickle& e) {
+    throw Error(label_ + ": data.pkl: " + e.what());
+  }
+  big_endian_ = big_endian_storages(zip_, top_, label_);
+}
+
+bool big_endian_storages(const ZipArchive& zip, const std::string& top, const std::string& label) {
+  const auto order = zip.read(top + "byteorder", 16);
+  if (!order || *order == "little") return false;
+  if (*order == "big") return true;
+  throw Error(label + ": its byteorder record says " + printable(*order, 20) +
+              ", neither little nor big");
+}
+
+StorageBytes storage_record(const ZipArchive& zip, const std::string& top,
+                            const SavedTensor& tensor, bool big_endian, InputFilePtr& keep,
+                            const std::string& label, const std::string& where) {
+  const std::string name = top + "data/" + tensor.storage_key;
+  const auto index = zip.find(name);
+  if (!index)
+    throw Error(label + ": " + where + ": its storage record " + printable(name, 200) +
+                " is missing");
+  if (const auto problem = storage_problem(printable(name, 200), *tensor.dtype,
+                                           tensor.storage_numel, zip.entries()[*index].size))
+    throw Error(label + ": " + where + ": " + *problem);
+  return member_bytes(zip, *index, big_endian, keep);
+}
+
+StorageBytes TorchSaveZip::storage(const SavedTensor& tensor, const std::string& where) const {
+  // a deflated record (torch.save stores every record; another zip tool may have deflated
+  // them) is inflated once, however many tensors view it
+  return storage_record(zip_, top_, tensor, big_endian_, inflated_[tensor.storage_key], label_,
+                        where);
+}
+
+}  // namespace vin::diagnostics
