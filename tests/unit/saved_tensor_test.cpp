@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -91,8 +92,9 @@ TEST_CASE("elements_crc32 reads a tensor's elements in row-major order where the
 
 TEST_CASE("elements_crc32 reverses each element of a big-endian storage") {
   std::string storage = float_storage(4);
-  for (std::size_t i = 0; i < storage.size(); i += 4) std::swap(storage[i], storage[i + 3]),
-                                                       std::swap(storage[i + 1], storage[i + 2]);
+  for (std::size_t i = 0; i < storage.size(); i += 4)
+    std::reverse(storage.begin() + static_cast<std::ptrdiff_t>(i),
+                 storage.begin() + static_cast<std::ptrdiff_t>(i + 4));
   const InputFilePtr file = InputFile::from_bytes("storage", storage);
   const StorageBytes bytes{file.get(), 0, storage.size(), 0u, true};
   CHECK(elements_crc32(tensor({4}, {1}, 0, 4), bytes) == crc_of({0, 1, 2, 3}));
