@@ -40,6 +40,35 @@ class ConvNet(nn.Module):
         self.head = nn.Linear(8, 10)
 
 
+class Scriptable(nn.Module):
+    """A model saved in every format: TorchScript, .pt2 (where this torch exports), state dict,
+    safetensors, a checkpoint nesting its state dict under DataParallel's `module.`."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3)
+        self.bn = nn.BatchNorm2d(4)
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc(self.bn(self.conv(x)).mean((2, 3)))
+
+
+def every_format(work, model, tag):
+    """{format: path} of `model` saved in every format this torch writes."""
+    paths = {f: os.path.join(work, f"{tag}.{f}") for f in
+             ("script.pt", "state_dict.pt", "safetensors", "checkpoint.pt")}
+    torch.jit.save(torch.jit.script(model), paths["script.pt"])
+    torch.save(model.state_dict(), paths["state_dict.pt"])
+    st.save(model.state_dict(), paths["safetensors"])
+    torch.save({"model": {"module." + k: v for k, v in model.state_dict().items()}, "epoch": 1},
+               paths["checkpoint.pt"])
+    if hasattr(torch, "export") and hasattr(torch.export, "save"):
+        paths["pt2"] = os.path.join(work, f"{tag}.pt2")
+        torch.export.save(torch.export.export(model, (torch.randn(1, 3, 8, 8),)), paths["pt2"])
+    return paths
+
+
 def every_dtype():
     d = {}
     for i, dtype in enumerate([torch.float64, torch.float32, torch.float16, torch.bfloat16,
@@ -219,6 +248,33 @@ def main():
         p = tool(binary, "diff", a, b, "--ignore", "data_crc32")
         assert p.returncode == 0, (p.returncode, p.stdout, p.stderr)
 
+    def every_format_pair():
+        # the same weights as TorchScript, .pt2, state dict, safetensors and a checkpoint:
+        # exit 0 in every pair (the checkpoint's `module.` taken off by --strip-prefix); one
+        # changed element (fc.bias[0] += 1) is that tensor's data_crc32 and nothing else
+        torch.manual_seed(2)
+        model = Scriptable().eval()
+        same = every_format(work, model, "same")
+        with torch.no_grad():
+            model.fc.bias[0] += 1
+        changed = every_format(work, model, "changed")
+        strip = ["--strip-prefix", "module."]
+        for a in same:
+            for b in same:
+                p = tool(binary, "diff", same[a], same[b], *strip)
+                assert p.returncode == 0, (a, b, p.stdout[-600:], p.stderr)
+                summary = jsonl(p.stdout)[-1]
+                assert "tensors" in summary["compared"], (a, b, summary)
+                p = tool(binary, "diff", same[a], changed[b], *strip)
+                changes = [(c["subject"], c["path"], c["field"]) for c in jsonl(p.stdout)
+                           if c["record"] == "Change"]
+                assert p.returncode == 1 and changes == [("tensor", "fc.bias", "data_crc32")], \
+                    (a, b, changes, p.stderr)
+        # without --strip-prefix the checkpoint's tensors are other tensors
+        p = tool(binary, "diff", same["script.pt"], same["checkpoint.pt"])
+        assert p.returncode == 1 and any(c.get("kind") == "added" for c in jsonl(p.stdout)), \
+            p.stdout[-600:]
+
     def header_length_like_other_formats():
         # a header of 128 bytes (a pickle's first byte, 0x80) and of 0x4b50 (the bytes PK)
         for length in (128, 0x4B50):
@@ -245,6 +301,9 @@ def main():
         checks.run("safetensors", "a file through a pipe gives the same records", through_a_pipe)
         checks.run("diff", "one changed element is its key's data_crc32; --ignore data_crc32 "
                    "gives 0", diff_one_element)
+        checks.run("diff", "a model as TorchScript, .pt2, state dict, safetensors and checkpoint "
+                   "gives exit 0 in every pair; one changed element is its data_crc32",
+                   every_format_pair)
         checks.run("safetensors", "a header length starting 0x80 or PK is read as safetensors",
                    header_length_like_other_formats)
     return checks.summary()

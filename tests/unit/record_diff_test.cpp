@@ -516,3 +516,16 @@ TEST_CASE("values shared with the record before stay each record's own") {
   CHECK(dump_line(twice.items.to_json(0)) ==
         R"({"path": "a", "direct_parameters": 2, "module_type": "T", "trainable_parameters": 0, "direct_buffers": 0, "training": true})");
 }
+
+TEST_CASE("--strip-prefix takes each prefix off a dotted name, in the order given") {
+  const DiffGate gate({}, {}, {}, {"model", "module."});
+  CHECK(gate.strips());
+  CHECK(gate.stripped("model.module.fc.weight") == "fc.weight");
+  CHECK(gate.stripped("module.fc") == "fc");
+  CHECK(gate.stripped("module") == "");     // the prefix's own module: the root
+  CHECK(gate.stripped("modules.0") == "modules.0");  // a prefix ends at a dot
+  CHECK(gate.stripped("fc.module.w") == "fc.module.w");
+  CHECK_FALSE(DiffGate().strips());
+  CHECK_THROWS_AS(DiffGate({}, {}, {}, {""}), UsageError);
+  CHECK_THROWS_AS(DiffGate({}, {}, {}, {"."}), UsageError);
+}

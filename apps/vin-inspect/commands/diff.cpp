@@ -35,6 +35,10 @@ class Diff : public Command {
                    "FIELD=LIMIT: a numeric change within LIMIT (5%, +5%, -10%, 600) is reported "
                    "but does not make the exit status 1 (repeatable)")
         ->type_name("FIELD=LIMIT");
+    sub.add_option("--strip-prefix", strip_prefixes_,
+                   "Take PREFIX off the module paths and tensor names of both sides before "
+                   "matching them, e.g. module. of a DataParallel state dict (repeatable)")
+        ->type_name("PREFIX");
     sub.add_flag("--config", config_,
                  "Compare the config.yaml renderings archives carry, not their modules");
     add_load_with_libtorch(sub, with_libtorch_);
@@ -42,7 +46,7 @@ class Diff : public Command {
   }
 
   int run() override {
-    const vd::DiffGate gate(ignore_, only_, tolerances_);
+    const vd::DiffGate gate(ignore_, only_, tolerances_, strip_prefixes_);
     vd::OutputPlan plan = plan_outputs(output_, {{"OLD", old_path_}, {"NEW", new_path_}});
     const vd::LibTorchInspector fallback = libtorch_fallback(with_libtorch_);
     const vd::SideKind kind = config_ ? vd::SideKind::configuration : vd::SideKind::by_content;
@@ -61,7 +65,7 @@ class Diff : public Command {
 
  private:
   std::string old_path_, new_path_;
-  std::vector<std::string> ignore_, only_, tolerances_;
+  std::vector<std::string> ignore_, only_, tolerances_, strip_prefixes_;
   bool config_ = false;
   bool with_libtorch_ = false;
   OutputOptions output_;

@@ -109,8 +109,16 @@ ToleranceLimit ToleranceLimit::parse(const std::string& limit, const std::string
 }
 
 DiffGate::DiffGate(std::vector<std::string> ignore, std::vector<std::string> only,
-                   const std::vector<std::string>& tolerances)
+                   const std::vector<std::string>& tolerances,
+                   std::vector<std::string> strip_prefixes)
     : ignore_(ignore.begin(), ignore.end()), only_(only.begin(), only.end()) {
+  for (std::string& prefix : strip_prefixes) {
+    if (prefix.empty() || prefix == ".")
+      throw UsageError("--strip-prefix '" + printable(prefix, 80) +
+                       "': a prefix of module paths is needed, such as module.");
+    if (prefix.back() != '.') prefix += '.';
+    strip_prefixes_.push_back(std::move(prefix));
+  }
   for (const std::string& given : tolerances) {
     const std::size_t eq = given.find('=');
     const std::string flag = "--tolerance " + printable(given, 120);
@@ -137,6 +145,16 @@ DiffGate::DiffGate(std::vector<std::string> ignore, std::vector<std::string> onl
       throw UsageError("--ignore " + printable(field, 80) + " and --tolerance " +
                        printable(field, 80) + "=...: an ignored field has no tolerance");
   }
+}
+
+std::string DiffGate::stripped(std::string name) const {
+  for (const std::string& prefix : strip_prefixes_) {
+    if (name.compare(0, prefix.size(), prefix) == 0)
+      name.erase(0, prefix.size());
+    else if (name.size() + 1 == prefix.size() && prefix.compare(0, name.size(), name) == 0)
+      name.clear();
+  }
+  return name;
 }
 
 bool DiffGate::compares(const std::string& field, bool by_default) const {

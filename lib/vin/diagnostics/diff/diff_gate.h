@@ -36,7 +36,8 @@ class DiffGate {
   /// another form, two limits of one kind for a field, a field in --ignore and in --only or
   /// --tolerance.
   DiffGate(std::vector<std::string> ignore, std::vector<std::string> only,
-           const std::vector<std::string>& tolerances);
+           const std::vector<std::string>& tolerances,
+           std::vector<std::string> strip_prefixes = {});
 
   /// Whether `field` is compared: not ignored, and named by --tolerance, or by --only (when it
   /// is given), or compared by default (`by_default`: the record's field table says so).
@@ -53,10 +54,18 @@ class DiffGate {
   /// --ignore's fields (`attributes` leaves out every attribute)
   const std::set<std::string>& ignored() const { return ignore_; }
 
+  /// Whether --strip-prefix names any prefix.
+  bool strips() const { return !strip_prefixes_.empty(); }
+  /// A dotted module path or tensor name with --strip-prefix's prefixes taken off, each in the
+  /// order given where the name starts with it (`module.fc.weight` -> `fc.weight`); a name that
+  /// is a prefix without its dot becomes "" (the root).
+  std::string stripped(std::string name) const;
+
  private:
   std::set<std::string> ignore_;
   std::set<std::string> only_;
   std::map<std::string, std::vector<ToleranceLimit>> limits_;
+  std::vector<std::string> strip_prefixes_;  // each ending with '.'
 };
 
 }  // namespace vin::diagnostics

@@ -134,8 +134,11 @@ void require_keys(RecordList::Record r, const Required& required, Where where) {
 // Nor is a class of the script that made the model: TorchScript keeps no `__main__.` in its
 // name (`Net` in a .pt, `__main__.Net` in a .pt2).
 bool not_a_change(const std::string& field, const Json& a, const Json& b) {
-  // records saved before data_crc32 was written, or a tensor whose storage no record holds
-  if (field == "data_crc32" && (a.is_null() || b.is_null())) return true;
+  // what one side's format does not say: data_crc32 in records saved before it was written (or
+  // a storage no record holds), a safetensors tensor's device and requires_grad
+  if ((field == "data_crc32" || field == "device" || field == "requires_grad") &&
+      a.is_null() != b.is_null())
+    return true;
   if (field != "training" && field != "module_type" && field != "model_type") return false;
   if (a.is_null() != b.is_null()) return true;
   if (!a.is_string() || !b.is_string()) return false;
@@ -192,6 +195,7 @@ RecordSet model_set(const Json& document, const std::string& source, const std::
     }
   }
   set.torch_export = document.contains("export_archive");
+  set.weights_file = document.contains("weights_file");
   if (document.contains("graph_signature")) {
     const Json& signature = document.at("graph_signature");
     require_keys(signature, kGraphSignatureKeys, "GraphSignature", where);
@@ -555,6 +559,7 @@ RecordSet read_jsonl(RecordLines& lines, RecordSet set, const std::string& path)
   }
   set.kind = RecordSet::Kind::model;
   set.torch_export = export_archive;
+  set.weights_file = weights_file;
   set.has_attributes = set.has_attributes && !set.items.empty() && !export_archive;
   // a .pt2's container (ExportArchive: file, layout, versions) is not the model: not compared
   set.header = std::move(*header);
@@ -676,15 +681,20 @@ void check_named_fields(const RecordSet& old_set, const RecordSet& new_set, cons
 // Which fields of one kind of record diff compares: the gate's answer for each name, asked once.
 class FieldChoice {
  public:
+  /// `within`: the only fields that may be compared (all where empty)
   FieldChoice(const DiffGate& gate, const char* record,
-              std::initializer_list<const char*> identity)
-      : gate_(gate), by_default_(compared_by_default(record)), identity_(identity) {}
+              std::initializer_list<const char*> identity,
+              std::initializer_list<const char*> within = {})
+      : gate_(gate), by_default_(compared_by_default(record)), identity_(identity),
+        within_(within) {}
 
   bool compares(FieldName name) {
     if (name >= answers_.size()) answers_.resize(name + 1, kUnknown);
     if (answers_[name] == kUnknown) {
       const std::string& field = field_name_text(name);
-      answers_[name] = !one_of(field, identity_) && gate_.compares(field, by_default_.count(field));
+      answers_[name] = !one_of(field, identity_) &&
+                       (within_.size() == 0 || one_of(field, within_)) &&
+                       gate_.compares(field, by_default_.count(field));
     }
     return answers_[name] == 1;
   }
@@ -694,6 +704,7 @@ class FieldChoice {
   const DiffGate& gate_;
   const std::unordered_set<std::string>& by_default_;
   std::initializer_list<const char*> identity_;
+  std::initializer_list<const char*> within_;
   std::vector<signed char> answers_;
 };
 
@@ -839,7 +850,8 @@ class Matcher {
   template <typename KeyOf, typename PathOf>
   Pairs match(const RecordList& old_items, const RecordList& new_items, const char* record,
               const std::string& subject, KeyOf key_of, PathOf path_of,
-              std::initializer_list<const char*> identity) {
+              std::initializer_list<const char*> identity,
+              std::initializer_list<const char*> within = {}) {
     KeyTexts texts;
     const SideKeys old_keys(old_items, key_of, texts);
     SideKeys new_keys(new_items, key_of, texts);
@@ -853,7 +865,7 @@ class Matcher {
     };
     refuse_repeated(old_keys, old_items, old_source_);
     refuse_repeated(new_keys, new_items, new_source_);
-    FieldChoice choice(gate_, record, identity);
+    FieldChoice choice(gate_, record, identity, within);
     Pairs pairs;
     pairs.reserve(std::min(old_items.size(), new_items.size()));
     std::vector<bool> matched(new_items.size());
@@ -924,15 +936,37 @@ auto path_field(FieldName name) {
   return [name](RecordList::Record r) { return r.value(name); };
 }
 
-// A tensor's name as named_parameters() / named_buffers() spell it: `layer1.0.conv1.weight`.
-std::string tensor_key(RecordList::Record tensor) {
+// A tensor's name as named_parameters() / named_buffers() spell it: `layer1.0.conv1.weight`
+// (--strip-prefix's prefixes taken off).
+std::string tensor_key(RecordList::Record tensor, const DiffGate& gate) {
   const std::string_view module_text = tensor.find(names().module_path)->text();
   const std::string_view name_text = tensor.find(names().name)->text();
   if (!json_string(module_text) || !json_string(name_text))
     throw Error("a TensorMetadata whose module_path or name is not a string");
   const std::string module = json_string_value(module_text);
   const std::string name = json_string_value(name_text);
-  return module == kRootPath ? name : module + "." + name;
+  return gate.stripped(module == kRootPath ? name : module + "." + name);
+}
+
+// A module's path as its key: --strip-prefix's prefixes taken off (the root where a prefix is
+// the whole path)
+auto module_key(const DiffGate& gate) {
+  return [&gate](RecordList::Record r, KeyTexts& keys) -> std::string_view {
+    const FieldText* path = r.find(names().path);
+    if (!gate.strips() || !json_string(path->text())) return keys.of(path->text());
+    const std::string value = json_string_value(path->text());
+    if (value == kRootPath) return keys.of(path->text());
+    const std::string stripped = gate.stripped(value);
+    return keys.keep(Json(stripped.empty() ? std::string(kRootPath) : stripped).dump());
+  };
+}
+auto module_path_of(const DiffGate& gate) {
+  return [&gate](RecordList::Record r) -> Json {
+    Json path = r.value(names().path);
+    if (!gate.strips() || !path.is_string() || path.get<std::string>() == kRootPath) return path;
+    const std::string stripped = gate.stripped(path.get<std::string>());
+    return stripped.empty() ? std::string(kRootPath) : stripped;
+  };
 }
 
 // Attributes of the modules both sides hold (`pairs`), by `module.attribute` (`<root>.name` at
@@ -1040,7 +1074,54 @@ RecordSet read_record_file(const InputFile& file) {
   return read_json_document(text.substr(static_cast<std::size_t>(start)), path);
 }
 
-RecordDiff diff_records(const RecordSet& old_set, const RecordSet& new_set, const DiffGate& gate) {
+namespace {
+
+// The tensors of both sides by name; `across_formats`: a weights file against an archive, only
+// what both tell (dtype, shape and the elements' CRC, and the counts that follow from them)
+void diff_tensors(const RecordSet& old_set, const RecordSet& new_set, const DiffGate& gate,
+                  Matcher& matcher, bool across_formats) {
+  const auto key = [&gate](RecordList::Record t, KeyTexts& keys) {
+    return keys.keep(tensor_key(t, gate));
+  };
+  const auto name = [&gate](RecordList::Record t) { return Json(tensor_key(t, gate)); };
+  if (across_formats)
+    matcher.match(*old_set.tensors, *new_set.tensors, "TensorMetadata", "tensor", key, name,
+                  {"module_path", "name"}, {"dtype", "shape", "numel", "nbytes", "data_crc32"});
+  else
+    matcher.match(*old_set.tensors, *new_set.tensors, "TensorMetadata", "tensor", key, name,
+                  {"module_path", "name"});
+}
+
+// `set` without the modules whose whole path is a --strip-prefix prefix (`module` of a
+// DataParallel state dict): their tensors now belong to the root, which each side has already
+RecordSet without_prefix_modules(const RecordSet& set, const DiffGate& gate) {
+  RecordSet out = set;
+  out.items = RecordList(set.items.shared_store());
+  for (std::size_t i = 0; i < set.items.size(); ++i) {
+    const RecordList::Record module = set.items[i];
+    const FieldText* path = module.find(names().path);
+    if (path && json_string(path->text())) {
+      const std::string value = json_string_value(path->text());
+      if (value != kRootPath && gate.stripped(value).empty()) continue;
+    }
+    for (const FieldText& field : module) out.items.add_field(field.name, field.text());
+    out.items.end_record();
+  }
+  return out;
+}
+
+}  // namespace
+
+RecordDiff diff_records(const RecordSet& old_given, const RecordSet& new_given,
+                        const DiffGate& gate) {
+  std::optional<RecordSet> old_stripped, new_stripped;
+  if (gate.strips() && old_given.kind == RecordSet::Kind::model &&
+      new_given.kind == RecordSet::Kind::model) {
+    old_stripped = without_prefix_modules(old_given, gate);
+    new_stripped = without_prefix_modules(new_given, gate);
+  }
+  const RecordSet& old_set = old_stripped ? *old_stripped : old_given;
+  const RecordSet& new_set = new_stripped ? *new_stripped : new_given;
   if (old_set.kind != new_set.kind)
     throw UsageError("cannot compare " + std::string(to_string(old_set.kind)) + " records (" +
                      old_set.source + ") with " + to_string(new_set.kind) + " records (" +
@@ -1064,6 +1145,17 @@ RecordDiff diff_records(const RecordSet& old_set, const RecordSet& new_set, cons
   diff.compared = model ? std::vector<std::string>{"model", "modules"}
                         : std::vector<std::string>{"config", "fields"};
 
+  if (model && old_set.weights_file != new_set.weights_file) {
+    // a weights file against an archive (or their records): the weights file counts every tensor
+    // as a parameter and names no module without tensors, so only the tensors are compared,
+    // each by what both formats tell (contract 11.2)
+    diff.compared.clear();
+    if (old_set.tensors && new_set.tensors) {
+      diff.compared.push_back("tensors");
+      diff_tensors(old_set, new_set, gate, matcher, true);
+    }
+    return diff;
+  }
   // the container's fields both sides hold (byte totals only with --tensors on both)
   Json old_header = Json::object();
   for (const auto& [field, value] : old_set.header.items())
@@ -1072,9 +1164,11 @@ RecordDiff diff_records(const RecordSet& old_set, const RecordSet& new_set, cons
                  to_string(old_set.kind), Json());
 
   const Matcher::Pairs modules =
-      matcher.match(old_set.items, new_set.items, model ? "ModuleMetadata" : "ConfigFieldSpec",
-                    model ? "module" : "field", key_field(names().path), path_field(names().path),
-                    {"path", "attributes"});
+      model ? matcher.match(old_set.items, new_set.items, "ModuleMetadata", "module",
+                            module_key(gate), module_path_of(gate), {"path", "attributes"})
+            : matcher.match(old_set.items, new_set.items, "ConfigFieldSpec", "field",
+                            key_field(names().path), path_field(names().path),
+                            {"path", "attributes"});
   if (!model) {
     if (old_set.unwalked && new_set.unwalked && gate.compares("value", true))
       diff_unwalked(old_set, new_set, changes);
@@ -1086,10 +1180,7 @@ RecordDiff diff_records(const RecordSet& old_set, const RecordSet& new_set, cons
   }
   if (old_set.tensors && new_set.tensors) {
     diff.compared.push_back("tensors");
-    const auto key = [](RecordList::Record t, KeyTexts& keys) { return keys.keep(tensor_key(t)); };
-    const auto name = [](RecordList::Record t) { return Json(tensor_key(t)); };
-    matcher.match(*old_set.tensors, *new_set.tensors, "TensorMetadata", "tensor", key, name,
-                  {"module_path", "name"});
+    diff_tensors(old_set, new_set, gate, matcher, false);
   }
   // a TorchScript method and an exported program's forward are not alike (contract 10.3)
   if (old_set.methods && new_set.methods && old_set.torch_export == new_set.torch_export) {

@@ -39,6 +39,9 @@ struct RecordSet {
   bool has_attributes = false;
   /// model: whether the side is a torch.export archive or its records (an ExportArchive first)
   bool torch_export = false;
+  /// model: whether the side is a weights file or its records (a WeightsFile first), whose
+  /// counts cannot tell parameters from buffers
+  bool weights_file = false;
   /// model: a torch.export program's GraphSignature (inputs, outputs), when the side holds it
   std::optional<Json> graph_signature;
   /// model: a torch.export program's OperatorCount objects, when the side holds them

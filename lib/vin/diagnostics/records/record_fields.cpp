@@ -78,13 +78,16 @@ constexpr Field<TensorMetadata> kTensorFields[] = {
     {"nbytes", [](const TensorMetadata& t) { return Json(t.nbytes); }},
     {"storage_crc32", [](const TensorMetadata& t) { return or_null(t.storage_crc32); }},
     // a weights file's tensors (contract 11.2)
+    // a tensor is matched by its module path and name; its key from the file's root and the
+    // keys it shares a storage with differ with the nesting (a checkpoint's `model.`): not
+    // compared
     {"key", [](const TensorMetadata& t) { return t.key ? Json(*t.key) : absent_field(); },
-     detail},
+     detail, false},
     {"file", [](const TensorMetadata& t) { return t.file ? Json(*t.file) : absent_field(); },
      detail, false},
     {"shared_with",
      [](const TensorMetadata& t) { return t.key ? Json(t.shared_with) : absent_field(); },
-     detail},
+     detail, false},
     {"data_crc32",
      [](const TensorMetadata& t) { return t.data_crc32 ? Json(*t.data_crc32) : absent_field(); },
      detail},
