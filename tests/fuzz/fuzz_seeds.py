@@ -152,6 +152,8 @@ def main() -> int:
         "pickle": [],  # the data.pkl of each small fixture archive, extracted below
         "export_program": [],  # the .pt2 fixtures' members, extracted below
         "safetensors": [(hostile / "weights", ["*"])],
+        # torch.save files, zip and legacy: the inputs fixtures (a state dict in both formats)
+        "torch_save_weights": [(fixtures / "inputs", ["*.pt"]), (capture, ["*.pt"])],
         "records": [(ROOT / "tests" / "cli" / "golden", ["*.jsonl"]), (config, ["*.jsonl"]),
                     (hostile / "records", ["*"])],
     }

@@ -1063,6 +1063,46 @@ def checkpoint_attacks():
         [(["inspect-model", "{file}"], "safe", 1), (["diff", "{file}", "{file}"], "safe", 2)])
     add("weights_whole_module.pt", torch_save_bytes(nn.Linear(2, 2)),
         refused("a pickled Python object of class torch.nn.modules.linear.Linear"))
+    legacy_attacks(refused)
+
+
+def legacy_parts(value):
+    """torch.save(value) in the legacy format, as its five pickles and the storages after them."""
+    buf = io.BytesIO()
+    torch.save(value, buf, _use_new_zipfile_serialization=False)
+    data, f, ends = buf.getvalue(), io.BytesIO(buf.getvalue()), []
+    for _ in range(5):
+        pickle.Unpickler(f).load() if len(ends) != 3 else pickletools.dis(f, out=io.StringIO())
+        ends.append(f.tell())
+    return data, ends
+
+
+def legacy_attacks(refused):
+    """torch.save's format before PyTorch 1.6: pickles one after another, then raw storages."""
+    data, ends = legacy_parts({"w": torch.ones(4), "b": torch.zeros(2, dtype=torch.int64)})
+    after_keys = ends[4]
+    add("legacy_count_past_end.pt",
+        data[:after_keys] + struct.pack("<q", 1 << 40) + data[after_keys + 8:],
+        refused("elements needs 1099511627776 x"))
+    add("legacy_cut_in_storages.pt", data[:after_keys + 12],
+        refused("more than the 4 left in the file"))
+    add("legacy_magic_only.pt", data[:ends[0]],
+        refused("its protocol version at byte 15: missing (the file ends there)"))
+    keys = pickle.loads(data[ends[3]:ends[4]])
+    twice = pickle.dumps(keys[:1] * 2, protocol=2)
+    add("legacy_key_twice.pt", data[:ends[3]] + twice + data[after_keys:],
+        refused("is listed twice"))
+    add("legacy_key_unknown.pt",
+        data[:ends[3]] + pickle.dumps(keys + ["999"], protocol=2) + data[after_keys:],
+        refused("the storage 999 is listed, but no tensor of a known dtype refers to it"))
+    # a value pickle that never stops: read through a window that grows to the file's end
+    add("legacy_no_stop.pt", data[:ends[2]] + b"\x80\x02" + b"(" * (3 << 20),
+        refused("its value at byte"))
+    # a storage whose count says 1 element where its tensor's pickle says 4
+    one, one_ends = legacy_parts({"w": torch.ones(4)})
+    add("legacy_storage_short.pt",
+        one[:one_ends[4]] + struct.pack("<q", 1) + one[one_ends[4] + 8:one_ends[4] + 12],
+        refused("holds 4 bytes, fewer than the 4 float32 elements"))
 
 
 def pickle_with_offset(saved, old, new):

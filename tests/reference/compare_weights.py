@@ -150,10 +150,16 @@ def check_records(binary, path, state_dict):
     return check_described(binary, path, "safetensors", {"format": "pt"}, records(state_dict), [])
 
 
-def check_saved(binary, path, value):
+def check_saved(binary, path, value, fmt="torch_save_zip"):
     """The torch.save file at `path` against the reference's records of the value it holds."""
     *parts, values = checkpoint_records(value)
-    return check_described(binary, path, "torch_save_zip", None, parts, values)
+    return check_described(binary, path, fmt, None, parts, values)
+
+
+def save_legacy(value, path, **kwargs):
+    """torch.save in the format before PyTorch 1.6 (what `_use_new_zipfile_serialization=False`
+    still writes)."""
+    torch.save(value, path, _use_new_zipfile_serialization=False, **kwargs)
 
 
 def check_described(binary, path, fmt, metadata, reference, values):
@@ -214,6 +220,10 @@ def main():
                    lambda: check_records(binary, safetensors, loaded))
         checks.run(name, "records of the torch.save file equal the reference's of torch.load",
                    lambda: check_saved(binary, pt, loaded))
+        legacy = os.path.join(args.work, name + ".legacy.pt")
+        save_legacy(state_dict, legacy)
+        checks.run(name, "records of the legacy torch.save file equal the reference's",
+                   lambda: check_saved(binary, legacy, loaded, "torch_save_legacy"))
     for name, value in saved_cases().items():
         if args.cases and name not in args.cases:
             continue
@@ -223,6 +233,11 @@ def main():
             else torch.load(pt, weights_only=False)  # our own file: its objects are ours
         checks.run(name, "records of the torch.save file equal the reference's of torch.load",
                    lambda: check_saved(binary, pt, loaded))
+        legacy = os.path.join(args.work, name + ".legacy.pt")
+        save_legacy(value, legacy,
+                    **({"pickle_protocol": 4} if name == "protocol_4" else {}))
+        checks.run(name, "records of the legacy torch.save file equal the reference's",
+                   lambda: check_saved(binary, legacy, loaded, "torch_save_legacy"))
 
     work = args.work
     conv = chosen["convnet"]

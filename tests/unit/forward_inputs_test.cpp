@@ -117,7 +117,7 @@ TEST_CASE("positional and keyword binding, and each way a torch.save file gives 
   }
   for (const char* file :
        {"everything_dict.pt", "everything_ordered.pt", "everything_parameter.pt",
-        "everything_state_dict.pt"}) {
+        "everything_state_dict.pt", "everything_state_dict_legacy.pt"}) {
     CAPTURE(file);
     const ForwardInputs dict =
         read_forward_inputs(fixture(std::string("inputs/") + file), model, kCpu);
@@ -176,21 +176,20 @@ TEST_CASE("bytes that are not a zip never reach LibTorch's zip reader (torch_sav
     }
     return std::string();
   };
-  // a pickle that is not a torch.save file, and one of the legacy format (its magic number)
+  // a pickle that is not a torch.save file, and the legacy format's magic number alone
   const std::string pickle = write("vin_pickle_inputs.pt", std::string("\x80\x02K\x01.", 5));
   CHECK(error(pickle) ==
-        pickle + ": a pickle; not an inputs file: expected .npz, .npy or torch.save (zip) data");
+        pickle + ": a pickle; not an inputs file: expected .npz, .npy or torch.save data");
   const std::string legacy = write(
       "vin_legacy_inputs.pt", std::string("\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19.", 15));
   CHECK(error(legacy) == legacy +
-                             ": a torch.save file in the legacy format (before PyTorch 1.6), "
-                             "which LibTorch cannot read; save it again with torch.save from "
-                             "PyTorch 1.6 or newer");
+                             ": not a readable legacy torch.save file: its protocol version at "
+                             "byte 15: missing (the file ends there)");
   // a zip64 locator after a prefix: LibTorch's in-memory reader followed its offset out of bounds
   const std::string prefixed =
       write("vin_prefixed_inputs.pt", "junk PK\x06\x07" + std::string(16, '\xff'));
   CHECK(error(prefixed) ==
-        prefixed + ": not an inputs file: expected .npz, .npy or torch.save (zip) data");
+        prefixed + ": not an inputs file: expected .npz, .npy or torch.save data");
 }
 
 TEST_CASE("unreadable inputs files") {

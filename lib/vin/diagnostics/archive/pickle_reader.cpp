@@ -72,7 +72,7 @@ class Machine {
           break;
         case OpcodeRead::truncated:
         case OpcodeRead::too_long:
-          throw UnsupportedPickle("truncated");
+          throw TruncatedPickle("truncated");
         case OpcodeRead::unknown:
           break;  // refused below
       }
@@ -81,12 +81,13 @@ class Machine {
       if (op == Op::STOP) {
         if (stack_.size() != 1 || !stack_.back()) throw UnsupportedPickle("bad STOP");
         doc_.root = stack_.back();
+        doc_.end = pos_;
         return std::move(doc_);
       }
       if (!push_constant(op, code) && !build_container(op, code) && !apply_object_op(op, code))
         throw UnsupportedPickle("opcode " + std::to_string(code.op) + " not understood");
     }
-    throw UnsupportedPickle("no STOP");
+    throw TruncatedPickle("no STOP");
   }
 
  private:
@@ -116,6 +117,9 @@ class Machine {
       case Op::LONG4:
         if (argument(code).size() > 8) {  // a Python int wider than 64 bits: named, not read
           push_text(Kind::opaque, "builtins.int");
+          auto* wide = const_cast<PickleValue*>(stack_.back());  // its two's-complement bytes
+          wide->items.push_back(make(Kind::bytes));
+          const_cast<PickleValue*>(wide->items.back())->text = std::string(argument(code));
         } else {
           push_int(long1(argument(code)));
         }

@@ -63,6 +63,13 @@ class UnsupportedPickle : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// Thrown when the stream ends before its STOP (or inside an opcode's argument): a reader of
+/// pickles that follow one another in a file (legacy torch.save) reads more and tries again.
+class TruncatedPickle : public UnsupportedPickle {
+ public:
+  using UnsupportedPickle::UnsupportedPickle;
+};
+
 /// Every value a pickle built, and the one its STOP left on the stack.
 struct PickleDocument {
   /// The values, made in blocks of kBlockValues that never move (values point at each other).
@@ -72,6 +79,8 @@ struct PickleDocument {
   std::vector<std::unique_ptr<PickleValue[]>> blocks;
   std::size_t used_in_last_block = kBlockValues;
   PickleRef root = nullptr;
+  /// the bytes the pickle took, its STOP included (the next pickle of a file starts there)
+  std::size_t end = 0;
 };
 
 /// Runs the pickle.

@@ -36,11 +36,11 @@ TorchSaveZip::TorchSaveZip(const ZipArchive& zip, std::string label,
   if (!index) throw Error(label_ + ": is not a torch.save file (it has no data.pkl)");
   const std::string pickle = zip_.read(*index, max_pickle_bytes, top_ + "data.pkl");
   if (const auto problem = pickle_problem(pickle))
-    throw Error(label_ + ": data.pkl: " + *problem);
+    throw Error(label_ + ": not a readable torch.save file: data.pkl: " + *problem);
   try {
     document_ = read_pickle(pickle);
   } catch (const UnsupportedPickle& e) {
-    throw Error(label_ + ": data.pkl: " + e.what());
+    throw Error(label_ + ": not a readable torch.save file: data.pkl: " + e.what());
   }
   big_endian_ = big_endian_storages(zip_, top_, label_);
 }

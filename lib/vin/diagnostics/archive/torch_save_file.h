@@ -32,21 +32,38 @@ StorageBytes storage_record(const ZipArchive& zip, const std::string& top,
                             const SavedTensor& tensor, bool big_endian, InputFilePtr& keep,
                             const std::string& label, const std::string& where);
 
-class TorchSaveZip {
+/// A torch.save file read as data, whatever its format: the value it holds, and where each
+/// tensor's storage lies. The weights reader (weights_file.h) and capture's inputs reader
+/// (torch/torch_save_reader.h) take any of them.
+class TorchSaveSource {
+ public:
+  virtual ~TorchSaveSource() = default;
+  /// The value the file holds.
+  virtual PickleRef root() const = 0;
+  /// The file, or the file and the member, for messages.
+  virtual const std::string& label() const = 0;
+  /// WeightsFile's `format`: "torch_save_zip", "torch_save_legacy".
+  virtual const char* format() const = 0;
+  /// Where `tensor`'s storage lies, checked to hold the storage's elements (Error naming the
+  /// file, `where` and the storage otherwise).
+  virtual StorageBytes storage(const SavedTensor& tensor, const std::string& where) const = 0;
+};
+
+class TorchSaveZip : public TorchSaveSource {
  public:
   /// Reads `zip`'s data.pkl (at most `max_pickle_bytes`), first scanned by pickle_problem.
   /// Throws Error naming `label` (the file, or the file and its member) when there is none or
   /// the pickle is damaged or outside what the reader builds.
   TorchSaveZip(const ZipArchive& zip, std::string label, std::uint64_t max_pickle_bytes);
 
-  /// The value the file holds.
-  PickleRef root() const { return document_.root; }
-  const std::string& label() const { return label_; }
+  PickleRef root() const override { return document_.root; }
+  const std::string& label() const override { return label_; }
+  const char* format() const override { return "torch_save_zip"; }
 
   /// Where `tensor`'s storage lies: its record, which must exist and hold the storage's
   /// elements (Error naming the record otherwise), stored where it can be read in place or
   /// copied out of a deflated record once. `where` names the tensor in errors.
-  StorageBytes storage(const SavedTensor& tensor, const std::string& where) const;
+  StorageBytes storage(const SavedTensor& tensor, const std::string& where) const override;
 
  private:
   const ZipArchive& zip_;

@@ -1,9 +1,11 @@
 #include "vin/diagnostics/archive/weights_file.h"
 
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "vin/diagnostics/archive/checkpoint.h"
+#include "vin/diagnostics/archive/legacy_torch_save.h"
 #include "vin/diagnostics/archive/safetensors_file.h"
 #include "vin/diagnostics/archive/state_dict_model.h"
 #include "vin/diagnostics/archive/torch_save_file.h"
@@ -40,17 +42,25 @@ ModelMetadata describe_safetensors(const InputFile& file, const InspectDetails& 
 // param_groups, a training history) are far smaller; the pickle reader's limits bound the rest
 constexpr std::uint64_t kMaxCheckpointPickleBytes = std::uint64_t{1} << 30;
 
-ModelMetadata describe_torch_save_zip(const ZipArchive& zip, const InspectDetails& details) {
-  const std::string& path = zip.path();
-  const TorchSaveZip saved(zip, path, kMaxCheckpointPickleBytes);
+}  // namespace
+
+ModelMetadata describe_torch_save(const TorchSaveSource& saved, const InspectDetails& details) {
+  const std::string& path = saved.label();
   Checkpoint checkpoint = read_checkpoint(saved.root(), path);
   std::vector<StateDictTensor> tensors;
   tensors.reserve(checkpoint.tensors.size());
+  std::unordered_map<std::string, std::uint32_t> storage_crcs;
   for (const CheckpointTensor& c : checkpoint.tensors) {
     const std::string where = "the tensor " + printable(c.key.empty() ? "(the file's)" : c.key, 200);
     const SavedTensor t = saved_tensor(c.tensor, path + ": " + where);
     // the storage record is found and checked for every tensor, listed or not
-    const StorageBytes bytes = saved.storage(t, where);
+    StorageBytes bytes = saved.storage(t, where);
+    // a legacy file records no CRC: its storage's bytes read for one, once per storage
+    if (!bytes.crc && details.tensors) {
+      auto [it, added] = storage_crcs.try_emplace(t.storage_key, 0u);
+      if (added) it->second = crc32_of_range(*bytes.file, bytes.begin, bytes.begin + bytes.size);
+      bytes.crc = it->second;
+    }
     StateDictTensor s;
     s.key = c.key;
     s.dict_key = c.dict_key;
@@ -62,7 +72,7 @@ ModelMetadata describe_torch_save_zip(const ZipArchive& zip, const InspectDetail
     s.identity = t.identity();
     s.device = t.device;
     s.requires_grad = t.requires_grad;
-    s.storage_crc32 = crc32_text(*bytes.crc);
+    if (bytes.crc) s.storage_crc32 = crc32_text(*bytes.crc);
     if (details.tensors) s.data_crc32 = crc32_text(elements_crc32(t, bytes));
     tensors.push_back(std::move(s));
   }
@@ -76,16 +86,15 @@ ModelMetadata describe_torch_save_zip(const ZipArchive& zip, const InspectDetail
                 "model with torch.jit.save(torch.jit.script(model), path)");
   WeightsFile weights;
   weights.file = path;
-  weights.format = "torch_save_zip";
+  weights.format = saved.format();
   weights.state_dict_path = std::move(checkpoint.state_dict_path);
   weights.values = std::move(checkpoint.values);
   return model_of_state_dict(path, tensors, std::move(weights), details);
 }
 
-}  // namespace
-
 bool is_weights_kind(FileKind kind) {
-  return kind == FileKind::safetensors || kind == FileKind::torch_save_zip;
+  return kind == FileKind::safetensors || kind == FileKind::torch_save_zip ||
+         kind == FileKind::legacy_pickle;
 }
 
 ModelMetadata describe_weights_file(const ClassifiedFile& file, const InspectDetails& details) {
@@ -93,8 +102,14 @@ ModelMetadata describe_weights_file(const ClassifiedFile& file, const InspectDet
     return naming_out_of_memory(file.path(), "reading the safetensors file",
                                 [&] { return describe_safetensors(*file.file, details); });
   if (file.kind == FileKind::torch_save_zip)
-    return naming_out_of_memory(file.path(), "reading the torch.save file",
-                                [&] { return describe_torch_save_zip(*file.zip, details); });
+    return naming_out_of_memory(file.path(), "reading the torch.save file", [&] {
+      return describe_torch_save(TorchSaveZip(*file.zip, file.path(), kMaxCheckpointPickleBytes),
+                                 details);
+    });
+  if (file.kind == FileKind::legacy_pickle)
+    return naming_out_of_memory(file.path(), "reading the torch.save file", [&] {
+      return describe_torch_save(LegacyTorchSave(file.file), details);
+    });
   throw Error(file.path() + ": is " + std::string(describe(file.kind)) + ", not a weights file");
 }
 

@@ -3,12 +3,17 @@
 #pragma once
 
 #include "vin/diagnostics/archive/file_kind.h"
+#include "vin/diagnostics/archive/torch_save_file.h"
 #include "vin/diagnostics/records/model_metadata.h"
 
 namespace vin::diagnostics {
 
 /// Whether describe_weights_file reads files of `kind`.
 bool is_weights_kind(FileKind kind);
+
+/// The model a torch.save file of any format holds (TorchSaveZip, LegacyTorchSave): its state
+/// dict's modules and tensors, the tensors outside it and its other values (checkpoint.h).
+ModelMetadata describe_torch_save(const TorchSaveSource& saved, const InspectDetails& details);
 
 /// The model `file` holds (its WeightsFile record in the details): its tensors by key, with
 /// details.tensors their TensorMetadata and data_crc32 (each tensor's bytes read once, a piece

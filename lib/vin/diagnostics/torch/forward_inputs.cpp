@@ -16,6 +16,7 @@
 #include "vin/diagnostics/text/printable.h"
 #include "vin/diagnostics/torch/dtype_names.h"
 #include "vin/diagnostics/torch/model_loader.h"
+#include "vin/diagnostics/archive/legacy_torch_save.h"
 #include "vin/diagnostics/torch/torch_save_reader.h"
 
 namespace vin::diagnostics {
@@ -106,10 +107,8 @@ ForwardInputs read_npz(const ZipArchive& zip) {
 
 // --- torch.save -----------------------------------------------------------------------------
 
-ForwardInputs read_torch_save(const ZipArchive& zip) {
-  // torch.save's zip format, read by read_torch_save_value (never by LibTorch's unpickler)
-  const std::string& path = zip.path();
-  const c10::IValue value = read_torch_save_value(zip);
+ForwardInputs read_torch_save(const c10::IValue& value, const std::string& path) {
+  // a torch.save file's value, read by read_torch_save_value (never by LibTorch's unpickler)
   ForwardInputs raw;
   if (value.isTensor()) {
     raw.args.push_back(value);
@@ -491,12 +490,11 @@ ForwardInputs read_forward_inputs(const std::string& path, const torch::jit::Mod
       break;
     case FileKind::torch_save_zip:
     case FileKind::torchscript_archive:  // torch.save's reader says what it cannot rebuild
-      raw = read_torch_save(*file.zip);
+      raw = read_torch_save(read_torch_save_value(*file.zip), path);
       break;
-    case FileKind::legacy_pickle:
-      throw Error(path +
-                  ": a torch.save file in the legacy format (before PyTorch 1.6), which "
-                  "LibTorch cannot read; save it again with torch.save from PyTorch 1.6 or newer");
+    case FileKind::legacy_pickle:  // the format before PyTorch 1.6, read as data the same way
+      raw = read_torch_save(read_torch_save_value(LegacyTorchSave(file.file)), path);
+      break;
     case FileKind::safetensors:
     case FileKind::weights_index:
     case FileKind::lfs_pointer:
@@ -506,14 +504,14 @@ ForwardInputs read_forward_inputs(const std::string& path, const torch::jit::Mod
     case FileKind::seven_zip:
     case FileKind::compressed:
       throw Error(path + ": " + what_it_is(file) +
-                  "; not an inputs file: expected .npz, .npy or torch.save (zip) data");
+                  "; not an inputs file: expected .npz, .npy or torch.save data");
     case FileKind::records:
     case FileKind::text:
     case FileKind::empty:
     case FileKind::legacy_torchscript:
     case FileKind::torch_export:
     case FileKind::pytorch1_container:
-      throw Error(path + ": not an inputs file: expected .npz, .npy or torch.save (zip) data");
+      throw Error(path + ": not an inputs file: expected .npz, .npy or torch.save data");
   }
   ForwardInputs bound = first_that_fits(
       model, [&](const std::string& method) { return bind_to_schema(raw, model, path, method); });

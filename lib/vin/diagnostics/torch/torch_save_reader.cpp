@@ -4,12 +4,13 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cstring>
 #include <unordered_map>
 
 #include "vin/diagnostics/archive/file_kind.h"
 #include "vin/diagnostics/archive/pickle_reader.h"
-#include "vin/diagnostics/archive/pickle_safety.h"
+#include "vin/diagnostics/archive/saved_tensor.h"
 #include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/text/printable.h"
 #include "vin/diagnostics/torch/dtype_names.h"
@@ -41,8 +42,7 @@ std::vector<std::int64_t> int_tuple(PickleRef value) {
 
 class Converter {
  public:
-  explicit Converter(const ZipArchive& zip)
-      : path_(zip.path()), zip_(zip), prefix_(zip.first_folder()) {}
+  explicit Converter(const TorchSaveSource& source) : path_(source.label()), source_(source) {}
 
   c10::IValue convert(PickleRef value, std::size_t depth = 0) {
     if (depth > kMaxInputNesting)
@@ -106,23 +106,34 @@ class Converter {
                 "containers of these)");
   }
 
-  // the storage's elements, read once however many tensors view it
-  at::Tensor storage(PickleRef storage, c10::ScalarType dtype) {
-    const std::string& key = storage->items[2]->text;
-    if (const auto it = storages_.find(key); it != storages_.end()) return it->second;
-    const std::int64_t numel = storage->numel;
+  // the storage's elements, read once however many tensors view it, from where the file keeps
+  // them (the source checked that they hold the storage)
+  at::Tensor storage(PickleRef value, c10::ScalarType dtype) {
+    const SavedTensor saved = saved_tensor(value, path_);
+    if (const auto it = storages_.find(saved.storage_key); it != storages_.end())
+      return it->second;
+    const StorageBytes bytes = source_.storage(saved, "a tensor");
+    const std::int64_t numel = saved.storage_numel;
     const std::size_t element = c10::elementSize(dtype);
-    const auto bytes = zip_.read(prefix_ + "data/" + key, kMaxStorageBytes);
-    if (!bytes) throw Error(path_ + ": the storage record data/" + printable(key) + " is missing");
-    if (bytes->size() != static_cast<std::size_t>(numel) * element)
-      throw Error(path_ + ": the storage record data/" + printable(key) + " holds " +
-                  std::to_string(bytes->size()) + " bytes for " + std::to_string(numel) +
-                  " elements of " + std::to_string(element) + " bytes");
+    const std::uint64_t size = static_cast<std::uint64_t>(numel) * element;
+    if (size > kMaxStorageBytes)
+      throw Error(path_ + ": a storage of " + std::to_string(size) + " bytes, more than " +
+                  std::to_string(kMaxStorageBytes >> 30) + " GiB");
     at::Tensor flat = at::empty(
         {numel},
         at::TensorOptions().dtype(c10::isQIntType(dtype) ? c10::toUnderlying(dtype) : dtype));
-    if (!bytes->empty()) std::memcpy(flat.data_ptr(), bytes->data(), bytes->size());
-    storages_.emplace(key, flat);
+    auto* out = static_cast<char*>(flat.data_ptr());
+    for (std::uint64_t done = 0; done < size;) {  // a piece at a time: read_at's own bound
+      const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(size - done, 1 << 26));
+      if (bytes.file->read_at(bytes.begin + done, out + done, n) != n)
+        throw Error(path_ + ": cut short inside a storage");
+      done += n;
+    }
+    if (bytes.big_endian && element > 1) {  // little-endian, as this machine's tensors are
+      const std::size_t unit = c10::isComplexType(dtype) ? element / 2 : element;
+      for (std::uint64_t i = 0; i < size; i += unit) std::reverse(out + i, out + i + unit);
+    }
+    storages_.emplace(saved.storage_key, flat);
     return flat;
   }
 
@@ -133,7 +144,7 @@ class Converter {
     if (!dtype)
       throw Error(path_ + ": a tensor of storage type " + printable(storage_ref->text, 100) +
                   ", which this tool does not read");
-    const at::Tensor flat = storage(storage_ref, *dtype);
+    const at::Tensor flat = storage(value, *dtype);
     const auto size = int_tuple(a[2]);
     const auto stride = int_tuple(a[3]);
     const std::int64_t offset = a[1]->integer;
@@ -170,8 +181,7 @@ class Converter {
   }
 
   const std::string& path_;
-  const ZipArchive& zip_;
-  const std::string prefix_;
+  const TorchSaveSource& source_;
   std::unordered_map<PickleRef, c10::IValue> done_;
   std::unordered_map<std::string, at::Tensor> storages_;
 };
@@ -185,21 +195,13 @@ c10::IValue read_torch_save_value(const std::string& path) {
 }
 
 c10::IValue read_torch_save_value(const ZipArchive& zip) {
-  const std::string& path = zip.path();
-  if (zip.entries().empty()) throw Error(path + ": an empty zip archive");
-  const auto pickle = zip.read(zip.first_folder() + "data.pkl", std::size_t{1} << 30);
-  if (!pickle) throw Error(path + ": a zip file without data.pkl, not a torch.save file");
-  PickleLimits limits;
-  limits.max_nesting = kMaxInputNesting;
-  if (const auto problem = pickle_problem(*pickle, limits))
-    throw Error(path + ": not a readable torch.save file: data.pkl: " + *problem);
-  PickleDocument document;
-  try {
-    document = read_pickle(*pickle);
-  } catch (const UnsupportedPickle& e) {
-    throw Error(path + ": not a readable torch.save file: data.pkl: " + e.what());
-  }
-  return Converter(zip).convert(document.root);
+  if (zip.entries().empty()) throw Error(zip.path() + ": an empty zip archive");
+  const TorchSaveZip source(zip, zip.path(), std::uint64_t{1} << 30);
+  return Converter(source).convert(source.root());
+}
+
+c10::IValue read_torch_save_value(const TorchSaveSource& source) {
+  return Converter(source).convert(source.root());
 }
 
 }  // namespace vin::diagnostics

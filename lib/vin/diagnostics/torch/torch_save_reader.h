@@ -1,4 +1,5 @@
-// torch.save files (the zip format of PyTorch 1.6 and later) read without LibTorch's unpickler:
+// torch.save files (the zip format of PyTorch 1.6 and later, and the legacy format before it) read
+// without LibTorch's unpickler:
 // the project's pickle reader (pickle_reader.h, which builds values and never calls anything)
 // reads data.pkl, and tensors are made from their storage records. LibTorch 1.13's unpickler
 // lacks opcodes Python writes (SETITEM, APPEND), turns a collections.OrderedDict into None (and
@@ -10,6 +11,7 @@
 
 #include <string>
 
+#include "vin/diagnostics/archive/torch_save_file.h"
 #include "vin/diagnostics/archive/zip_archive.h"
 
 namespace vin::diagnostics {
@@ -23,5 +25,8 @@ namespace vin::diagnostics {
 c10::IValue read_torch_save_value(const std::string& path);
 /// The same for a torch.save zip opened already (classify_file's zip).
 c10::IValue read_torch_save_value(const ZipArchive& zip);
+/// The same for a torch.save file of any format read as data already (TorchSaveZip,
+/// LegacyTorchSave).
+c10::IValue read_torch_save_value(const TorchSaveSource& source);
 
 }  // namespace vin::diagnostics
