@@ -122,7 +122,8 @@ def shared_worked_example_is_reproduced():
 
 BAD_INPUTS = [
     ("missing.pt", r"missing\.pt: no such file$"),
-    ("", r": is a directory, not a TorchScript archive"),  # the fixture directory itself
+    # the fixture directory itself: a directory stands for the one weights file or index in it
+    ("", r": a directory of \d+ weights files and no index \(.*\); name the one to read"),
     ("empty.pt", r"empty\.pt: empty file, not a TorchScript archive"),
     ("text.pt", r"text\.pt: not a zip file, so not a TorchScript archive"),
     ("truncated.pt", r"truncated\.pt: truncated or damaged zip archive"),

@@ -888,7 +888,11 @@ def file_kind_attacks():
     add("kind_model.safetensors.index.json",
         json.dumps({"metadata": {"total_size": 8},
                     "weight_map": {"w": "model-00001-of-00001.safetensors"}}, indent=2),
-        named("the index of a sharded checkpoint"))
+        # read as a sharded set (its shard is not there), named by inspect-config
+        [(["inspect-model", "{file}"], "error", 1,
+          "names the shard model-00001-of-00001.safetensors, which is missing"),
+         (["diff", "{file}", "{file}"], "error", 2, "which is missing"),
+         (["inspect-config", "{file}"], "error", 1, "the index of a sharded checkpoint")])
     add("kind_dict.pkl", pickle.dumps({"a": 1}, protocol=2), named("a pickle"))
     # a key of 3,000,000 segments: as many modules, whose paths would add up to terabytes
     deep = "a." * 3_000_000 + "w"
@@ -1064,7 +1068,41 @@ def checkpoint_attacks():
     add("weights_whole_module.pt", torch_save_bytes(nn.Linear(2, 2)),
         refused("a pickled Python object of class torch.nn.modules.linear.Linear"))
     legacy_attacks(refused)
+    sharded_attacks(refused)
 
+
+def sharded_attacks(refused):
+    """Sharded sets whose index and shards disagree: each refused naming the index and the entry."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                    "fixtures"))
+    import safetensors_writer as st
+
+    def shard(*keys):
+        return st.serialize([(k, "F32", [2], bytes(8)) for k in keys])
+
+    def index(name, weight_map, total, runs):
+        add(name, json.dumps({"metadata": {"total_size": total}, "weight_map": weight_map}), runs)
+
+    add("shard-a.safetensors", shard("a.w", "a.b"), [])
+    add("shard-b.safetensors", shard("b.w"), [])
+    add("shard-twice.safetensors", shard("a.w"), [])
+    good = {"a.w": "shard-a.safetensors", "a.b": "shard-a.safetensors", "b.w": "shard-b.safetensors"}
+    index("sharded_good.index.json", good, 24,
+          [(["inspect-model", "{file}", "--tensors"], "records", 0, None,
+            {"stdout_has": '"file": "shard-b.safetensors"'})])
+    index("sharded_missing.index.json", {**good, "c.w": "shard-c.safetensors"}, 32,
+          refused("names the shard shard-c.safetensors, which is missing"))
+    index("sharded_total.index.json", good, 25,
+          refused("its total_size says 25 bytes, but its shards' tensors hold 24"))
+    index("sharded_twice.index.json", {**good, "x": "shard-twice.safetensors"}, 32,
+          refused("the tensor a.w is in two shards"))
+    index("sharded_wrong_shard.index.json", {**good, "a.w": "shard-b.safetensors"}, 24,
+          refused("its weight_map puts a.w in shard-b.safetensors, which does not hold it"))
+    index("sharded_outside.index.json", {"a.w": "../shard-a.safetensors"}, 8,
+          refused("which is not a file beside the index"))
+    add("shard-text.safetensors", "not weights\n", [])
+    index("sharded_not_weights.index.json", {"a.w": "shard-text.safetensors"}, 8,
+          refused("its shard shard-text.safetensors is"))
 
 def legacy_parts(value):
     """torch.save(value) in the legacy format, as its five pickles and the storages after them."""

@@ -162,14 +162,14 @@ def save_legacy(value, path, **kwargs):
     torch.save(value, path, _use_new_zipfile_serialization=False, **kwargs)
 
 
-def check_described(binary, path, fmt, metadata, reference, values):
+def check_described(binary, path, fmt, metadata, reference, values, file=None):
     p = tool(binary, "inspect-model", path, "--tensors")
     assert p.returncode == 0, p.stderr
     lines = jsonl(p.stdout)
     weights, model, modules, tensors = reference
     head = lines[0]
     assert head["record"] == "WeightsFile", head
-    assert head["file"] == path and head["format"] == fmt, head
+    assert head["file"] == (file or path) and head["format"] == fmt, head
     assert head["metadata"] == metadata, head["metadata"]
     for field in ("state_dict_path", "files", "dtypes"):
         assert head[field] == weights[field], (field, head[field], weights[field])
@@ -290,6 +290,40 @@ def main():
         assert p.returncode == 1 and any(c.get("kind") == "added" for c in jsonl(p.stdout)), \
             p.stdout[-600:]
 
+    def sharded_sets():
+        # a state dict in two shards with an index, as Hugging Face's save_pretrained writes it:
+        # safetensors shards and torch.save (.bin) shards; by the index and by the directory
+        for ext, write in ((".safetensors", lambda sd, p: st.save(sd, p, metadata={"format": "pt"})),
+                           (".bin", lambda sd, p: torch.save(sd, p))):
+            folder = os.path.join(work, "sharded" + ext.replace(".", "_"))
+            os.makedirs(folder, exist_ok=True)
+            keys = list(conv)
+            parts = {f"model-0000{i + 1}-of-00002{ext}": {k: conv[k] for k in half}
+                     for i, half in enumerate((keys[:4], keys[4:]))}
+            weight_map = {}
+            for name, part in parts.items():
+                write(part, os.path.join(folder, name))
+                weight_map.update({k: name for k in part})
+            total = sum(t.numel() * t.element_size() for t in conv.values())
+            index_name = ("model.safetensors" if ext == ".safetensors" else "pytorch_model.bin") + \
+                ".index.json"
+            index = os.path.join(folder, index_name)
+            with open(index, "w") as f:
+                json.dump({"metadata": {"total_size": total}, "weight_map": weight_map}, f)
+            weights, model, modules, tensors = records(conv, saved=ext == ".bin")
+            for listed in tensors.values():
+                for t in listed:
+                    t["file"] = weight_map[t["key"]]
+                    if ext == ".bin":  # the shard's own storages: a tensor shares none across
+                        t["shared_with"] = [k for k in t["shared_with"]
+                                            if weight_map[k] == t["file"]]
+            weights["files"] = sorted(parts)
+            for path in (index, folder):
+                check_described(binary, path, "sharded", {"total_size": total},
+                                (weights, model, modules, tensors), [], file=index)
+            p = tool(binary, "diff", folder, os.path.join(work, "convnet.safetensors"))
+            assert p.returncode == 0, (ext, p.stdout[-500:], p.stderr)
+
     def header_length_like_other_formats():
         # a header of 128 bytes (a pickle's first byte, 0x80) and of 0x4b50 (the bytes PK)
         for length in (128, 0x4B50):
@@ -319,6 +353,9 @@ def main():
         checks.run("diff", "a model as TorchScript, .pt2, state dict, safetensors and checkpoint "
                    "gives exit 0 in every pair; one changed element is its data_crc32",
                    every_format_pair)
+        checks.run("sharded", "a sharded set (safetensors and .bin shards) by its index and its "
+                   "directory equals the reference's; it diffs to 0 with the whole file",
+                   sharded_sets)
         checks.run("safetensors", "a header length starting 0x80 or PK is read as safetensors",
                    header_length_like_other_formats)
     return checks.summary()

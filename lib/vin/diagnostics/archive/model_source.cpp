@@ -1,5 +1,7 @@
 #include "vin/diagnostics/archive/model_source.h"
 
+#include <filesystem>
+
 #include "vin/diagnostics/archive/archive_structure.h"
 #include "vin/diagnostics/archive/export_archive.h"
 #include "vin/diagnostics/archive/legacy_archive.h"
@@ -11,8 +13,13 @@ namespace vin::diagnostics {
 ModelMetadata describe_archive(const std::string& path, const InspectDetails& details,
                                const LibTorchInspector& fallback) {
   // the zip directory read here: its allocations are the structure reader's too
+  // a directory stands for the sharded set or the weights file it holds (a Hugging Face
+  // checkpoint's folder)
+  std::error_code ec;
+  const std::string named =
+      std::filesystem::is_directory(path, ec) ? weights_in_directory(path) : path;
   const ClassifiedFile file = naming_out_of_memory(path, "reading the archive's structure", [&] {
-    return classify_file(path, "a TorchScript archive");
+    return classify_file(named, "a TorchScript archive");
   });
   return describe_archive(file, details, fallback);
 }

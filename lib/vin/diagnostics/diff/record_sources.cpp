@@ -1,5 +1,7 @@
 #include "vin/diagnostics/diff/record_sources.h"
 
+#include <filesystem>
+
 #include <exception>
 #include <future>
 #include <optional>
@@ -20,9 +22,13 @@ RecordSet configuration_side(const ClassifiedFile& file) {
 }
 
 ClassifiedFile classify_side(const std::string& path) {
-  // opened once, told apart once: an archive, saved records, else a YAML rendering
+  // opened once, told apart once: an archive, saved records, else a YAML rendering; a directory
+  // stands for the sharded set or the weights file it holds
+  std::error_code ec;
+  const std::string named =
+      std::filesystem::is_directory(path, ec) ? weights_in_directory(path) : path;
   return naming_out_of_memory(path, "reading the file", [&] {
-    return classify_file(path, "an archive, a record file or a configuration");
+    return classify_file(named, "an archive, a record file or a configuration");
   });
 }
 
