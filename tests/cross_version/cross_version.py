@@ -7,7 +7,8 @@ usage:
   cross_version.py records --binary B --out DIR --set NAME=BUILD_DIR [--set ...]
       writes DIR/NAME/<archive>.<mode>.txt: exit status, stdout and stderr of `B inspect-model
       ARCHIVE` plain and with --all, for every archive fixture of BUILD_DIR (its fixtures/ and
-      capture_fixtures/, the lists of tests/reference/compare_inspect_model.py)
+      capture_fixtures/, the lists of tests/reference/compare_inspect_model.py) and the
+      torch.save state dicts of its fixtures/inputs/ (zip and legacy format)
   cross_version.py identical DIR_A DIR_B
       every file of DIR_A has a byte-identical twin in DIR_B and the reverse: both builds describe
       every archive, whichever torch wrote it, alike
@@ -55,6 +56,15 @@ def archives(build_dir):
     return found
 
 
+# the state dicts each torch wrote with torch.save, in the zip and the legacy format
+# (make_fixtures.py): weights files every build must describe alike (contract 11)
+WEIGHTS_FIXTURES = ["everything_state_dict", "everything_state_dict_legacy"]
+
+
+def weights_files(build_dir):
+    return [(n, os.path.join(build_dir, "fixtures", "inputs", n + ".pt")) for n in WEIGHTS_FIXTURES]
+
+
 def parse_sets(values):
     sets = []
     for value in values:
@@ -80,10 +90,12 @@ def records(args):
     for set_name, build_dir in parse_sets(args.set):
         out = os.path.join(args.out, set_name)
         os.makedirs(out, exist_ok=True)
-        for name, path in archives(build_dir):
+        for name, path in archives(build_dir) + weights_files(build_dir):
             for mode, flags in MODES.items():
                 status, stdout, stderr = run(args.binary, "inspect-model", path, *flags)
-                # the archive's own path differs between the roots; the records do not name it
+                # the file's own path differs between the roots; only a weights file's
+                # WeightsFile record names it
+                stdout = stdout.replace(path, "ARCHIVE")
                 stderr = stderr.replace(path, "ARCHIVE")
                 with open(os.path.join(out, f"{name.replace('/', '_')}.{mode}.txt"), "w") as f:
                     f.write(f"exit {status}\n--- stdout\n{stdout}--- stderr\n{stderr}")
