@@ -180,25 +180,30 @@ struct NamedTensor {
     return id;
   }
 
+  // The tensor as torch.save would describe it (strides written out where the program left
+  // them implied: contiguous).
+  SavedTensor saved_form() const {
+    SavedTensor out;
+    out.dtype = dtype;
+    out.offset = storage_offset;
+    out.shape = shape;
+    out.numel = numel;
+    out.strides = strides.empty() ? contiguous_strides(shape) : strides;
+    return out;
+  }
+
   // The bytes of its storage it reaches, from the storage's start (0 for no elements).
   std::uint64_t bytes_reached(const std::string& where) const {
-    if (numel == 0) return 0;
-    std::int64_t last = storage_offset;  // the element the last index reaches
-    bool overflow = false;
-    if (strides.empty()) {
-      overflow = __builtin_add_overflow(last, numel - 1, &last);
-    } else {
-      for (std::size_t i = 0; i < shape.size() && !overflow; ++i) {
-        std::int64_t step = 0;
-        overflow = __builtin_mul_overflow(shape[i] - 1, strides[i], &step) ||
-                   __builtin_add_overflow(last, step, &last);
-      }
-    }
-    std::int64_t bytes = 0;
-    if (overflow || __builtin_add_overflow(last, std::int64_t{1}, &last) ||
-        __builtin_mul_overflow(last, std::int64_t{dtype->element_size}, &bytes))
-      throw Malformed{where + "'s strides and offset overflow 64 bits"};
-    return static_cast<std::uint64_t>(bytes);
+    const SavedTensor s = saved_form();
+    if (s.strides.size() != s.shape.size())
+      throw Malformed{where + " gives " + std::to_string(s.strides.size()) + " strides for " +
+                      std::to_string(s.shape.size()) + " sizes"};
+    if (s.offset < 0 || std::any_of(s.strides.begin(), s.strides.end(),
+                                    [](std::int64_t stride) { return stride < 0; }))
+      throw Malformed{where + "'s strides or offset are negative"};
+    const auto reached = vin::diagnostics::bytes_reached(s);
+    if (!reached) throw Malformed{where + "'s strides and offset overflow 64 bits"};
+    return *reached;
   }
 };
 
@@ -644,23 +649,11 @@ class ExportReader {
                           " bytes, fewer than the " + std::to_string(need) + " its tensor reaches"};
         if (details_.tensors) {
           InputFilePtr inflated;
-          t.data_crc = elements_crc32(saved_form(t), member_bytes(zip_, *member, false, inflated));
+          t.data_crc = elements_crc32(t.saved_form(), member_bytes(zip_, *member, false, inflated));
         }
       }
     }
     return true;
-  }
-
-  // the tensor as torch.save would describe it (strides written out where the program left
-  // them implied: contiguous)
-  static SavedTensor saved_form(const NamedTensor& t) {
-    SavedTensor out;
-    out.dtype = t.dtype;
-    out.offset = t.storage_offset;
-    out.shape = t.shape;
-    out.numel = t.numel;
-    out.strides = t.strides.empty() ? contiguous_strides(t.shape) : t.strides;
-    return out;
   }
 
   // A nested torch.save of {name: tensor} (the state dict, or the constants), read by the one
