@@ -16,7 +16,8 @@ def tensor_bytes(t: torch.Tensor) -> bytes:
     if t.is_quantized:
         t = t.int_repr()
     flat = t.detach().cpu().contiguous().reshape(-1)
-    return bytes(flat.view(torch.uint8).tolist()) if flat.numel() else b""
+    # numpy only hands over the bytes of torch's uint8 view (.tolist() took seconds a model)
+    return flat.view(torch.uint8).numpy().tobytes() if flat.numel() else b""
 
 
 def data_crc32(t: torch.Tensor) -> str:
@@ -54,7 +55,7 @@ def storage_crc32(t: torch.Tensor) -> str:
     """The CRC-32 of the whole storage `t` lies in: what torch.save writes as its record."""
     s = t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage().untyped()
     raw = torch.empty(0, dtype=torch.uint8).set_(s, 0, (s.nbytes(),), (1,))
-    return "%08x" % (zlib.crc32(bytes(raw.tolist())) if s.nbytes() else 0)
+    return "%08x" % (zlib.crc32(raw.numpy().tobytes()) if s.nbytes() else 0)
 
 
 def records(state_dict, state_dict_path=(), key_prefix="", saved=False, others=()):
