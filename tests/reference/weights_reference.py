@@ -8,21 +8,16 @@ import zlib
 import torch
 
 
-def tensor_bytes(t: torch.Tensor) -> bytes:
-    """The elements, row-major, as this (little-endian) machine holds them: what data_crc32 is
-    a CRC of. Taken by torch's own byte view, not the way the safetensors writer takes them
-    (numpy), so that the two do not share a mistake."""
+def data_crc32(t: torch.Tensor) -> str:
+    """TensorMetadata's data_crc32: the CRC-32 of the elements, row-major, as this
+    (little-endian) machine holds them. Taken through torch's own uint8 view of the tensor, not
+    the way the safetensors writer takes them, so that the two do not share a mistake; zlib
+    reads that view's buffer in place (the zoo's references hash every torchvision model)."""
     assert sys.byteorder == "little"
     if t.is_quantized:
         t = t.int_repr()
     flat = t.detach().cpu().contiguous().reshape(-1)
-    # numpy only hands over the bytes of torch's uint8 view (.tolist() took seconds a model)
-    return flat.view(torch.uint8).numpy().tobytes() if flat.numel() else b""
-
-
-def data_crc32(t: torch.Tensor) -> str:
-    """TensorMetadata's data_crc32: the CRC-32 of the elements in row-major order."""
-    return "%08x" % zlib.crc32(tensor_bytes(t))
+    return "%08x" % (zlib.crc32(flat.view(torch.uint8).numpy()) if flat.numel() else 0)
 
 
 def _segment_key(segment: str):
