@@ -1109,8 +1109,11 @@ def legacy_parts(value):
     buf = io.BytesIO()
     torch.save(value, buf, _use_new_zipfile_serialization=False)
     data, f, ends = buf.getvalue(), io.BytesIO(buf.getvalue()), []
-    for _ in range(5):
-        pickle.Unpickler(f).load() if len(ends) != 3 else pickletools.dis(f, out=io.StringIO())
+    for i in range(5):
+        if i == 3:  # the value: its persistent ids need torch's loader; only its end is wanted
+            pickletools.dis(f, out=io.StringIO())
+        else:
+            pickle.Unpickler(f).load()
         ends.append(f.tell())
     return data, ends
 

@@ -2,9 +2,10 @@
 
 #include <zlib.h>
 
-#include <cstdio>
+#include <cstdint>
 #include <unordered_set>
 
+#include "vin/diagnostics/archive/zip_archive.h"
 #include "vin/diagnostics/records/detail_budget.h"
 #include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/records/module_counts.h"
@@ -58,9 +59,7 @@ std::optional<std::string> storage_crc32(const at::Tensor& tensor) {
   if (!storage.device().is_cpu()) return std::nullopt;  // loaded on the CPU: never
   const auto* bytes = static_cast<const Bytef*>(storage.data_ptr().get());
   const uLong crc = storage.nbytes() == 0 ? 0 : crc32_z(0, bytes, storage.nbytes());
-  char hex[9];
-  std::snprintf(hex, sizeof hex, "%08lx", crc);
-  return std::string(hex);
+  return crc32_text(static_cast<std::uint32_t>(crc));
 }
 
 // The CRC-32 of the tensor's elements in row-major order (TensorMetadata's data_crc32): its
@@ -70,9 +69,7 @@ std::string data_crc32(const at::Tensor& tensor) {
   const auto nbytes = static_cast<std::size_t>(values.numel()) * values.element_size();
   const uLong crc =
       nbytes == 0 ? 0 : crc32_z(0, static_cast<const Bytef*>(values.data_ptr()), nbytes);
-  char hex[9];
-  std::snprintf(hex, sizeof hex, "%08lx", crc);
-  return std::string(hex);
+  return crc32_text(static_cast<std::uint32_t>(crc));
 }
 
 TensorMetadata tensor_metadata(const std::string& name, const char* kind, const at::Tensor& t) {
