@@ -56,9 +56,11 @@ def archives(build_dir):
     return found
 
 
-# the state dicts each torch wrote with torch.save, in the zip and the legacy format
-# (make_fixtures.py): weights files every build must describe alike (contract 11)
-WEIGHTS_FIXTURES = ["everything_state_dict", "everything_state_dict_legacy"]
+# the state dicts each torch wrote with torch.save, in the zip and the legacy format, and in the
+# tar format of PyTorch 0.1-0.3 (make_fixtures.py, by tests/fixtures/torch_save_tar_writer.py):
+# weights files every build must describe alike (contract 11)
+WEIGHTS_FIXTURES = ["everything_state_dict", "everything_state_dict_legacy",
+                    "everything_state_dict_tar"]
 
 
 def weights_files(build_dir):

@@ -151,8 +151,8 @@ def main() -> int:
                               (pt2 / "torch-2.14", ["*.pt2"]), (pt2 / "published", ["*.pt2"])],
         "pickle": [],  # the data.pkl of each small fixture archive, extracted below
         "export_program": [],  # the .pt2 fixtures' members, extracted below
-        "safetensors": [(hostile / "weights", ["*"])],
-        # torch.save files, zip and legacy: the inputs fixtures (a state dict in both formats)
+        "safetensors": [(hostile / "weights", ["*"]), (real, ["*.safetensors"])],
+        # torch.save files, zip, legacy and tar: the inputs fixtures (a state dict in each format)
         "torch_save_weights": [(fixtures / "inputs", ["*.pt"]), (capture, ["*.pt"])],
         "records": [(ROOT / "tests" / "cli" / "golden", ["*.jsonl"]), (config, ["*.jsonl"]),
                     (hostile / "records", ["*"])],

@@ -42,6 +42,9 @@ from torch import nn
 
 # files that must never appear: __setstate__ code would create them if it ran
 PWNED = "/tmp/vin-hostile-pwned"
+# the fixture writers (safetensors, torch.save's tar format) write hostile files too
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "fixtures"))
 PWNED_SETSTATE = "/tmp/vin-hostile-setstate-pwned"
 OUT = None
 MANIFEST = []
@@ -877,9 +880,14 @@ def file_kind_attacks():
         "version https://git-lfs.github.com/spec/v1\n"
         "oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\n"
         "size 46827520\n", named("a Git LFS pointer to a file of 46827520 bytes"))
+    # named by its members, then read by the tar format's reader, which refuses these ones
     add("kind_torch_save.tar", tar_bytes([("sys_info", b"x"), ("pickle", b"x"),
                                           ("tensors", b"x"), ("storages", b"x")]),
-        named("a torch.save file of PyTorch 0.1 to 0.3 (tar)"))
+        [(["inspect-model", "{file}"], "error", 1,
+          "not a readable torch.save tar file: member sys_info"),
+         (["diff", "{file}", "{file}"], "error", 2, "not a readable torch.save tar file"),
+         (["inspect-config", "{file}"], "error", 1,
+          "a torch.save file of PyTorch 0.1 to 0.3 (tar)")])
     add("kind_weights.tar", tar_bytes([("model.safetensors", safetensors_bytes(128))]),
         named("a tar archive"))
     add("kind_weights.7z", b"7z\xbc\xaf\x27\x1c\x00\x04" + bytes(64), named("a 7z archive"))
@@ -1068,13 +1076,12 @@ def checkpoint_attacks():
     add("weights_whole_module.pt", torch_save_bytes(nn.Linear(2, 2)),
         refused("a pickled Python object of class torch.nn.modules.linear.Linear"))
     legacy_attacks(refused)
+    tar_attacks(refused)
     sharded_attacks(refused)
 
 
 def sharded_attacks(refused):
     """Sharded sets whose index and shards disagree: each refused naming the index and the entry."""
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                                    "fixtures"))
     import safetensors_writer as st
 
     def shard(*keys):
@@ -1144,6 +1151,69 @@ def legacy_attacks(refused):
     add("legacy_storage_short.pt",
         one[:one_ends[4]] + struct.pack("<q", 1) + one[one_ends[4] + 8:one_ends[4] + 12],
         refused("holds 4 bytes, fewer than the 4 float32 elements"))
+
+
+def tar_attacks(refused):
+    """torch.save's tar format (PyTorch 0.1-0.3): members whose storages, views and tensors
+    disagree with each other or their bytes, each refused naming the member and the entry."""
+    import torch_save_tar_writer as tw
+
+    good = tw.members({"w": torch.ones(4)})  # storage 1001, tensor 1002
+
+    def with_member(name, data, **others):
+        return tw.tar_file({**good, name: data, **others})
+
+    floats = struct.pack("<4f", 1, 1, 1, 1)
+    no_views = pickle.dumps([], protocol=2)
+
+    def storages(*entries, views=no_views, count=None):
+        return (pickle.dumps(len(entries) if count is None else count, protocol=2) +
+                b"".join(entries) + views)
+
+    def tensors(*entries):
+        return pickle.dumps(len(entries), protocol=2) + b"".join(entries)
+
+    one = tw.storage_entry(1001, "FloatStorage", 4, floats)
+    add("tar_storage_count_huge.pt", with_member("storages", storages(one, count=1 << 40)),
+        refused("member storages: its count of storages is not a number its bytes can hold"))
+    add("tar_storage_past_member.pt",
+        with_member("storages", storages(tw.storage_entry(1001, "FloatStorage", 1 << 40, floats))),
+        refused("the storage 1001 of 1099511627776 elements needs 1099511627776 x 4 bytes"))
+    add("tar_storage_unknown_type.pt",
+        with_member("storages", storages(tw.storage_entry(1001, "WeirdStorage", 4, floats))),
+        refused("is of type torch.WeirdStorage, which this tool does not know"))
+    add("tar_view_past_storage.pt",
+        with_member("storages", storages(one, views=pickle.dumps([(1003, 1001, 2, 5)], protocol=2)),
+                    tensors=tensors(tw.tensor_entry(1002, 1003, "FloatTensor", [1], [1], 0))),
+        refused("the storage view 1003 of elements 2 to 2 + 5 is outside its storage's 4"))
+    add("tar_tensor_past_storage.pt",
+        with_member("tensors", tensors(tw.tensor_entry(1002, 1001, "FloatTensor", [4], [1], 2))),
+        refused("the tensor 1002 (offset 2) reaches past the end of its storage 1001"))
+    add("tar_tensor_no_storage.pt",
+        with_member("tensors", tensors(tw.tensor_entry(1002, 77, "FloatTensor", [4], [1], 0))),
+        refused("the tensor 1002's storage 77 is not among the storages"))
+    add("tar_tensor_dimensions.pt",
+        with_member("tensors", pickle.dumps(1, protocol=2) +
+                    tw.tensor_entry(1002, 1001, "FloatTensor", [4], [1], 0)[:-32] +
+                    struct.pack("<i", 1 << 30) + bytes(4)),
+        refused("the tensor 1002 of 1073741824 dimensions: more than its member's bytes"))
+    add("tar_member_missing.pt", tw.tar_file({k: v for k, v in good.items() if k != "tensors"}),
+        refused("it has no member tensors"))
+    add("tar_member_twice.pt", tw.tar_file(list(good.items()) + [("pickle", good["pickle"])]),
+        refused("the member pickle is there twice"))
+    add("tar_value_no_stop.pt", with_member("pickle", b"\x80\x02" + b"(" * (3 << 20)),
+        refused("member pickle: its value at byte"))
+    whole = tw.tar_file(good)
+    add("tar_cut.pt", whole[:len(whole) // 2], refused("not a readable torch.save tar file"))
+
+    # a call beside the state dict: named by the callable, never made
+    class Call:
+        def __reduce__(self):
+            return (os.system, (f"touch {PWNED}",))
+    add("tar_calls_system.pt", tw.tar_file(tw.members({"model": {"w": torch.ones(2)},
+                                                         "hook": Call()})),
+        [(["inspect-model", "{file}"], "records", 0, None, {"stdout_has": '"type": "posix.system"'}),
+         (["diff", "{file}", "{file}"], "records", 0, None, {"stdout_has": '"identical": true'})])
 
 
 def pickle_with_offset(saved, old, new):

@@ -16,7 +16,8 @@ usage: compare_corpus.py --binary PATH --corpus DIR --work DIR [--no-torch] [FIL
   ArchiveWalk (Python's pickle and json, building nothing the archive names), or it is a file
   SOURCES.md's format column marks as not TorchScript: one line on stderr naming the file and
   the reason, exit 1; a torch.save file is a weights file: `inspect-model --tensors` equals
-  weights_reference.py's records of what torch.load rebuilds (compare_weights.check_saved).
+  weights_reference.py's records of what torch.load rebuilds (compare_weights.check_saved); a
+  safetensors file, of what json and numpy read from it by the format's specification.
 - CAPTURE below: `capture` on the archives whose forward takes tensors (and int or bool
   arguments) runs, with --shape (tensors made as docs/inputs.md says, rebuilt here with
   torch.manual_seed and torch.randn) or with an .npz written by numpy, and saves every snapshot
@@ -45,8 +46,9 @@ sys.path.insert(0, HERE)
 import torch  # noqa: E402
 
 from compare_inspect_model import lines_difference  # noqa: E402
-from compare_weights import check_saved  # noqa: E402
+from compare_weights import check_records, check_saved  # noqa: E402
 from jit_load_records import records  # noqa: E402
+from weights_reference import safetensors_state_dict  # noqa: E402
 
 # SOURCES.md's format column: files that are not TorchScript archives, and the reason the tool
 # must give for each
@@ -54,7 +56,8 @@ REFUSED_FORMATS = {
     "legacy PYTORCH1 container": "the container format of PyTorch 1.0's previews",
 }
 # weights files (contract 11): described as the weights reference computes them from torch.load
-WEIGHTS_FORMATS = ("torch.save pickle archive",)
+# (torch.save files) or from the format's specification (safetensors: json and numpy)
+WEIGHTS_FORMATS = ("torch.save pickle archive", "safetensors")
 
 # archive -> the forward's inputs: ("shape", [NAME=DIMS, ...]) or ("npz", {name: array}) for a
 # forward that also takes an int or a bool, which --shape does not make
@@ -239,6 +242,15 @@ def check_inspect(binary, archive, row, loaded):
     name = os.path.basename(archive)
     refusal = next((why for fmt, why in REFUSED_FORMATS.items() if row["format"].startswith(fmt)),
                    None)
+    if row["format"].startswith("safetensors"):
+        tensors, metadata = safetensors_state_dict(archive)
+        try:
+            check_records(binary, archive, tensors, metadata)
+            problem = None
+        except AssertionError as e:
+            problem = str(e)[:600]
+        return [(name + " --tensors", problem, "as weights_reference.py's records of the file "
+                 "read by json and numpy")]
     if row["format"].startswith(WEIGHTS_FORMATS):
         # a published file, kept in this repository and read before: torch.load runs its pickle
         kwargs = {"weights_only": False} if "weights_only" in torch.load.__code__.co_varnames \

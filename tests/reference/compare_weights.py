@@ -4,8 +4,9 @@
 usage: compare_weights.py --binary PATH --work DIR [CASE ...]
 
 Each case is a real state dict (torch.nn modules' own state_dict(), and dicts of every dtype,
-scalars, empty tensors and odd keys) written twice: by torch.save, and as safetensors by
-tests/fixtures/safetensors_writer.py (from the format's specification). The records the tool
+scalars, empty tensors and odd keys) written by torch.save (the zip and the legacy format), in
+torch.save's tar format of PyTorch 0.1-0.3 by tests/fixtures/torch_save_tar_writer.py, and as
+safetensors by tests/fixtures/safetensors_writer.py (both from the formats' specifications). The records the tool
 prints for the safetensors file (`--tensors`) must equal what weights_reference.py computes from
 torch.load(weights_only=True) of the torch.save file: the modules in path order, the counts,
 each tensor's key, dtype, shape and data_crc32 (a CRC-32 of the reference's own bytes), the
@@ -29,6 +30,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "fixtures"))
 
 import safetensors_writer as st  # noqa: E402
+import torch_save_tar_writer  # noqa: E402
 from case_runner import Checks  # noqa: E402
 from weights_reference import checkpoint_records, records  # noqa: E402
 
@@ -137,6 +139,12 @@ def saved_cases():
     }
 
 
+def diff_to_zero(binary, a, b):
+    p = tool(binary, "diff", a, b)
+    assert p.returncode == 0, (a, b, p.returncode, p.stdout[-600:], p.stderr)
+    return True
+
+
 def tool(binary, *args):
     return subprocess.run([binary, *args], capture_output=True, text=True, timeout=120)
 
@@ -145,9 +153,9 @@ def jsonl(text):
     return [json.loads(line) for line in text.splitlines()]
 
 
-def check_records(binary, path, state_dict):
+def check_records(binary, path, state_dict, metadata={"format": "pt"}):  # noqa: B006
     """The safetensors file at `path` against the reference's records of `state_dict`."""
-    return check_described(binary, path, "safetensors", {"format": "pt"}, records(state_dict), [])
+    return check_described(binary, path, "safetensors", metadata, records(state_dict), [])
 
 
 def check_saved(binary, path, value, fmt="torch_save_zip"):
@@ -160,6 +168,21 @@ def save_legacy(value, path, **kwargs):
     """torch.save in the format before PyTorch 1.6 (what `_use_new_zipfile_serialization=False`
     still writes)."""
     torch.save(value, path, _use_new_zipfile_serialization=False, **kwargs)
+
+
+def load_own(path):
+    """torch.load of a file this script wrote (its objects are ours): every torch here reads
+    the tar format, none with weights_only=True."""
+    if "weights_only" in torch.load.__code__.co_varnames:
+        return torch.load(path, weights_only=False)
+    return torch.load(path)
+
+
+def check_tar(binary, path, value, **kwargs):
+    """`value` in torch.save's tar format (PyTorch 0.1-0.3, by torch_save_tar_writer.py) against
+    the reference's records of what torch.load reads back from it."""
+    torch_save_tar_writer.write(value, path, **kwargs)
+    return check_saved(binary, path, load_own(path), "torch_save_tar")
 
 
 def check_described(binary, path, fmt, metadata, reference, values, file=None):
@@ -224,6 +247,10 @@ def main():
         save_legacy(state_dict, legacy)
         checks.run(name, "records of the legacy torch.save file equal the reference's",
                    lambda: check_saved(binary, legacy, loaded, "torch_save_legacy"))
+        tar = os.path.join(args.work, name + ".tar.pt")
+        checks.run(name, "records of the tar torch.save file (PyTorch 0.1-0.3) equal the "
+                   "reference's; it diffs to 0 with the zip file",
+                   lambda: check_tar(binary, tar, state_dict) and diff_to_zero(binary, pt, tar))
     for name, value in saved_cases().items():
         if args.cases and name not in args.cases:
             continue
@@ -238,6 +265,10 @@ def main():
                     **({"pickle_protocol": 4} if name == "protocol_4" else {}))
         checks.run(name, "records of the legacy torch.save file equal the reference's",
                    lambda: check_saved(binary, legacy, loaded, "torch_save_legacy"))
+        tar = os.path.join(args.work, name + ".tar.pt")
+        # tensors at offsets on storage views, as sliced storages were saved
+        checks.run(name, "records of the tar torch.save file (storage views) equal the "
+                   "reference's", lambda: check_tar(binary, tar, value, views=True))
 
     work = args.work
     conv = chosen["convnet"]
@@ -248,6 +279,23 @@ def main():
         st.save(conv, b, metadata={"written": "again"})  # the container differs, not the model
         p = tool(binary, "diff", a, b)
         assert p.returncode == 0, (p.returncode, p.stdout, p.stderr)
+
+    def tar_big_endian():
+        # storages, counts and metadata written big-endian (sys_info says so), as a big-endian
+        # machine saved them (torch reads that on a big-endian machine only): the records of the
+        # little-endian file, but storage_crc32, the CRC of the storage's bytes as the file
+        # holds them
+        little = os.path.join(work, "convnet.tar.pt")
+        big = os.path.join(work, "convnet_big_endian.tar.pt")
+        torch_save_tar_writer.write(conv, big, big_endian=True)
+
+        def described(path):
+            p = tool(binary, "inspect-model", path, "--tensors")
+            assert p.returncode == 0, p.stderr
+            return [{k: v for k, v in r.items() if k not in ("storage_crc32", "file")}
+                    for r in jsonl(p.stdout)]
+        assert described(big) == described(little)
+        diff_to_zero(binary, little, big)
 
     def diff_one_element():
         a, b = os.path.join(work, "one_a.safetensors"), os.path.join(work, "one_b.safetensors")
@@ -348,6 +396,8 @@ def main():
         checks.run("diff", "the same weights in two safetensors files give exit 0",
                    diff_same_weights)
         checks.run("safetensors", "a file through a pipe gives the same records", through_a_pipe)
+        checks.run("tar", "a big-endian tar torch.save file gives the little-endian one's records",
+                   tar_big_endian)
         checks.run("diff", "one changed element is its key's data_crc32; --ignore data_crc32 "
                    "gives 0", diff_one_element)
         checks.run("diff", "a model as TorchScript, .pt2, state dict, safetensors and checkpoint "

@@ -107,6 +107,36 @@ def records(state_dict, state_dict_path=(), key_prefix="", saved=False, others=(
     return weights, model, module_records, {p: modules[p]["tensors"] for p in order}
 
 
+# safetensors dtype codes -> (numpy dtype, torch dtype the numpy array is viewed as)
+_SAFETENSORS_DTYPES = {
+    "F64": ("<f8", None), "F32": ("<f4", None), "F16": ("<f2", None),
+    "BF16": ("<i2", torch.bfloat16), "I64": ("<i8", None), "I32": ("<i4", None),
+    "I16": ("<i2", None), "I8": ("i1", None), "U8": ("u1", None), "BOOL": ("?", None),
+}
+
+
+def safetensors_state_dict(path):
+    """(the tensors of the safetensors file at `path` by key, in the header's order, and its
+    __metadata__ or None), read from the format's specification with json and numpy: the
+    reference for safetensors files other people wrote, independent of the tool's reader."""
+    import json
+    import numpy
+    with open(path, "rb") as f:
+        raw = f.read()
+    length = int.from_bytes(raw[:8], "little")
+    header = json.loads(raw[8:8 + length])
+    data = raw[8 + length:]
+    metadata = header.pop("__metadata__", None)
+    tensors = {}
+    for key, entry in header.items():
+        np_dtype, view = _SAFETENSORS_DTYPES[entry["dtype"]]
+        begin, end = entry["data_offsets"]
+        array = numpy.frombuffer(data[begin:end], dtype=np_dtype).reshape(entry["shape"])
+        t = torch.from_numpy(array.astype(array.dtype.newbyteorder("="), copy=True))
+        tensors[key] = t.view(view) if view is not None else t
+    return tensors, metadata
+
+
 def _type_name(v):
     if v is None:
         return "NoneType"

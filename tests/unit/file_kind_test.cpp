@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "fixtures.h"
+#include "tar_bytes.h"
 #include "vin/diagnostics/archive/archive_layout.h"
 #include "vin/diagnostics/archive/file_kind.h"
 #include "vin/diagnostics/archive/input_file.h"
@@ -167,18 +168,6 @@ std::string safetensors_of(std::size_t header_bytes) {
 }
 
 // A tar (one ustar header per member, its data in 512-byte blocks, two zero blocks at the end).
-std::string tar_of(const std::vector<std::string>& names) {
-  std::string out;
-  for (const std::string& name : names) {
-    std::string header(512, '\0');
-    header.replace(0, name.size(), name);
-    header.replace(124, 12, "00000000004\0", 12);  // 4 bytes, octal
-    header.replace(257, 6, "ustar\0", 6);
-    out += header + "data" + std::string(508, '\0');
-  }
-  return out + std::string(1024, '\0');
-}
-
 FileKind kind_of(const std::string& name, const std::string& bytes) {
   return classify_file(scratch(name, bytes)).kind;
 }

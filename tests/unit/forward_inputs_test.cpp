@@ -117,7 +117,8 @@ TEST_CASE("positional and keyword binding, and each way a torch.save file gives 
   }
   for (const char* file :
        {"everything_dict.pt", "everything_ordered.pt", "everything_parameter.pt",
-        "everything_state_dict.pt", "everything_state_dict_legacy.pt"}) {
+        "everything_state_dict.pt", "everything_state_dict_legacy.pt",
+        "everything_state_dict_tar.pt"}) {
     CAPTURE(file);
     const ForwardInputs dict =
         read_forward_inputs(fixture(std::string("inputs/") + file), model, kCpu);

@@ -9,6 +9,7 @@
 
 #include "vin/diagnostics/archive/export_archive.h"
 #include "vin/diagnostics/archive/safetensors_file.h"
+#include "vin/diagnostics/archive/tar_archive.h"
 #include "vin/diagnostics/text/printable.h"
 
 namespace vin::diagnostics {
@@ -73,27 +74,6 @@ bool is_safetensors(const InputFile& file) {
   return false;
 }
 
-// The names of a tar's first members (ustar headers of 512 bytes, each followed by its data in
-// 512-byte blocks), at most `most` of them; nothing when the file is not a tar.
-std::optional<std::vector<std::string>> tar_member_names(const InputFile& file, int most) {
-  char magic[6];
-  if (file.size() < 512 || file.read_at(257, magic, sizeof magic) != sizeof magic ||
-      std::string_view(magic, 5) != "ustar")
-    return std::nullopt;
-  std::vector<std::string> names;
-  char header[512];
-  for (std::uint64_t at = 0; names.size() < static_cast<std::size_t>(most) && at + 512 <= file.size();) {
-    if (file.read_at(at, header, sizeof header) != sizeof header || header[0] == '\0') break;
-    names.emplace_back(header, strnlen(header, 100));
-    std::uint64_t size = 0;  // octal, NUL- or space-terminated
-    for (int k = 124; k < 136 && header[k] >= '0' && header[k] <= '7'; ++k)
-      size = size * 8 + static_cast<std::uint64_t>(header[k] - '0');
-    if (size > file.size()) break;
-    at += 512 + (size + 511) / 512 * 512;
-  }
-  return names;
-}
-
 // The pickled magic number legacy torch.save files begin with (0x1950a86a20f9469cfc6c, a LONG1
 // of 10 bytes, protocol 2 by default), or its start where the file is cut short.
 bool is_legacy_torch_save(const InputFile& file) {
@@ -154,6 +134,7 @@ bool unread_kind(FileKind kind) {
     case FileKind::safetensors:
     case FileKind::weights_index:
     case FileKind::lfs_pointer:
+    case FileKind::legacy_pickle:
     case FileKind::torch_save_tar:
     case FileKind::tar:
     case FileKind::pickle:
@@ -208,11 +189,15 @@ ClassifiedFile classify_file(const std::string& path, std::string_view what) {
     out.kind = FileKind::compressed;
   } else if (file.starts_with(kLfsPointer)) {
     out.kind = FileKind::lfs_pointer;
-  } else if (const auto names = tar_member_names(file, 16)) {
+  } else if (const auto tar = read_tar(file, 16)) {  // the first members tell
     const auto has = [&](const char* name) {
-      return std::find(names->begin(), names->end(), name) != names->end();
+      return std::any_of(tar->members.begin(), tar->members.end(),
+                         [&](const TarMember& m) { return m.name == name; });
     };
-    out.kind = has("pickle") && has("storages") ? FileKind::torch_save_tar : FileKind::tar;
+    // PyTorch 0.2 and 0.3 wrote sys_info first (its name alone tells a file cut short)
+    const bool torch_save = (has("pickle") && has("storages")) ||
+                            (!tar->members.empty() && tar->members.front().name == "sys_info");
+    out.kind = torch_save ? FileKind::torch_save_tar : FileKind::tar;
   } else if (const auto key = first_object_key(file)) {
     out.kind = *key == "weight_map" || *key == "metadata" ? FileKind::weights_index
                                                           : FileKind::records;

@@ -27,6 +27,7 @@ enum class FileKind {
                   ///< index (model.safetensors.index.json, pytorch_model.bin.index.json)
   lfs_pointer,    ///< the text Git LFS leaves in place of a file not fetched
   torch_save_tar,  ///< a tar of `sys_info`, `pickle`, `tensors`, `storages`: torch.save of 0.1-0.3
+                   ///< (one with `pickle` and `storages`, or `sys_info` first)
   tar,             ///< any other tar archive (ustar)
   pickle,          ///< a pickle (starts with 0x80) that is not a legacy torch.save file
   seven_zip,       ///< a 7z archive
@@ -47,9 +48,10 @@ struct ClassifiedFile {
   const std::string& path() const { return file->path(); }
 };
 
-/// Whether no reader of configurations, records or inputs takes files of `kind` (weights files,
-/// which only inspect-model and diff describe (archive/weights_file), tar, 7z, LFS pointers,
-/// ...): each command refuses them naming what they are (what_it_is).
+/// Whether files of `kind` are neither a configuration rendering nor records (weights files,
+/// which inspect-model and diff describe (archive/weights_file) and capture takes as inputs
+/// where they are torch.save files, tar, 7z, LFS pointers, ...): inspect-config and diff's
+/// other sides refuse them naming what they are (what_it_is).
 bool unread_kind(FileKind kind);
 
 /// What `file` is, in words for a refusal: describe(kind), and for a Git LFS pointer the size

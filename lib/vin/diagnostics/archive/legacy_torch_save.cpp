@@ -16,51 +16,12 @@ using Kind = PickleValue::Kind;
 // torch.serialization's MAGIC_NUMBER, 0x1950a86a20f9469cfc6c, as LONG1 writes it
 constexpr std::string_view kTorchSaveMagic = "\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19";
 constexpr std::int64_t kLegacyProtocolVersion = 1001;
-// the pickles before the storages: a value's pickle grows with its keys and objects (a
-// checkpoint's optimizer state), never with its tensors' elements
-constexpr std::size_t kFirstPickleWindow = std::size_t{1} << 20;
-constexpr std::size_t kMaxLegacyPickleBytes = std::size_t{1} << 30;
-
-// a dict's value for the string key `key`, or null
-PickleRef entry(PickleRef dict, std::string_view key) {
-  if (dict->kind != Kind::dict) return nullptr;
-  for (std::size_t i = 0; i + 1 < dict->items.size(); i += 2)
-    if (dict->items[i]->kind == Kind::string && dict->items[i]->text == key)
-      return dict->items[i + 1];
-  return nullptr;
-}
 
 }  // namespace
 
 PickleDocument LegacyTorchSave::pickle_at(std::uint64_t& offset, const char* what) {
-  const std::string& path = file_->path();
-  const auto fail = [&](const std::string& problem) -> PickleDocument {
-    throw Error(path + ": not a readable legacy torch.save file: its " + what + " at byte " +
-                std::to_string(offset) + ": " + problem);
-  };
-  std::size_t window = kFirstPickleWindow;
-  for (;;) {
-    const std::uint64_t left = file_->size() > offset ? file_->size() - offset : 0;
-    if (left == 0) return fail("missing (the file ends there)");
-    const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(window, left));
-    std::string bytes(n, '\0');
-    if (n > 0 && file_->read_at(offset, bytes.data(), n) != n) return fail("cut short");
-    try {
-      PickleDocument document = read_pickle(bytes);
-      // the scan of every pickle before its values are used: nesting, memo, sizes
-      if (const auto problem = pickle_problem(std::string_view(bytes).substr(0, document.end)))
-        return fail(*problem);
-      offset += document.end;
-      return document;
-    } catch (const TruncatedPickle& e) {
-      if (n == left) return fail(std::string(e.what()) + " (the file ends inside it)");
-      if (window >= kMaxLegacyPickleBytes)
-        return fail("longer than " + std::to_string(kMaxLegacyPickleBytes >> 20) + " MiB");
-      window *= 2;
-    } catch (const UnsupportedPickle& e) {
-      return fail(e.what());
-    }
-  }
+  return pickle_in_file(*file_, offset, file_->size(),
+                        file_->path() + ": not a readable legacy torch.save file: ", what);
 }
 
 LegacyTorchSave::LegacyTorchSave(InputFilePtr file) : file_(std::move(file)) {
@@ -77,7 +38,7 @@ LegacyTorchSave::LegacyTorchSave(InputFilePtr file) : file_(std::move(file)) {
     throw Error(path + ": a legacy torch.save file of a protocol other than 1001, which this "
                        "tool does not read");
   const PickleDocument sys_info = pickle_at(at, "system information");
-  const PickleRef little = entry(sys_info.root, "little_endian");
+  const PickleRef little = dict_value(sys_info.root, "little_endian");
   if (!little || little->kind != Kind::boolean)
     throw Error(path + ": not a readable legacy torch.save file: its system information does "
                        "not say the byte order");
@@ -114,23 +75,19 @@ LegacyTorchSave::LegacyTorchSave(InputFilePtr file) : file_(std::move(file)) {
     if (storages_.count(key->text))
       throw Error(path + ": not a readable legacy torch.save file: the storage " + name +
                   " is listed twice");
-    unsigned char count_bytes[8];
-    if (file_->read_at(at, count_bytes, 8) != 8)
+    const auto count = saved_integer(*file_, at, 8, big_endian_);
+    if (!count)
       throw Error(path + ": cut short: the storage " + name + " is missing (the file ends at " +
                   "byte " + std::to_string(file_->size()) + ")");
-    std::uint64_t count = 0;
-    for (int i = 0; i < 8; ++i)
-      count = big_endian_ ? (count << 8) | count_bytes[i]
-                          : count | (std::uint64_t{count_bytes[i]} << (8 * i));
     at += 8;
     const auto element = static_cast<std::uint64_t>(dtype->second->element_size);
     const std::uint64_t left = file_->size() - at;
-    if (count > left / element)
-      throw Error(path + ": cut short: the storage " + name + " of " + std::to_string(count) +
-                  " elements needs " + std::to_string(count) + " x " + std::to_string(element) +
+    if (*count > left / element)
+      throw Error(path + ": cut short: the storage " + name + " of " + std::to_string(*count) +
+                  " elements needs " + std::to_string(*count) + " x " + std::to_string(element) +
                   " bytes, more than the " + std::to_string(left) + " left in the file");
-    storages_.emplace(key->text, Place{at, count * element});
-    at += count * element;
+    storages_.emplace(key->text, Place{at, *count * element});
+    at += *count * element;
   }
 }
 

@@ -52,7 +52,8 @@ PickleRef reduce(Machine& m, PickleRef callable, PickleRef args);
 
 class Machine {
  public:
-  explicit Machine(std::string_view p) : p_(p) {}
+  Machine(std::string_view p, const PersistentTensors* persistent)
+      : p_(p), persistent_(persistent) {}
 
   PickleValue* make(Kind kind) {
     if (doc_.used_in_last_block == PickleDocument::kBlockValues) {
@@ -321,7 +322,7 @@ class Machine {
       case Op::FRAME:  // a length hint (protocol 4): the opcodes follow as they are
         break;
       case Op::BINPERSID:
-        push(storage(pop()));
+        push(persistent_value(pop()));
         break;
       case Op::POP:
         pop();
@@ -353,6 +354,39 @@ class Machine {
       v |= ~std::uint64_t{0} << (8 * n);  // sign-extend
     return static_cast<std::int64_t>(v);
   }
+  // What a persistent id stands for: a storage (below), or a tensor the caller describes
+  PickleRef persistent_value(PickleRef id) {
+    if (id->kind != Kind::string || !persistent_) return storage(id);
+    const auto it = persistent_->find(id->text);
+    if (it == persistent_->end()) return storage(id);
+    const PersistentTensor& t = it->second;
+    // ('storage', type, key, location, numel), as torch.save's later formats write it
+    auto fields = make(Kind::tuple);
+    fields->items = {text_value(Kind::string, "storage"), text_value(Kind::global, t.storage_type),
+                     text_value(Kind::string, t.storage_key), text_value(Kind::string, t.location),
+                     int_value(t.storage_numel)};
+    const auto ints = [&](const std::vector<std::int64_t>& values) {
+      auto tuple = make(Kind::tuple);
+      for (const std::int64_t v : values) tuple->items.push_back(int_value(v));
+      return tuple;
+    };
+    // and the tensor as _rebuild_tensor_v2(storage, offset, size, stride, requires_grad) makes
+    // it, its sizes and fit checked the one way
+    auto args = make(Kind::tuple);
+    args->items = {storage(fields), int_value(t.offset), ints(t.shape), ints(t.strides),
+                   shared(false_, Kind::boolean)};
+    return reduce(*this, text_value(Kind::global, "torch._utils._rebuild_tensor_v2"), args);
+  }
+  PickleValue* text_value(Kind kind, std::string_view text) {
+    auto v = make(kind);
+    v->text = std::string(text);
+    return v;
+  }
+  PickleValue* int_value(std::int64_t i) {
+    auto v = make(Kind::integer);
+    v->integer = i;
+    return v;
+  }
   // TorchScript's persistent ids: ('storage', <type global>, key, location, numel); PyTorch
   // 1.3 and 1.4 (archive format version 1) add a sixth, None (torch.save's view metadata, never
   // used there), which LibTorch's reader ignores
@@ -380,16 +414,8 @@ class Machine {
     return slot;
   }
   void push(PickleRef v) { stack_.push_back(std::move(v)); }
-  void push_int(std::int64_t i) {
-    auto v = make(Kind::integer);
-    v->integer = i;
-    push(v);
-  }
-  void push_text(Kind kind, std::string_view text) {
-    auto v = make(kind);
-    v->text = std::string(text);
-    push(v);
-  }
+  void push_int(std::int64_t i) { push(int_value(i)); }
+  void push_text(Kind kind, std::string_view text) { push(text_value(kind, text)); }
   void need_stack(std::size_t n) {
     const std::size_t floor = marks_.empty() ? 0 : marks_.back();
     if (stack_.size() < floor + n) throw UnsupportedPickle("stack underflow");
@@ -432,6 +458,7 @@ class Machine {
   }
 
   std::string_view p_;
+  const PersistentTensors* persistent_;
   std::size_t pos_ = 0;
   std::vector<PickleRef> stack_;
   std::vector<std::size_t> marks_;
@@ -486,6 +513,16 @@ PickleRef reduce(Machine& m, PickleRef callable, PickleRef args) {
 
 }  // namespace
 
-PickleDocument read_pickle(std::string_view pickle) { return Machine(pickle).run(); }
+PickleRef dict_value(PickleRef dict, std::string_view key) {
+  if (dict->kind != Kind::dict) return nullptr;
+  for (std::size_t i = 0; i + 1 < dict->items.size(); i += 2)
+    if (dict->items[i]->kind == Kind::string && dict->items[i]->text == key)
+      return dict->items[i + 1];
+  return nullptr;
+}
+
+PickleDocument read_pickle(std::string_view pickle, const PersistentTensors* persistent) {
+  return Machine(pickle, persistent).run();
+}
 
 }  // namespace vin::diagnostics

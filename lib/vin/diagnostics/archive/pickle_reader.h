@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace vin::diagnostics {
@@ -83,7 +84,28 @@ struct PickleDocument {
   std::size_t end = 0;
 };
 
-/// Runs the pickle.
-PickleDocument read_pickle(std::string_view pickle);
+/// The value of the string key `key` in `dict`, or null (also when `dict` is no dict).
+PickleRef dict_value(PickleRef dict, std::string_view key);
+
+/// A tensor that a pickle names by a persistent id of its own writer's choosing, described
+/// outside the pickle: torch.save's tar format (PyTorch 0.1-0.3) pickles each tensor as the
+/// string of its key, and lists the tensors in its `tensors` member (torch_save_tar.h).
+struct PersistentTensor {
+  std::string storage_type;  ///< its storage's type, "torch.FloatStorage"
+  std::string storage_key;
+  std::string location;  ///< "cpu", "cuda:0"
+  std::int64_t storage_numel = 0;
+  std::int64_t offset = 0;  ///< in elements of the storage
+  std::vector<std::int64_t> shape;
+  std::vector<std::int64_t> strides;
+};
+
+/// Persistent ids (strings) and the tensors they stand for.
+using PersistentTensors = std::unordered_map<std::string, PersistentTensor>;
+
+/// Runs the pickle. A BINPERSID of a string that `persistent` holds is that tensor, made as
+/// torch._utils._rebuild_tensor_v2 of its storage would be (and refused as it would be when
+/// the storage cannot hold it).
+PickleDocument read_pickle(std::string_view pickle, const PersistentTensors* persistent = nullptr);
 
 }  // namespace vin::diagnostics

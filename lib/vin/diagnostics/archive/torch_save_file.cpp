@@ -1,5 +1,6 @@
 #include "vin/diagnostics/archive/torch_save_file.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "vin/diagnostics/archive/pickle_safety.h"
@@ -7,6 +8,51 @@
 #include "vin/diagnostics/text/printable.h"
 
 namespace vin::diagnostics {
+
+PickleDocument pickle_in_file(const InputFile& file, std::uint64_t& offset, std::uint64_t end,
+                              const std::string& failure, const std::string& what,
+                              const PersistentTensors* persistent) {
+  constexpr std::size_t kFirstWindow = std::size_t{1} << 16;
+  constexpr std::size_t kMaxPickleBytes = std::size_t{1} << 30;
+  const auto fail = [&](const std::string& problem) -> PickleDocument {
+    throw Error(failure + "its " + what + " at byte " + std::to_string(offset) + ": " + problem);
+  };
+  end = std::min(end, file.size());
+  const std::string ending = end == file.size() ? "the file" : "the member";
+  std::size_t window = kFirstWindow;
+  for (;;) {
+    const std::uint64_t left = end > offset ? end - offset : 0;
+    if (left == 0) return fail("missing (" + ending + " ends there)");
+    const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(window, left));
+    std::string bytes(n, '\0');
+    if (file.read_at(offset, bytes.data(), n) != n) return fail("cut short");
+    try {
+      PickleDocument document = read_pickle(bytes, persistent);
+      if (const auto problem = pickle_problem(std::string_view(bytes).substr(0, document.end)))
+        return fail(*problem);
+      offset += document.end;
+      return document;
+    } catch (const TruncatedPickle& e) {
+      if (n == left) return fail(std::string(e.what()) + " (" + ending + " ends inside it)");
+      if (window >= kMaxPickleBytes)
+        return fail("longer than " + std::to_string(kMaxPickleBytes >> 20) + " MiB");
+      window *= 2;
+    } catch (const UnsupportedPickle& e) {
+      return fail(e.what());
+    }
+  }
+}
+
+std::optional<std::uint64_t> saved_integer(const InputFile& file, std::uint64_t at, int width,
+                                           bool big_endian) {
+  unsigned char bytes[8] = {};
+  const auto n = static_cast<std::size_t>(std::min(width, 8));
+  if (file.read_at(at, bytes, n) != n) return std::nullopt;
+  std::uint64_t v = 0;
+  for (std::size_t i = 0; i < n; ++i)
+    v = big_endian ? (v << 8) | bytes[i] : v | (std::uint64_t{bytes[i]} << (8 * i));
+  return v;
+}
 
 StorageBytes member_bytes(const ZipArchive& zip, std::size_t index, bool big_endian,
                           InputFilePtr& keep) {

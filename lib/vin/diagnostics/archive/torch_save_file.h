@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -32,6 +33,23 @@ StorageBytes storage_record(const ZipArchive& zip, const std::string& top,
                             const SavedTensor& tensor, bool big_endian, InputFilePtr& keep,
                             const std::string& label, const std::string& where);
 
+/// The pickle that starts at byte `offset` of `file` and ends before byte `end` (the legacy
+/// format's pickles follow one another, the tar format's sit between raw storages): read
+/// through a window that doubles from 64 KiB to 1 GiB (a pickle grows with a file's keys and
+/// objects, never with its tensors' elements), scanned by pickle_problem before its values are
+/// used; `offset` moved past its STOP. `persistent`: read_pickle's. Throws Error
+/// "`failure`its `what` at byte N: problem" when it is missing, cut short, damaged or past
+/// the reader.
+PickleDocument pickle_in_file(const InputFile& file, std::uint64_t& offset, std::uint64_t end,
+                              const std::string& failure, const std::string& what,
+                              const PersistentTensors* persistent = nullptr);
+
+/// The unsigned integer of `width` bytes (at most 8) at byte `at` of `file`, in the byte order
+/// a torch.save file wrote it (a raw storage's element count, a tensor's metadata), or nothing
+/// when the file ends first.
+std::optional<std::uint64_t> saved_integer(const InputFile& file, std::uint64_t at, int width,
+                                           bool big_endian);
+
 /// A torch.save file read as data, whatever its format: the value it holds, and where each
 /// tensor's storage lies. The weights reader (weights_file.h) and capture's inputs reader
 /// (torch/torch_save_reader.h) take any of them.
@@ -42,7 +60,7 @@ class TorchSaveSource {
   virtual PickleRef root() const = 0;
   /// The file, or the file and the member, for messages.
   virtual const std::string& label() const = 0;
-  /// WeightsFile's `format`: "torch_save_zip", "torch_save_legacy".
+  /// WeightsFile's `format`: "torch_save_zip", "torch_save_legacy", "torch_save_tar".
   virtual const char* format() const = 0;
   /// Where `tensor`'s storage lies, checked to hold the storage's elements (Error naming the
   /// file, `where` and the storage otherwise).

@@ -10,6 +10,7 @@
 
 #include "vin/diagnostics/archive/checkpoint.h"
 #include "vin/diagnostics/archive/legacy_torch_save.h"
+#include "vin/diagnostics/archive/torch_save_tar.h"
 #include "vin/diagnostics/archive/safetensors_file.h"
 #include "vin/diagnostics/archive/state_dict_model.h"
 #include "vin/diagnostics/archive/torch_save_file.h"
@@ -118,6 +119,10 @@ WeightsContent file_content(const ClassifiedFile& file, const InspectDetails& de
       return naming_out_of_memory(file.path(), "reading the torch.save file", [&] {
         return torch_save_content(LegacyTorchSave(file.file), details);
       });
+    case FileKind::torch_save_tar:
+      return naming_out_of_memory(file.path(), "reading the torch.save file", [&] {
+        return torch_save_content(TorchSaveTar(file.file), details);
+      });
     default:
       throw Error(file.path() + ": is " + std::string(describe(file.kind)) +
                   ", not a weights file");
@@ -224,7 +229,8 @@ ModelMetadata describe_torch_save(const TorchSaveSource& saved, const InspectDet
 
 bool is_weights_kind(FileKind kind) {
   return kind == FileKind::safetensors || kind == FileKind::torch_save_zip ||
-         kind == FileKind::legacy_pickle || kind == FileKind::weights_index;
+         kind == FileKind::legacy_pickle || kind == FileKind::torch_save_tar ||
+         kind == FileKind::weights_index;
 }
 
 ModelMetadata describe_weights_file(const ClassifiedFile& file, const InspectDetails& details) {

@@ -14,8 +14,9 @@ namespace vin::diagnostics {
 /// Whether describe_weights_file reads files of `kind`.
 bool is_weights_kind(FileKind kind);
 
-/// The model a torch.save file of any format holds (TorchSaveZip, LegacyTorchSave): its state
-/// dict's modules and tensors, the tensors outside it and its other values (checkpoint.h).
+/// The model a torch.save file of any format holds (TorchSaveZip, LegacyTorchSave,
+/// TorchSaveTar): its state dict's modules and tensors, the tensors outside it and its other
+/// values (checkpoint.h).
 ModelMetadata describe_torch_save(const TorchSaveSource& saved, const InspectDetails& details);
 
 /// The most entries weights_in_directory looks at.

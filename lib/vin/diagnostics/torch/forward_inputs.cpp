@@ -17,6 +17,7 @@
 #include "vin/diagnostics/torch/dtype_names.h"
 #include "vin/diagnostics/torch/model_loader.h"
 #include "vin/diagnostics/archive/legacy_torch_save.h"
+#include "vin/diagnostics/archive/torch_save_tar.h"
 #include "vin/diagnostics/torch/torch_save_reader.h"
 
 namespace vin::diagnostics {
@@ -495,10 +496,12 @@ ForwardInputs read_forward_inputs(const std::string& path, const torch::jit::Mod
     case FileKind::legacy_pickle:  // the format before PyTorch 1.6, read as data the same way
       raw = read_torch_save(read_torch_save_value(LegacyTorchSave(file.file)), path);
       break;
+    case FileKind::torch_save_tar:  // and PyTorch 0.1-0.3's
+      raw = read_torch_save(read_torch_save_value(TorchSaveTar(file.file)), path);
+      break;
     case FileKind::safetensors:
     case FileKind::weights_index:
     case FileKind::lfs_pointer:
-    case FileKind::torch_save_tar:
     case FileKind::tar:
     case FileKind::pickle:
     case FileKind::seven_zip:
