@@ -18,7 +18,7 @@ struct TarEntry {
 inline std::string tar_header(const std::string& name, std::size_t size, char type) {
   std::string header(512, '\0');
   header.replace(0, std::min<std::size_t>(name.size(), 100), name.substr(0, 100));
-  char field[13];
+  char field[32];  // room for any size_t in octal (GCC's -Wformat-truncation counts it)
   std::snprintf(field, sizeof field, "%011zo", size);
   header.replace(124, 12, field, 12);
   header[156] = type;
