@@ -21,10 +21,12 @@ std::string refusal(const std::string& what, const std::string& text) {
 
 }  // namespace
 
-CLI::Option* add_integer(CLI::App& sub, const std::string& flag, std::int64_t& value,
-                         std::int64_t low, std::int64_t high, const std::string& help) {
+namespace {
+
+// An integer's text within [low, high], else add_integer's refusal.
+CLI::Validator integer_within(std::int64_t low, std::int64_t high) {
   const std::string words = integer_words(low, high);
-  const CLI::Validator within(
+  return CLI::Validator(
       [=](std::string& text) -> std::string {
         try {
           std::size_t used = 0;
@@ -37,9 +39,26 @@ CLI::Option* add_integer(CLI::App& sub, const std::string& flag, std::int64_t& v
       high == kNoUpperBound && low == 1
           ? std::string("N > 0")
           : "[" + std::to_string(low) + ", " + std::to_string(high) + "]");
+}
+
+}  // namespace
+
+CLI::Option* add_integer(CLI::App& sub, const std::string& flag, std::int64_t& value,
+                         std::int64_t low, std::int64_t high, const std::string& help) {
   return sub.add_option(flag, value, help + " (default " + std::to_string(value) + ")")
       ->type_name("N")
-      ->check(within);
+      ->check(integer_within(low, high));
+}
+
+CLI::Option* add_integer(CLI::App& sub, const std::string& flag,
+                         std::optional<std::int64_t>& value, std::int64_t low, std::int64_t high,
+                         const std::string& help, const std::string& unset) {
+  return sub
+      .add_option_function<std::int64_t>(
+          flag, [&value](const std::int64_t& given) { value = given; },
+          help + " (default: " + unset + ")")
+      ->type_name("N")
+      ->check(integer_within(low, high));
 }
 
 CLI::Validator number_within(double low, bool low_open, double high, const std::string& what) {

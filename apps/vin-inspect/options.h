@@ -29,6 +29,11 @@ inline constexpr std::int64_t kNoUpperBound = std::numeric_limits<std::int64_t>:
 CLI::Option* add_integer(CLI::App& sub, const std::string& flag, std::int64_t& value,
                          std::int64_t low, std::int64_t high, const std::string& help);
 
+/// The same for an option with no value by default: its help ends with "(default: UNSET)".
+CLI::Option* add_integer(CLI::App& sub, const std::string& flag,
+                         std::optional<std::int64_t>& value, std::int64_t low, std::int64_t high,
+                         const std::string& help, const std::string& unset);
+
 /// A number option checked as text: finite, within [low, high] (`low` excluded when
 /// `low_open`); else "FLAG: must be WHAT, got 'TEXT'" (CLI11's own range validators print the
 /// bounds of a double in full).

@@ -15,7 +15,7 @@ import sys
 import tempfile
 
 import cli_common
-from cli_common import ARGS, assert_clean_error, fixture, run, test
+from cli_common import ARGS, assert_clean_error, fixture, run, test, torch_test
 
 
 @test
@@ -252,6 +252,36 @@ def profile_records(width):
          "throughput": 1000.0, "flops": flops, "instrumented_ms": 0.06, "peak_bytes": 4 * width,
          "parameter_bytes": 4 * parameters, "buffer_bytes": 0, "modules": 1, "operators": 1}]
     return "".join(json.dumps(l) + "\n" for l in lines)
+
+
+@torch_test
+def diff_reports_what_two_profiles_were_measured_on():
+    # contract 9.3: the same archive profiled on 1 and 2 threads: exit 0, the difference an
+    # environment change, in every format
+    with tempfile.TemporaryDirectory() as tmp:
+        sides = []
+        for threads in ("1", "2"):
+            out = os.path.join(tmp, f"linear.{threads}.jsonl")
+            p = run("profile", fixture("diff/linear100.pt"), "--shape", "input=1x100", "--runs",
+                    "1", "--warmup", "0", "--threads", threads, "-o", out)
+            assert p.returncode == 0, p.stderr
+            sides.append(out)
+        p = run("diff", *sides)
+        lines = [json.loads(l) for l in p.stdout.splitlines()]
+        assert p.returncode == 0, p.stdout
+        assert [(c["kind"], c["subject"], c["field"]) for c in lines[:-1]] == [
+            ("environment", "profile", "threads")], lines
+        assert (lines[-1]["environment"], lines[-1]["changed"]) == (1, 0), lines[-1]
+        assert lines[0]["old"]["intra_op"] == 1 and lines[0]["new"]["intra_op"] == 2, lines[0]
+        table = run("diff", *sides, "--format", "table").stdout
+        assert re.search(r"~ profile: threads \{.*\} -> \{.*\} \(environment\)", table), table
+        assert "; 1 environment (profiles measured with other threads" in table, table
+        markdown = run("diff", *sides, "--format", "markdown")
+        assert markdown.returncode == 0 and "1 environment (measured otherwise)" in \
+            markdown.stdout and "| environment | `profile` |" in markdown.stdout, markdown.stdout
+        # --ignore leaves it out
+        p = run("diff", *sides, "--ignore", "threads")
+        assert p.returncode == 0 and len(p.stdout.splitlines()) == 1, p.stdout
 
 
 @test

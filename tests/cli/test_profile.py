@@ -34,16 +34,19 @@ def profile_jsonl_json_and_table_agree():
     assert kinds[-1] == "ProfileSummary" and kinds[0] == "ModuleProfile", kinds
     assert kinds == sorted(kinds, key=["ModuleProfile", "OperatorProfile", "ProfileSummary"].index)
     summary = lines[-1]
-    assert list(summary) == ["record", "device", "warmup", "runs", "latency_ms", "throughput",
-                             "flops", "instrumented_ms", "peak_bytes", "parameter_bytes",
-                             "buffer_bytes", "modules", "operators", "seed"], list(summary)
+    assert list(summary) == ["record", "device", "device_name", "threads", "mode", "warmup", "runs",
+                             "latency_ms", "throughput", "flops", "macs", "instrumented_ms",
+                             "peak_bytes", "parameter_bytes", "buffer_bytes", "modules",
+                             "operators", "inputs", "seed", "torch_version",
+                             "vin_inspect_version", "schema_version"], list(summary)
     assert (summary["device"], summary["warmup"], summary["runs"]) == ("cpu", 1, 2), summary
     assert summary["seed"] == 0, summary
     assert summary["modules"] == kinds.count("ModuleProfile") > 1
     assert summary["operators"] == kinds.count("OperatorProfile") > 1
     assert list(lines[0]) == ["record", "module_path", "module_type", "calls", "parameters",
-                              "input_shapes", "output_shapes", "flops", "self_flops", "time_ms",
-                              "self_time_ms", "allocated_bytes", "peak_bytes"], list(lines[0])
+                              "input_shapes", "output_shapes", "flops", "macs", "self_flops",
+                              "time_ms", "self_time_ms", "allocated_bytes", "peak_bytes"], \
+        list(lines[0])
     assert lines[0]["module_path"] == "<root>" and lines[0]["input_shapes"] == [[2, 2, 5], [2, 3]]
     doc = json.loads(profile("--format", "json").stdout)
     assert list(doc)[:3] == ["modules", "operators", "device"], list(doc)
@@ -52,6 +55,54 @@ def profile_jsonl_json_and_table_agree():
     table = profile("--format", "table").stdout
     assert "Module (type)" in table and "Operator" in table and "Latency on cpu: median" in table
     assert re.search(r"^<root> \(", table.splitlines()[3]), table
+
+
+def cpu_model_name():
+    """/proc/cpuinfo's first `model name` (what device_name gives on x86), else None."""
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            if key.strip() == "model name" and value.strip():
+                return value.strip()
+    return None
+
+
+@torch_test
+def profile_summary_says_what_it_ran_on():
+    # contract 9.3: threads (set by --threads), the CPU, the mode, the inputs (file and SHA-256,
+    # or the --shape tensors), the versions and the schema's; MACs are half the FLOPs everywhere
+    import hashlib
+    inputs = fixture("inputs/everything_positional.npz")
+    version = run("--version").stdout.split()[1]
+    for threads in ("1", "2"):
+        lines = [json.loads(l) for l in profile("--threads", threads).stdout.splitlines()]
+        summary = lines[-1]
+        assert summary["threads"]["intra_op"] == int(threads), summary["threads"]
+        assert summary["threads"]["inter_op"] >= 1, summary["threads"]
+        assert summary["mode"] == "training", summary  # as saved: scripted in training mode
+        with open(inputs, "rb") as f:
+            digest = hashlib.sha256(f.read()).hexdigest()
+        assert summary["inputs"] == {"file": inputs, "sha256": digest}, summary["inputs"]
+        assert summary["vin_inspect_version"] == version and summary["schema_version"] == 1
+        assert re.fullmatch(r"\d+\.\d+\.\d+.*", summary["torch_version"]), summary
+        if cpu_model_name():
+            assert summary["device_name"] == cpu_model_name(), summary["device_name"]
+        for r in lines:
+            assert r["macs"] == r["flops"] // 2 and r["flops"] % 2 == 0, r
+    # LibTorch's own choice without --threads: what Python's torch chooses on this machine
+    default = json.loads(profile().stdout.splitlines()[-1])["threads"]["intra_op"]
+    python = subprocess.run([sys.executable, "-c", "import torch; print(torch.get_num_threads())"],
+                            capture_output=True, text=True, check=True).stdout.strip()
+    assert str(default) == python, (default, python)
+    shaped = json.loads(run("profile", fixture("everything.pt"), "--shape", "x=2x2x5",
+                            "--shape", "tokens=2x3:int64", "--runs", "1", "--warmup", "0",
+                            "--eval", "--seed", "7").stdout.splitlines()[-1])
+    assert shaped["mode"] == "eval" and shaped["seed"] == 7, shaped
+    assert shaped["inputs"] == {"shapes": [{"name": "x", "shape": [2, 2, 5], "dtype": "float32"},
+                                           {"name": "tokens", "shape": [2, 3],
+                                            "dtype": "int64"}]}, shaped["inputs"]
+    for bad in ("0", "1025", "two"):
+        assert_clean_error(profile("--threads", bad), 2, "--threads")
 
 
 @torch_test
@@ -274,12 +325,13 @@ def profile_and_capture_on_meta_give_shapes_and_flops_and_no_measurement():
             for field in r:
                 if field in unmeasured[r["record"]]:
                     assert r[field] is None and c[field] is not None, (field, r, c)
-                elif field in ("device", "warmup", "runs"):
+                elif field in ("device", "device_name", "warmup", "runs"):
                     continue
                 else:
                     assert r[field] == c[field], (field, r, c)
         summary = meta_records[-1]
-        assert (summary["device"], summary["warmup"], summary["runs"]) == ("meta", 0, 0), summary
+        assert (summary["device"], summary["device_name"], summary["warmup"], summary["runs"]) == \
+            ("meta", "meta", 0, 0), summary
         assert summary["flops"] == 2 * 3 * (4 * 8 + 8 * 8 + 8 * 2) > 0, summary
         # operators by FLOPs, then calls, then name: the dispatcher's times do not order them
         operators = [r for r in meta_records if r["record"] == "OperatorProfile"]

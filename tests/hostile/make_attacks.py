@@ -741,7 +741,7 @@ def option_value_attacks():
         [(["compare", "{file}", "{file}", *small, "--device-b", "cpu:1"], "usage", 2,
           "device 'cpu:1' does not exist")] +
         [(["profile", "{file}", *small, "--device", "meta"], "repeatable", 0, None,
-          {"stdout_has": '"latency_ms": null, "throughput": null, "flops": 24, '
+          {"stdout_has": '"latency_ms": null, "throughput": null, "flops": 24, "macs": 12, '
                          '"instrumented_ms": null, "peak_bytes": null'})] +
         [(["capture", "{file}", *small, "--device", "meta"], "repeatable", 0, None,
           {"stdout_has": '"values": [], "sample_omission_reason": "meta_device"'})] +
@@ -752,7 +752,8 @@ def option_value_attacks():
     rows = 1 << 56  # 2^62 bytes in: within what LibTorch counts; 2^65 FLOPs
     add("flops_past_int64.pt", zip_of(archive_members(Wide16())),
         [(["profile", "{file}", "--shape", f"x={rows}x16", "--device", "meta"], "records", 0,
-          None, {"stdout_has": f'"flops": {2 * rows * 16 * 16}, "instrumented_ms": null'})])
+          None, {"stdout_has": f'"flops": {2 * rows * 16 * 16}, "macs": {rows * 16 * 16}, '
+                               '"instrumented_ms": null'})])
 
 
 def saved_number_attacks():

@@ -375,8 +375,9 @@ def check_trace(path, modules):
 
 
 def check_diff(binary, work):
-    """diff of two profiles of one archive on different thread counts: identical (exit 0); of
-    the MLP with one Linear wider: its FLOPs, parameters and shapes changed (exit 1)."""
+    """diff of two profiles of one archive on different thread counts: exit 0, the threads the
+    one difference, an environment change (contract 9.3); of the MLP with one Linear wider: its
+    FLOPs, MACs, parameters and shapes changed (exit 1)."""
     problems = []
     archive, npz = os.path.join(work, "mlp.pt"), os.path.join(work, "mlp.npz")
     sides = []
@@ -387,7 +388,11 @@ def check_diff(binary, work):
                        check=True, env=env, timeout=600)
         sides.append(out)
     same = subprocess.run([binary, "diff", *sides], capture_output=True, text=True)
-    if same.returncode != 0 or json.loads(same.stdout.splitlines()[-1])["identical"] is not True:
+    records = [json.loads(line) for line in same.stdout.splitlines()]
+    threads = [(r["kind"], r["field"], r["old"]["intra_op"], r["new"]["intra_op"])
+               for r in records[:-1]]
+    if same.returncode != 0 or threads != [("environment", "threads", 1, 3)] or \
+            (records[-1]["changed"], records[-1]["environment"]) != (0, 1):
         problems.append(f"same archive: exit {same.returncode}: {same.stdout}{same.stderr}")
     torch.manual_seed(0)
     wide = Mlp()
@@ -410,7 +415,8 @@ def check_diff(binary, work):
                 ("module", "body.2", "output_shapes"), ("module", "body.2", "parameters"),
                 ("module", "head", "input_shapes"), ("module", "head", "flops"),
                 ("module", "body.3", "input_shapes"), ("module", "body.3", "output_shapes"),
-                ("operator", "aten::linear", "flops")}
+                ("operator", "aten::linear", "flops"), ("profile", None, "macs"),
+                ("module", "body.2", "macs"), ("operator", "aten::linear", "macs")}
     if not expected <= got:
         problems.append(f"changes missing: {sorted(expected - got, key=str)}")
     times = {c["field"] for c in lines if c["record"] == "Change"} & {

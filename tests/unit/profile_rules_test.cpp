@@ -251,12 +251,12 @@ TEST_CASE("profile records as JSON: the contract's fields in its order") {
         R"({"record": "ModuleProfile", "module_path": "conv1", "module_type": )"
         R"("torch.nn.modules.conv.Conv2d", "calls": 1, "parameters": 9408, "input_shapes": )"
         R"([[1, 3, 32, 32]], "output_shapes": [[1, 64, 16, 16]], "flops": 4816896, )"
-        R"("self_flops": 4816896, "time_ms": 0.5, "self_time_ms": 0.25, "allocated_bytes": )"
+        R"("macs": 2408448, "self_flops": 4816896, "time_ms": 0.5, "self_time_ms": 0.25, "allocated_bytes": )"
         R"(65536, "peak_bytes": 65536})");
   CHECK(
       dump_record_line("OperatorProfile", to_json(OperatorProfile{"aten::linear", 2, 384, 1.0})) ==
       R"({"record": "OperatorProfile", "operator": "aten::linear", "calls": 2, "flops": 384, )"
-      R"("time_ms": 1.0})");
+      R"("macs": 192, "time_ms": 1.0})");
 }
 
 TEST_CASE("spans: a module call's and its operators', and Chrome trace events in start order") {

@@ -182,25 +182,34 @@ TEST_CASE("profile records: only what does not depend on the machine is compared
   CHECK(here.items.size() == 2);
   CHECK(here.operators.size() == 2);
   const RecordDiff same = diff_records(here, there, DiffGate());
-  CHECK(same.changes.empty());
+  // the device is what they were measured on: an environment change, which does not count
+  CHECK(lines(same.changes) ==
+        std::vector<std::string>{"environment profile null \"device\" \"cpu\" \"cuda:0\""});
+  CHECK_FALSE(same.changes[0].counts());
+  CHECK(diff_records(here, there, ignoring({"device"})).changes.empty());
   CHECK(same.compared == std::vector<std::string>{"profile", "modules", "operators"});
   // a wider Linear: its FLOPs, parameters and shapes
   const RecordSet wider = profile_set_of(profile_of(6, 0.5), OutputFormat::jsonl);
   CHECK(lines(diff_records(here, wider, DiffGate()).changes) ==
         std::vector<std::string>{
             "changed profile null \"flops\" 384 576",
+            "changed profile null \"macs\" 192 288",
             "changed profile null \"parameter_bytes\" 160 240",
             "changed module \"<root>\" \"parameters\" 40 60",
             "changed module \"<root>\" \"flops\" 384 576",
+            "changed module \"<root>\" \"macs\" 192 288",
             "changed module \"lin\" \"parameters\" 40 60",
             "changed module \"lin\" \"output_shapes\" [[2, 4]] [[2, 6]]",
             "changed module \"lin\" \"flops\" 384 576",
+            "changed module \"lin\" \"macs\" 192 288",
             "changed module \"lin\" \"self_flops\" 384 576",
             "changed operator \"aten::linear\" \"flops\" 384 576",
+            "changed operator \"aten::linear\" \"macs\" 192 288",
         });
   CHECK(diff_records(
             here, wider,
-            ignoring({"flops", "self_flops", "parameters", "parameter_bytes", "output_shapes"}))
+            ignoring({"flops", "macs", "self_flops", "parameters", "parameter_bytes",
+                      "output_shapes"}))
             .changes.empty());
   // a profile against a model is a usage error
   CHECK_THROWS_AS(diff_records(here, record_set(old_model(), "mem"), DiffGate()), UsageError);

@@ -113,6 +113,9 @@ TEST_CASE("docs/records.md's table of what a profile diff compares is the compar
     return out;
   };
   CHECK(row("`profile`") == compared_except("ProfileSummary", ""));
+  std::vector<std::string> environment;
+  for (const char* name : environment_fields("ProfileSummary")) environment.emplace_back(name);
+  CHECK(row("`profile` \\(environment\\)") == environment);
   CHECK(row("`module` \\(profile\\)") == compared_except("ModuleProfile", "module_path"));
   CHECK(row("`operator`") == compared_except("OperatorProfile", "operator"));
 }

@@ -41,6 +41,10 @@ class Profile : public Command {
     add_integer(sub, "--warmup", request_.warmup, 0, vd::kMaxProfileRuns,
                 "Forwards run first and not measured");
     add_integer(sub, "--runs", request_.runs, 1, vd::kMaxProfileRuns, "Timed forwards");
+    add_integer(sub, "--threads", request_.threads, 1, vd::kMaxProfileThreads,
+                "LibTorch's intra-op threads for every forward (the summary records the threads "
+                "it ran with)",
+                "LibTorch's own choice");
     sub.add_option("--trace", trace_,
                    "Also write the instrumented forward as Chrome trace events (Perfetto, "
                    "chrome://tracing open it)")

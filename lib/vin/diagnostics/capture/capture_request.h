@@ -41,6 +41,9 @@ struct ForwardRun {
   std::optional<std::string> quantized_engine;
   /// --timeout: the longest one forward may run, in seconds
   std::optional<double> timeout_seconds;
+  /// compute each inputs file's SHA-256 as it is read (ForwardInputs::sha256): what a profile's
+  /// summary names its inputs by
+  bool digest_inputs = false;
 };
 
 /// What to capture.

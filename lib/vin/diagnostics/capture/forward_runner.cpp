@@ -168,7 +168,8 @@ LoadedRun::LoadedRun(const ForwardRun& run, const std::function<void(const char*
   // every inputs file is read before anything runs: a bad file fails fast
   for (const auto& path : run_.inputs)
     inputs_.push_back(naming_out_of_memory(
-        path, "reading the inputs", [&] { return read_forward_inputs(path, model_, device_); }));
+        path, "reading the inputs",
+        [&] { return read_forward_inputs(path, model_, device_, run_.digest_inputs); }));
   if (run_.shaped) {
     inputs_.push_back(naming_out_of_memory(kShapedInputsName, "making the tensors", [&] {
       return make_shaped_inputs(*run_.shaped, random_start_.generator(), model_, device_);

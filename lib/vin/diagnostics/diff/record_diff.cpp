@@ -33,9 +33,9 @@ const std::vector<const char*> kGraphSignatureKeys = required_fields("GraphSigna
 const std::vector<const char*> kOperatorCountKeys = required_fields("OperatorCount");
 const std::vector<const char*> kSpecKeys = required_fields("ModelStructureSpec");
 const std::vector<const char*> kFieldKeys = required_fields("ConfigFieldSpec");
-const std::vector<const char*> kModuleProfileKeys = compared_fields("ModuleProfile");
-const std::vector<const char*> kOperatorProfileKeys = compared_fields("OperatorProfile");
-const std::vector<const char*> kProfileSummaryKeys = compared_fields("ProfileSummary");
+const std::vector<const char*> kModuleProfileKeys = required_fields("ModuleProfile");
+const std::vector<const char*> kOperatorProfileKeys = required_fields("OperatorProfile");
+const std::vector<const char*> kProfileSummaryKeys = required_fields("ProfileSummary");
 
 // The names this file looks up in every record, numbered once.
 struct Names {
@@ -832,11 +832,20 @@ class Matcher {
   void fields(const Json& old_item, const Json& new_item, const char* record,
               const std::string& subject, const Json& path) {
     const std::unordered_set<std::string>& by_default = compared_by_default(record);
+    const std::vector<const char*> environment = environment_fields(record);
     for (const auto& [field, old_value] : old_item.items()) {
-      if (!gate_.compares(field, by_default.count(field) > 0)) continue;
+      const bool of_environment =
+          std::find(environment.begin(), environment.end(), field) != environment.end();
+      if (!gate_.compares(field, of_environment || by_default.count(field) > 0)) continue;
       static const Json absent;
       const auto found = new_item.find(field);
       const Json& new_value = found == new_item.end() ? absent : *found;
+      if (of_environment) {
+        // what the numbers were measured on: reported, never setting the exit status
+        if (!same_json(old_value, new_value))
+          changes_.push_back({"environment", subject, path, field, old_value, new_value});
+        continue;
+      }
       change(field, old_value, new_value, subject, path);
     }
   }

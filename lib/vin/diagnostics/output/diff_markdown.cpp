@@ -137,6 +137,8 @@ std::string format_diff_markdown(const RecordSet& old_set, const RecordSet& new_
            std::to_string(s.added) + " added, " + std::to_string(s.removed) + " removed, " +
            std::to_string(s.changed) + " changed), " + std::to_string(s.within_tolerance) +
            " within tolerance, " + std::to_string(beyond) + " beyond";
+  if (s.environment)
+    out += "; " + std::to_string(s.environment) + " environment (measured otherwise)";
   out += "; compared " + markdown_code(kinds) + "; exit status " + (beyond ? "1" : "0") + "\n";
   if (changes.empty()) return out;
 

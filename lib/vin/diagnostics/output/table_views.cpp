@@ -74,7 +74,7 @@ const std::vector<TableView>& table_views() {
         {"Time ms", right, {"time_ms"}},
         {"Share", right, {"time_ms"}},  // of the instrumented forward
         {"Peak memory", right, {"peak_bytes"}}},
-       {"calls", "input_shapes", "self_flops", "self_time_ms", "allocated_bytes"}},
+       {"calls", "input_shapes", "macs", "self_flops", "self_time_ms", "allocated_bytes"}},
       {"profile operators",
        "OperatorProfile",
        {{"Operator", left, {"operator"}},
@@ -82,7 +82,7 @@ const std::vector<TableView>& table_views() {
         {"FLOPs", right, {"flops"}},
         {"Time ms", right, {"time_ms"}},
         {"Share", right, {"time_ms"}}},
-       {}},
+       {"macs"}},
   };
   return views;
 }

@@ -612,11 +612,12 @@ std::string format_diff_table(const RecordSet& old_set, const RecordSet& new_set
   std::string out = "--- " + shown(old_set.source) + "\n+++ " + shown(new_set.source) + "\n";
   for (const auto& c : changes) {
     const std::string where = c.subject + (c.path.is_null() ? "" : " " + path_text(c.path));
-    if (c.kind == "changed") {
+    if (c.kind == "changed" || c.kind == "environment") {
       const std::string field = c.field.is_string() ? " " + c.field.get<std::string>() : "";
-      const std::string gate = !c.within_tolerance   ? ""
-                               : *c.within_tolerance ? " (within tolerance)"
-                                                     : " (beyond tolerance)";
+      const std::string gate = c.kind == "environment" ? " (environment)"
+                               : !c.within_tolerance   ? ""
+                               : *c.within_tolerance   ? " (within tolerance)"
+                                                       : " (beyond tolerance)";
       out += "~ " +
              shown(where + ":" + field + " " + value_text(c.old_value) + " -> " +
                    value_text(c.new_value)) +
@@ -636,6 +637,11 @@ std::string format_diff_table(const RecordSet& old_set, const RecordSet& new_set
          " removed, " + std::to_string(summary.changed) + " changed" +
          (summary.within_tolerance
               ? " (" + std::to_string(summary.within_tolerance) + " within tolerance)"
+              : std::string()) +
+         (summary.environment
+              ? "; " + std::to_string(summary.environment) +
+                    " environment (profiles measured with other threads, device, inputs or "
+                    "LibTorch)"
               : std::string()) +
          "\n";
   return out;

@@ -1,6 +1,8 @@
 #include "vin/diagnostics/profiling/profile_archive.h"
 
 #include <ATen/Functions.h>
+#include <ATen/Parallel.h>
+#include <torch/version.h>
 
 #include <algorithm>
 #include <chrono>
@@ -22,6 +24,7 @@
 #include "vin/diagnostics/records/log_sink.h"
 #include "vin/diagnostics/records/model_metadata.h"
 #include "vin/diagnostics/text/module_selection.h"
+#include "vin/diagnostics/torch/device_name.h"
 #include "vin/diagnostics/torch/inspect_model.h"
 #include "vin/diagnostics/torch/model_loader.h"
 
@@ -182,6 +185,44 @@ class ProfileRecorder final : public TensorConsumer, public OperatorEventSink {
   ProfileBuilder builder_;
 };
 
+// What the forwards ran on, for the summary: the inputs file and its SHA-256, or the --shape
+// tensors
+ProfileInputs profile_inputs(const ForwardRun& run, const ForwardInputs& read) {
+  ProfileInputs out;
+  if (!run.inputs.empty()) {
+    out.file = run.inputs.front();
+    out.sha256 = read.sha256;
+  } else if (run.shaped) {
+    for (const ShapeSpec& spec : run.shaped->shapes)
+      out.shapes.push_back({spec.name, spec.shape, spec.dtype});
+  }
+  return out;
+}
+
+// The summary's fields known before anything runs: what the forwards run on and with (contract
+// 9.3: device and its name, threads, mode, inputs, versions), the runs asked for, the bytes.
+ProfileSummary summary_of_run(const ProfileRequest& request, LoadedRun& loaded, bool measures) {
+  ProfileSummary summary;
+  // "cuda" named as its tensors name it ("cuda:0", the current device), so that two profiles on
+  // one device say the same
+  const c10::Device placed = at::empty({0}, at::TensorOptions().device(loaded.device())).device();
+  summary.device = placed.str();
+  summary.device_name = device_name(placed);
+  summary.threads.intra_op = at::get_num_threads();
+  summary.threads.inter_op = at::get_num_interop_threads();
+  summary.mode = loaded.model().is_training() ? "training" : "eval";
+  summary.inputs = profile_inputs(request.run, loaded.inputs().front());
+  summary.torch_version = TORCH_VERSION;
+  summary.vin_inspect_version = VIN_VERSION;
+  summary.warmup = measures ? request.warmup : 0;
+  summary.runs = measures ? request.runs : 0;
+  summary.measured = measures;
+  summary.seed = request.run.seed;
+  summary.parameter_bytes = distinct_bytes(loaded.model().parameters());
+  summary.buffer_bytes = distinct_bytes(loaded.model().buffers());
+  return summary;
+}
+
 }  // namespace
 
 ProfileResult profile_archive(const ProfileRequest& request) {
@@ -195,6 +236,12 @@ ProfileResult profile_archive(const ProfileRequest& request) {
   if (request.warmup < 0 || request.warmup > kMaxProfileRuns)
     throw UsageError("--warmup: must be an integer in [0, " + std::to_string(kMaxProfileRuns) +
                      "]");
+  if (request.threads && (*request.threads < 1 || *request.threads > kMaxProfileThreads))
+    throw UsageError("--threads: must be an integer in [1, " +
+                     std::to_string(kMaxProfileThreads) + "]");
+  // every forward, timed and instrumented, on the threads asked for (process-wide: profile runs
+  // one archive)
+  if (request.threads) at::set_num_threads(static_cast<int>(*request.threads));
   // the meta device computes shapes and no values: FLOPs and shapes are the model's, a time or a
   // byte count would be only the dispatcher's, so none is measured (ProfileSummary::measured)
   const bool measures = !resolve_device(request.run.device).is_meta();
@@ -209,8 +256,10 @@ ProfileResult profile_archive(const ProfileRequest& request) {
     std::optional<ModelCapture> capture;  // destroyed first: it refers to the loaded model
   };
   auto models = std::make_shared<Models>();
+  ForwardRun run = request.run;
+  run.digest_inputs = true;  // the summary names the inputs file by its SHA-256
   LoadedRun& loaded =
-      models->loaded.emplace(request.run, [&](const char* stage) { stopwatch.lap(stage); });
+      models->loaded.emplace(run, [&](const char* stage) { stopwatch.lap(stage); });
   // --module is checked before anything runs
   std::vector<std::string> paths;
   auto facts = module_facts(loaded.model(), paths);
@@ -219,15 +268,7 @@ ProfileResult profile_archive(const ProfileRequest& request) {
   ProfileResult result;
   result.models = models;
   ProfileSummary& summary = result.records.summary;
-  // "cuda" named as its tensors name it ("cuda:0", the current device), so that two profiles on
-  // one device say the same
-  summary.device = at::empty({0}, at::TensorOptions().device(device)).device().str();
-  summary.warmup = measures ? request.warmup : 0;
-  summary.runs = measures ? request.runs : 0;
-  summary.measured = measures;
-  summary.seed = request.run.seed;
-  summary.parameter_bytes = distinct_bytes(loaded.model().parameters());
-  summary.buffer_bytes = distinct_bytes(loaded.model().buffers());
+  summary = summary_of_run(request, loaded, measures);
   const OnAbandoned abandoned = [&request](const std::string& message) {
     if (request.on_abandoned) request.on_abandoned(message);
   };

@@ -17,6 +17,9 @@ namespace vin::diagnostics {
 /// The most --warmup and --runs may be (each forward's time is kept).
 inline constexpr std::int64_t kMaxProfileRuns = 1000000;
 
+/// The most --threads may be.
+inline constexpr std::int64_t kMaxProfileThreads = 1024;
+
 /// The phases of a profile, as its progress reports them.
 enum class ProfilePhase { warmup, timed };
 
@@ -27,6 +30,8 @@ struct ProfileRequest {
   std::optional<std::vector<std::string>> module_paths;  ///< --module; nothing: every module
   std::int64_t warmup = 3;                               ///< forwards run first, not measured
   std::int64_t runs = 10;                                ///< timed forwards (at least 1)
+  /// --threads: LibTorch's intra-op threads for every forward; nothing: LibTorch's own choice
+  std::optional<std::int64_t> threads;
   bool trace = false;  ///< keep the instrumented forward's spans (--trace)
   /// Hears each warm-up and timed forward as it finishes: the phase, how many of it are done,
   /// of how many (the binary's progress line). Called on the thread that runs the forwards.

@@ -22,6 +22,10 @@ DiffSummary summarize(const RecordSet& old_set, const RecordSet& new_set,
   summary.old_source = old_set.source;
   summary.new_source = new_set.source;
   for (const auto& c : changes) {
+    if (c.kind == "environment") {
+      ++summary.environment;
+      continue;
+    }
     ++(c.kind == "added" ? summary.added : c.kind == "removed" ? summary.removed : summary.changed);
     if (!c.counts()) ++summary.within_tolerance;
   }

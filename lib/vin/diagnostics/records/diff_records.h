@@ -54,7 +54,9 @@ struct RecordSet {
 
 /// One difference.
 struct Change {
-  std::string kind;  ///< "added", "removed", "changed"
+  /// "added", "removed", "changed"; "environment": a profile's environment differs (its
+  /// threads, device, mode, inputs, LibTorch), which explains numbers rather than being one
+  std::string kind;
   /// "model", "config", "profile" (the container's fields), "module", "field", "tensor",
   /// "attribute", "signature", "graph_signature", "operator"
   std::string subject;
@@ -77,8 +79,9 @@ struct Change {
         old_value(std::move(old_value_)),
         new_value(std::move(new_value_)),
         within_tolerance(within_tolerance_) {}
-  /// whether it sets diff's exit status 1: every change but one within its tolerance
-  bool counts() const { return !within_tolerance.value_or(false); }
+  /// whether it sets diff's exit status 1: every change but one within its tolerance and an
+  /// environment change
+  bool counts() const { return kind != "environment" && !within_tolerance.value_or(false); }
 };
 
 /// The last record of a diff: what was compared, and how many changes of each kind.
@@ -90,6 +93,7 @@ struct DiffSummary {
   std::int64_t removed = 0;
   std::int64_t changed = 0;
   std::int64_t within_tolerance = 0;  ///< the changes within their --tolerance
+  std::int64_t environment = 0;       ///< the environment changes (not in added/removed/changed)
   bool identical = true;
   std::vector<std::string> compared;  ///< the kinds of records compared
 };

@@ -217,6 +217,10 @@ Json flops_json(FlopCount count) {
   return big_integer_json(flop_digits(count));
 }
 
+Json macs_json(FlopCount flops) {
+  return flops_overflowed(flops) ? Json(nullptr) : flops_json(flops / 2);
+}
+
 Json to_json(const SampleValue& value) {
   return std::visit([](auto v) { return Json(v); }, value);
 }

@@ -54,6 +54,10 @@ Json to_json(const ComparisonSummary& summary);
 /// it), null past 2^127 where it overflowed (flop_count.h).
 Json flops_json(FlopCount count);
 
+/// The multiply-adds of `flops` (every FLOP rule counts 2 per multiply-add: torchinfo's
+/// "mult-adds", what fvcore calls flops), as flops_json writes counts.
+Json macs_json(FlopCount flops);
+
 Json to_json(const ModuleProfile& module);
 
 /// A torch.export archive's ExportArchive record (contract 10.3).

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,7 +21,7 @@ struct ModuleProfile {
   /// the shapes of the tensors of its first call's inputs and output, in capture's walk order
   std::vector<std::vector<std::int64_t>> input_shapes;
   std::vector<std::vector<std::int64_t>> output_shapes;
-  FlopCount flops = 0;       ///< all its calls, its submodules' included
+  FlopCount flops = 0;       ///< all its calls, its submodules' included (`macs`: half)
   FlopCount self_flops = 0;  ///< outside its submodules' calls
   double time_ms = 0;
   double self_time_ms = 0;
@@ -35,7 +36,7 @@ struct ModuleProfile {
 struct OperatorProfile {
   std::string name;  ///< as the graph names it: "aten::conv2d"
   std::int64_t calls = 0;
-  FlopCount flops = 0;   ///< counted inside it (aten::linear's are its aten::addmm's)
+  FlopCount flops = 0;   ///< counted inside it (aten::linear's are its aten::addmm's; `macs`: half)
   double time_ms = 0;    ///< inclusive of what it dispatches to
   bool measured = true;  ///< as ModuleProfile's
 };
@@ -49,9 +50,39 @@ struct LatencyStats {
   double max = 0;
 };
 
-/// One profile as a whole (the last record).
+/// The threads LibTorch ran the forwards with (--threads sets intra_op).
+struct ProfileThreads {
+  std::int64_t intra_op = 0;
+  std::int64_t inter_op = 0;
+};
+
+/// One `--shape` tensor, as a profile's summary names its inputs.
+struct ProfileShape {
+  std::string name;
+  std::vector<std::int64_t> shape;
+  std::string dtype;  ///< torch's name without "torch.": "float32"
+};
+
+/// What the forwards ran on: the inputs file and its SHA-256, or the `--shape` tensors (made from
+/// `seed`).
+struct ProfileInputs {
+  std::optional<std::string> file;
+  std::optional<std::string> sha256;
+  std::vector<ProfileShape> shapes;
+};
+
+/// The version of the records' schema (ProfileSummary's schema_version): raised when a field
+/// of any record changes meaning or goes; fields added leave it.
+inline constexpr std::int64_t kRecordSchemaVersion = 1;
+
+/// One profile as a whole (the last record). Beside the numbers, what they were measured on and
+/// with (device_name, threads, mode, inputs, versions), so that two profiles can be compared as
+/// measurements: diff reports a difference there as an `environment` change.
 struct ProfileSummary {
   std::string device;           ///< where the archive ran: "cpu", "cuda:0"
+  std::string device_name;      ///< the CPU's model or the GPU's name
+  ProfileThreads threads;
+  std::string mode;             ///< "eval" or "training", as the root ran
   std::int64_t warmup = 0;      ///< forwards run before the timed ones
   std::int64_t runs = 0;        ///< timed forwards
   LatencyStats latency_ms;      ///< over the timed forwards
@@ -64,6 +95,9 @@ struct ProfileSummary {
   std::int64_t modules = 0;    ///< ModuleProfile records
   std::int64_t operators = 0;  ///< OperatorProfile records
   std::uint64_t seed = 0;      ///< --seed: the random state every forward started from
+  ProfileInputs inputs;
+  std::string torch_version;        ///< the LibTorch that ran it
+  std::string vin_inspect_version;  ///< the tool that profiled it
   /// false on meta: no forward is timed (warmup and runs 0), latency, throughput, the instrumented
   /// forward's time and peak memory are null
   bool measured = true;

@@ -291,6 +291,9 @@ constexpr Field<ModuleProfile> kModuleProfileFields[] = {
     {"input_shapes", [](const ModuleProfile& m) { return Json(m.input_shapes); }},
     {"output_shapes", [](const ModuleProfile& m) { return Json(m.output_shapes); }},
     {"flops", [](const ModuleProfile& m) { return flops_json(m.flops); }},
+    // with_detail: not required of a record read back, so that diff still reads profiles
+    // written before macs was (compared where both sides have it)
+    {"macs", [](const ModuleProfile& m) { return macs_json(m.flops); }, detail},
     {"self_flops", [](const ModuleProfile& m) { return flops_json(m.self_flops); }},
     {"time_ms", [](const ModuleProfile& m) { return measured(m, m.time_ms); }, Presence::always,
      not_compared},
@@ -306,13 +309,34 @@ constexpr Field<OperatorProfile> kOperatorProfileFields[] = {
     {"operator", [](const OperatorProfile& o) { return Json(o.name); }},
     {"calls", [](const OperatorProfile& o) { return Json(o.calls); }},
     {"flops", [](const OperatorProfile& o) { return flops_json(o.flops); }},
+    {"macs", [](const OperatorProfile& o) { return macs_json(o.flops); }, detail},
     {"time_ms", [](const OperatorProfile& o) { return measured(o, o.time_ms); }, Presence::always,
      not_compared},
 };
 
+constexpr bool environment = true;  // a Field's `environment`
+
+Json inputs_json(const ProfileInputs& inputs) {
+  if (inputs.file)
+    return Json::object({{"file", *inputs.file}, {"sha256", or_null(inputs.sha256)}});
+  Json shapes = Json::array();
+  for (const ProfileShape& s : inputs.shapes)
+    shapes.push_back(Json::object({{"name", s.name}, {"shape", s.shape}, {"dtype", s.dtype}}));
+  return Json::object({{"shapes", std::move(shapes)}});
+}
+
 constexpr Field<ProfileSummary> kProfileSummaryFields[] = {
     {"device", [](const ProfileSummary& s) { return Json(s.device); }, Presence::always,
-     not_compared},
+     not_compared, environment},
+    {"device_name", [](const ProfileSummary& s) { return Json(s.device_name); }, Presence::always,
+     not_compared, environment},
+    {"threads",
+     [](const ProfileSummary& s) {
+       return Json::object({{"intra_op", s.threads.intra_op}, {"inter_op", s.threads.inter_op}});
+     },
+     Presence::always, not_compared, environment},
+    {"mode", [](const ProfileSummary& s) { return Json(s.mode); }, Presence::always, not_compared,
+     environment},
     {"warmup", [](const ProfileSummary& s) { return Json(s.warmup); }, Presence::always,
      not_compared},
     {"runs", [](const ProfileSummary& s) { return Json(s.runs); }, Presence::always, not_compared},
@@ -329,6 +353,7 @@ constexpr Field<ProfileSummary> kProfileSummaryFields[] = {
     {"throughput", [](const ProfileSummary& s) { return measured(s, s.throughput); },
      Presence::always, not_compared},
     {"flops", [](const ProfileSummary& s) { return flops_json(s.flops); }},
+    {"macs", [](const ProfileSummary& s) { return macs_json(s.flops); }, detail},
     {"instrumented_ms", [](const ProfileSummary& s) { return measured(s, s.instrumented_ms); },
      Presence::always, not_compared},
     {"peak_bytes", [](const ProfileSummary& s) { return measured(s, s.peak_bytes); },
@@ -339,7 +364,15 @@ constexpr Field<ProfileSummary> kProfileSummaryFields[] = {
      not_compared},
     {"operators", [](const ProfileSummary& s) { return Json(s.operators); }, Presence::always,
      not_compared},
+    {"inputs", [](const ProfileSummary& s) { return inputs_json(s.inputs); }, Presence::always,
+     not_compared, environment},
     {"seed", [](const ProfileSummary& s) { return Json(s.seed); }, Presence::always, not_compared},
+    {"torch_version", [](const ProfileSummary& s) { return Json(s.torch_version); },
+     Presence::always, not_compared, environment},
+    {"vin_inspect_version", [](const ProfileSummary& s) { return Json(s.vin_inspect_version); },
+     Presence::always, not_compared},
+    {"schema_version", [](const ProfileSummary&) { return Json(kRecordSchemaVersion); },
+     Presence::always, not_compared},
     // every count is at most the forward's: when any overflowed, this one did
     {"flops_overflowed",
      [](const ProfileSummary& s) {
@@ -419,6 +452,7 @@ constexpr Field<DiffSummary> kDiffSummaryFields[] = {
     {"removed", [](const DiffSummary& s) { return Json(s.removed); }},
     {"changed", [](const DiffSummary& s) { return Json(s.changed); }},
     {"within_tolerance", [](const DiffSummary& s) { return Json(s.within_tolerance); }},
+    {"environment", [](const DiffSummary& s) { return Json(s.environment); }},
     {"identical", [](const DiffSummary& s) { return Json(s.identical); }},
     {"compared", [](const DiffSummary& s) { return Json(s.compared); }},
 };
@@ -426,7 +460,8 @@ constexpr Field<DiffSummary> kDiffSummaryFields[] = {
 template <class R, std::size_t N>
 RecordInfo info_of(const char* record, const Field<R> (&fields)[N]) {
   RecordInfo info{record, {}};
-  for (const Field<R>& f : fields) info.fields.push_back({f.name, f.presence, f.compared});
+  for (const Field<R>& f : fields)
+    info.fields.push_back({f.name, f.presence, f.compared, f.environment});
   return info;
 }
 
@@ -510,6 +545,13 @@ std::vector<const char*> compared_fields(std::string_view record) {
   std::vector<const char*> names;
   for (const FieldInfo& f : record_info(record).fields)
     if (f.compared) names.push_back(f.name);
+  return names;
+}
+
+std::vector<const char*> environment_fields(std::string_view record) {
+  std::vector<const char*> names;
+  for (const FieldInfo& f : record_info(record).fields)
+    if (f.environment) names.push_back(f.name);
   return names;
 }
 

@@ -37,6 +37,9 @@ struct Field {
   Presence presence = Presence::always;
   /// diff compares it (the fields that do not depend on the machine or the run)
   bool compared = true;
+  /// what a profile ran on and with (its threads, device, versions, inputs), not `compared`:
+  /// diff reports a difference as an `environment` change, which does not set exit status 1
+  bool environment = false;
 };
 
 /// What a field is, without its getter: what the key lists and the docs test read.
@@ -44,6 +47,7 @@ struct FieldInfo {
   const char* name;
   Presence presence;
   bool compared;
+  bool environment = false;
 };
 
 /// A record's name as `jsonl` lines carry it ("ModuleMetadata") and its fields in order.
@@ -64,6 +68,9 @@ std::vector<const char*> required_fields(std::string_view record);
 
 /// The fields diff compares of `record`, present or not.
 std::vector<const char*> compared_fields(std::string_view record);
+
+/// The fields of `record` whose differences diff reports as `environment` changes.
+std::vector<const char*> environment_fields(std::string_view record);
 
 /// The JSON object of `record`: each field of `fields` in order, leaving out those the record
 /// does not have.

@@ -17,6 +17,7 @@
 #include "vin/diagnostics/torch/dtype_names.h"
 #include "vin/diagnostics/torch/model_loader.h"
 #include "vin/diagnostics/archive/legacy_torch_save.h"
+#include "vin/diagnostics/archive/sha256.h"
 #include "vin/diagnostics/archive/torch_save_tar.h"
 #include "vin/diagnostics/torch/torch_save_reader.h"
 
@@ -477,7 +478,7 @@ ForwardInputs make_shaped_inputs(const ShapedInputs& shaped, at::Generator& gene
 }
 
 ForwardInputs read_forward_inputs(const std::string& path, const torch::jit::Module& model,
-                                  const c10::Device& device) {
+                                  const c10::Device& device, bool digest) {
   // opened once: the kind, the zip directory and its checks, then the reader, on one descriptor
   const ClassifiedFile file = classify_file(path, "an inputs file");
   ForwardInputs raw;
@@ -520,6 +521,7 @@ ForwardInputs read_forward_inputs(const std::string& path, const torch::jit::Mod
       model, [&](const std::string& method) { return bind_to_schema(raw, model, path, method); });
   for (auto& a : bound.args) a = to_device(a, device);
   for (auto& [name, value] : bound.kwargs) value = to_device(value, device);
+  if (digest) bound.sha256 = sha256_of(*file.file);  // the bytes read, a stream's copy too
   return bound;
 }
 

@@ -5,6 +5,7 @@
 #include <ATen/core/Generator.h>
 #include <torch/csrc/jit/api/module.h>
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,6 +20,8 @@ struct ForwardInputs {
   std::vector<c10::IValue> args;
   std::vector<std::pair<std::string, c10::IValue>> kwargs;
   std::string method = "forward";  ///< or the overload the inputs fit (`forward__0`)
+  /// the inputs file's SHA-256, where read_forward_inputs was asked for it
+  std::optional<std::string> sha256{};
 };
 
 /// The methods a forward call of `model` may run: `forward`, or, for a root whose forward is
@@ -38,7 +41,7 @@ std::string describe_forward(const torch::jit::Module& model);
 /// the file (and printing the schema when the inputs do not fit it). For an overloaded forward,
 /// the first overload the inputs fit is chosen (ForwardInputs::method).
 ForwardInputs read_forward_inputs(const std::string& path, const torch::jit::Module& model,
-                                  const c10::Device& device);
+                                  const c10::Device& device, bool digest = false);
 
 /// A numpy array as a tensor of the same dtype, shape and values (Fortran order made C order).
 at::Tensor npy_to_tensor(NpyArray&& array);
