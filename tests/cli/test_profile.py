@@ -35,7 +35,8 @@ def profile_jsonl_json_and_table_agree():
     assert kinds == sorted(kinds, key=["ModuleProfile", "OperatorProfile", "ProfileSummary"].index)
     summary = lines[-1]
     assert list(summary) == ["record", "device", "device_name", "threads", "mode", "warmup", "runs",
-                             "latency_ms", "throughput", "flops", "macs", "instrumented_ms",
+                             "latency_ms", "throughput", "flops", "macs", "uncounted_operators",
+                             "flops_complete", "instrumented_ms",
                              "peak_bytes", "parameter_bytes", "buffer_bytes", "modules",
                              "operators", "inputs", "seed", "torch_version",
                              "vin_inspect_version", "schema_version"], list(summary)
@@ -103,6 +104,41 @@ def profile_summary_says_what_it_ran_on():
                                             "dtype": "int64"}]}, shaped["inputs"]
     for bad in ("0", "1025", "two"):
         assert_clean_error(profile("--threads", bad), 2, "--threads")
+
+
+@torch_test
+def profile_lists_the_operators_no_rule_counts():
+    # contract 9.3: an eval TransformerEncoder takes LibTorch's fused fast path, whose fused
+    # Linear + ReLU no FLOP rule counts: listed, the total marked incomplete, the table says so;
+    # in training mode (no fast path) every operator is counted or without matrix work
+    with tempfile.TemporaryDirectory() as tmp:
+        source = (
+            "import sys, torch, torch.nn as nn\n"
+            "torch.manual_seed(0)\n"
+            "layer = nn.TransformerEncoderLayer(32, 4, 64, batch_first=True)\n"
+            "m = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)\n"
+            "torch.jit.script(m.eval()).save(sys.argv[1] + '/eval.pt')\n"
+            "torch.jit.script(m.train()).save(sys.argv[1] + '/train.pt')\n")
+        run_script(tmp, "encoder.py", source, tmp)
+        out = {}
+        for mode in ("eval", "train"):
+            p = run("profile", os.path.join(tmp, mode + ".pt"), "--shape", "src=2x6x32", "--runs",
+                    "1", "--warmup", "0", "--seed", "1")
+            assert p.returncode == 0, p.stderr
+            out[mode] = json.loads(p.stdout.splitlines()[-1])
+        fused = out["eval"]
+        assert fused["flops_complete"] is False and fused["uncounted_operators"], fused
+        for op in fused["uncounted_operators"]:
+            assert set(op) == {"name", "calls", "time_ms"} and op["calls"] >= 1, op
+            assert op["time_ms"] >= 0, op
+        assert fused["flops"] < out["train"]["flops"], (fused["flops"], out["train"]["flops"])
+        assert out["train"]["flops_complete"] is True, out["train"]["uncounted_operators"]
+        assert out["train"]["uncounted_operators"] == []
+        table = run("profile", os.path.join(tmp, "eval.pt"), "--shape", "src=2x6x32", "--runs",
+                    "1", "--warmup", "0", "--format", "table").stdout
+        names = [op["name"] for op in fused["uncounted_operators"]]
+        assert re.search(r"^FLOPs incomplete: no rule counts " + re.escape(names[0]), table,
+                         re.MULTILINE), table
 
 
 @torch_test
@@ -393,7 +429,7 @@ def profile_on_meta_counts_flops_past_int64_exactly():
         assert str(total) in p.stdout  # the digits, not a float
         table = run("profile", archive, "--shape", shape, "--device", "meta",
                     "--format", "table").stdout
-        assert f"FLOPs per forward: 32.28 E ({total:,})" in table, table
+        assert f"FLOPs per forward: 32.28 E ({total:,}; MACs 16.14 E)" in table, table
         old, new = os.path.join(tmp, "old.jsonl"), os.path.join(tmp, "new.jsonl")
         open(old, "w").write(p.stdout)
         p = run("profile", archive, "--shape", f"x={rows - 1}x4", "--device", "meta")

@@ -3,7 +3,11 @@
 // statistics, the attribution of event sequences to modules and operators, the records' JSON.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <fstream>
 #include <limits>
+#include <regex>
+#include <sstream>
 #include <stdexcept>
 
 #include "vin/diagnostics/output/chrome_trace.h"
@@ -231,6 +235,77 @@ TEST_CASE(
   CHECK(b.peak_bytes() == 160);
   CHECK_THROWS_AS(b.exit_module({}, 4), std::logic_error);
   CHECK_THROWS_AS(b.end_operator(0, 4), std::logic_error);
+}
+
+TEST_CASE("uncounted operators: work no rule counts, inside no counted operator, none inside") {
+  ProfileBuilder b;
+  b.enter_module("<root>", "Encoder", 10, {{2, 8}}, 0);
+  // the fast path: a fused layer that dispatches counted products (not listed itself) and a
+  // fused Linear with its ReLU, which no rule counts
+  b.start_operator("aten::_transformer_encoder_layer_fwd", 1);
+  b.start_operator("aten::addmm", 2);
+  b.end_operator(100, 3);
+  b.start_operator("aten::_addmm_activation", 4);
+  b.start_operator("aten::relu_", 5);  // without matrix work
+  b.end_operator(0, 6);
+  b.end_operator(0, 7.5);
+  b.start_operator("aten::_softmax", 8);  // an activation
+  b.end_operator(0, 9);
+  b.end_operator(0, 10);
+  // a convolution's backend kernel, called inside a counted operator: covered by it
+  b.start_operator("aten::_convolution", 11);
+  b.start_operator("aten::mkldnn_convolution", 11.5);
+  b.end_operator(0, 12);
+  b.end_operator(50, 13);
+  // a custom operator with nothing inside, and the fused Linear again, at the top
+  b.start_operator("torchvision::roi_align", 14);
+  b.end_operator(0, 16);
+  b.start_operator("aten::_addmm_activation.default", 17);
+  b.end_operator(0, 18);
+  b.start_operator("aten::add.Tensor", 19);  // an overload of an operator on the list
+  b.end_operator(0, 20);
+  b.exit_module({{2, 8}}, 21);
+  const auto uncounted = b.uncounted_operators();
+  REQUIRE(uncounted.size() == 3);
+  CHECK(uncounted[0].name == "aten::_addmm_activation");
+  CHECK(uncounted[0].calls == 1);
+  CHECK(uncounted[0].time_ms == 3.5);
+  CHECK(uncounted[1].name == "torchvision::roi_align");  // 2 ms
+  CHECK(uncounted[2].name == "aten::_addmm_activation.default");
+  CHECK(b.flops() == 150);
+
+  CHECK(without_matrix_work("aten::add.Tensor"));
+  CHECK(without_matrix_work("aten::view"));
+  CHECK(without_matrix_work("aten::zeros_like"));
+  CHECK_FALSE(without_matrix_work("aten::_addmm_activation"));
+  CHECK_FALSE(without_matrix_work("aten::mkldnn_rnn_layer"));
+  CHECK_FALSE(without_matrix_work("quantized::add"));  // not aten's: not known to be cheap
+  CHECK_FALSE(without_matrix_work("aten::"));
+  CHECK_FALSE(without_matrix_work("view"));
+  const auto listed = operators_without_matrix_work();
+  CHECK(std::is_sorted(listed.begin(), listed.end()));
+  CHECK(std::adjacent_find(listed.begin(), listed.end()) == listed.end());
+  for (const std::string_view name : listed) CHECK_FALSE(counts_flops("aten::" + std::string(name)));
+}
+
+TEST_CASE("docs/profile.md lists the operators without matrix work the code knows") {
+  std::ifstream in(VIN_SOURCE_DIR "/docs/profile.md");
+  REQUIRE(in);
+  std::ostringstream text;
+  text << in.rdbuf();
+  const std::string docs = text.str();
+  const std::size_t from = docs.find("The operators without matrix work");
+  const std::size_t to = docs.find("\n## ", from);
+  REQUIRE(from != std::string::npos);
+  const std::string section = docs.substr(from, to - from);
+  std::vector<std::string> documented;
+  const std::regex name("`([A-Za-z_0-9]+)`");
+  for (auto it = std::sregex_iterator(section.begin(), section.end(), name);
+       it != std::sregex_iterator(); ++it)
+    documented.push_back((*it)[1]);
+  std::vector<std::string> code;
+  for (const std::string_view n : operators_without_matrix_work()) code.emplace_back(n);
+  CHECK(documented == code);
 }
 
 TEST_CASE("profile records as JSON: the contract's fields in its order") {

@@ -763,7 +763,17 @@ std::string format_profile_table(const ProfileRecords& profile) {
   else
     out += "Latency on " + shown(s.device) +
            ": not measured (the device computes shapes, not values: FLOPs and shapes only)\n";
-  out += "FLOPs per forward: " + si_count(s.flops) + " (" + flops_with_separators(s.flops) + ")\n";
+  // 2 FLOPs per multiply-add: MACs are half (what torchinfo calls mult-adds)
+  const FlopCount macs = flops_overflowed(s.flops) ? s.flops : s.flops / 2;
+  out += "FLOPs per forward: " + si_count(s.flops) + " (" + flops_with_separators(s.flops) +
+         "; MACs " + si_count(macs) + ")\n";
+  if (!s.uncounted_operators.empty()) {
+    // the total is short of the forward's: say by which operators, in one line
+    std::string names;
+    for (const UncountedOperator& o : s.uncounted_operators)
+      names += (names.empty() ? "" : ", ") + shown(o.name) + " x" + std::to_string(o.calls);
+    out += "FLOPs incomplete: no rule counts " + names + "\n";
+  }
   if (s.measured)
     out += "Instrumented forward: " + milliseconds(s.instrumented_ms) + " ms, peak memory " +
            byte_size(s.peak_bytes) + "\n";

@@ -1,5 +1,6 @@
 #include "vin/diagnostics/profile/flop_rules.h"
 
+#include <algorithm>
 #include <array>
 
 namespace vin::diagnostics {
@@ -97,9 +98,60 @@ const Counted* counted(std::string_view name) {
   return nullptr;
 }
 
+// Operators without matrix work, as aten names them (sorted: found by binary search). What real
+// models call (torchvision's, torch.nn's recurrent and transformer modules) and their kin.
+constexpr std::string_view kWithoutMatrixWork[] = {
+    "_adaptive_avg_pool2d", "_adaptive_avg_pool3d", "_batch_norm_impl_index",
+    "_log_softmax", "_reshape_alias", "_softmax", "_to_copy", "_transform_bias_rescale_qkv",
+    "_unsafe_view", "abs", "abs_", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
+    "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
+    "add", "add_", "addcdiv", "addcmul", "alias", "all", "alpha_dropout", "amax", "amin", "any",
+    "arange", "argmax", "argmin", "argsort", "as_strided", "as_strided_", "avg_pool1d",
+    "avg_pool2d", "avg_pool3d", "batch_norm", "bernoulli_", "cat", "ceil", "chunk", "clamp",
+    "clamp_", "clamp_max", "clamp_max_", "clamp_min", "clamp_min_", "clone", "constant_pad_nd",
+    "contiguous", "copy_", "cos", "cudnn_is_acceptable", "cumsum", "detach", "detach_", "div",
+    "div_", "dropout", "dropout_", "elu", "elu_", "embedding", "empty", "empty_like",
+    "empty_strided", "eq", "erf", "exp", "expand", "expand_as", "feature_alpha_dropout",
+    "feature_dropout", "fill_", "flatten", "flip", "floor", "floor_divide", "full", "full_like",
+    "gather", "ge", "gelu", "glu", "group_norm", "gt", "hardsigmoid", "hardsigmoid_",
+    "hardswish", "hardswish_", "hardtanh", "hardtanh_", "index", "index_select",
+    "instance_norm", "is_nonzero", "item", "layer_norm", "le", "leaky_relu", "leaky_relu_",
+    "lift_fresh", "log", "log_softmax", "logical_and", "logical_not", "logical_or", "lt",
+    "masked_fill", "masked_fill_", "max", "max_pool1d", "max_pool1d_with_indices", "max_pool2d",
+    "max_pool2d_with_indices", "max_pool3d", "max_pool3d_with_indices", "maximum", "mean",
+    "min", "minimum", "mish", "movedim", "mul", "mul_", "narrow", "native_batch_norm",
+    "native_dropout", "native_group_norm", "native_layer_norm", "ne", "neg", "new_empty",
+    "new_full", "new_ones", "new_zeros", "nonzero", "norm", "ones", "ones_like", "pad",
+    "permute", "pow", "prelu", "reciprocal", "reflection_pad1d", "reflection_pad2d", "relu",
+    "relu6", "relu_", "repeat", "replication_pad1d", "replication_pad2d", "reshape",
+    "reshape_as", "resize_", "resolve_conj", "resolve_neg", "roll", "round", "rsqrt", "rsub",
+    "scalar_tensor", "scatter", "scatter_", "select", "selu", "sigmoid", "sigmoid_", "sign",
+    "silu", "silu_", "sin", "size", "slice", "softmax", "softplus", "sort", "split",
+    "split_with_sizes", "sqrt", "squeeze", "squeeze_", "stack", "std", "sub", "sub_", "sum",
+    "swapaxes", "t", "tanh", "tanh_", "threshold", "threshold_", "to", "topk", "transpose",
+    "transpose_", "unbind", "unflatten", "unsafe_chunk", "unsafe_split", "unsqueeze",
+    "unsqueeze_", "upsample_bicubic2d", "upsample_bilinear2d", "upsample_linear1d",
+    "upsample_nearest1d", "upsample_nearest2d", "upsample_nearest3d", "var", "var_mean", "view",
+    "view_as", "where", "zero_", "zeros", "zeros_like",
+};
+
 }  // namespace
 
 bool counts_flops(std::string_view name) { return counted(name) != nullptr; }
+
+std::vector<std::string_view> operators_without_matrix_work() {
+  return {std::begin(kWithoutMatrixWork), std::end(kWithoutMatrixWork)};
+}
+
+bool without_matrix_work(std::string_view name) {
+  // aten's operators only (a custom or quantized namespace's are not known to be cheap), an
+  // overload name after the dot (aten::add.Tensor) the same operator
+  constexpr std::string_view aten = "aten::";
+  if (name.substr(0, aten.size()) != aten) return false;
+  std::string_view base = name.substr(aten.size());
+  base = base.substr(0, base.find('.'));
+  return std::binary_search(std::begin(kWithoutMatrixWork), std::end(kWithoutMatrixWork), base);
+}
 
 FlopCount operator_flops(const OperatorCall& call) {
   const Counted* c = counted(call.name);

@@ -33,6 +33,19 @@ struct OperatorCall {
 /// stack counts (the caller's rule).
 bool counts_flops(std::string_view name);
 
+/// Whether `name` is on the list of operators without matrix work (docs/profile.md): views and
+/// shape changes, copies and tensor creation, element-wise arithmetic and comparisons,
+/// reductions, normalisation, activations, pooling and resampling, indexing, dropout. An operator
+/// counted by no rule and not on this list, with no counted operator inside it or around it, is
+/// an uncounted operator: its work is missing from the FLOPs (a fused kernel such as the
+/// TransformerEncoder fast path's aten::_addmm_activation, quantized and custom operators;
+/// contract 9.3).
+bool without_matrix_work(std::string_view name);
+
+/// The list without_matrix_work reads: aten operators' names without `aten::`, sorted
+/// (docs/profile.md prints it; a test holds the two together).
+std::vector<std::string_view> operators_without_matrix_work();
+
 /// The FLOPs of `call`: 0 for an operator counts_flops refuses, and for a call whose shapes are
 /// not the ones the formula reads (a missing argument, a rank the operator does not take: such
 /// a call raised in LibTorch before it could run). Exact past INT64_MAX (FlopCount).

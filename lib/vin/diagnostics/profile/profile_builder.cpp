@@ -52,7 +52,7 @@ void ProfileBuilder::exit_module(Shapes output_shapes, double ms) {
 void ProfileBuilder::start_operator(const std::string& name, double ms, Shapes input_shapes) {
   const bool counts = counts_flops(name);
   operator_stack_.push_back(
-      {name, ms, counts, 0, keep_spans_ ? std::move(input_shapes) : Shapes{}});
+      {name, ms, counts, false, 0, keep_spans_ ? std::move(input_shapes) : Shapes{}});
   if (counts) ++open_counting_;
 }
 
@@ -73,7 +73,19 @@ void ProfileBuilder::end_operator(FlopCount flops, double ms) {
       }
     }
   }
-  if (!operator_stack_.empty()) return;  // dispatched from an open operator: not its own record
+  // work no rule counts: not counted itself, inside no counted operator, none counted inside it,
+  // and not an operator without matrix work (a fused kernel, a quantized or custom operator)
+  if (!frame.counts && !frame.counted_inside && open_counting_ == 0 &&
+      !without_matrix_work(frame.name)) {
+    auto [at, first] = uncounted_index_.try_emplace(frame.name, uncounted_.size());
+    if (first) uncounted_.push_back(UncountedOperator{frame.name});
+    ++uncounted_[at->second].calls;
+    uncounted_[at->second].time_ms += ms - frame.start_ms;
+  }
+  if (!operator_stack_.empty()) {  // dispatched from an open operator: not its own record
+    operator_stack_.back().counted_inside |= frame.counts || frame.counted_inside;
+    return;
+  }
   auto [it, first] = operator_index_.try_emplace(frame.name, operators_.size());
   if (first) operators_.push_back(OperatorProfile{frame.name});
   OperatorProfile& op = operators_[it->second];
@@ -101,6 +113,14 @@ void ProfileBuilder::memory(std::int64_t bytes) {
 }
 
 std::vector<ModuleProfile> ProfileBuilder::modules() const { return modules_; }
+
+std::vector<UncountedOperator> ProfileBuilder::uncounted_operators() const {
+  std::vector<UncountedOperator> sorted = uncounted_;
+  std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
+    return a.time_ms != b.time_ms ? a.time_ms > b.time_ms : a.name < b.name;
+  });
+  return sorted;
+}
 
 std::vector<OperatorProfile> ProfileBuilder::operators() const {
   std::vector<OperatorProfile> sorted = operators_;

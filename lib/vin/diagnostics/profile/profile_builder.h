@@ -51,6 +51,11 @@ class ProfileBuilder {
   std::vector<OperatorProfile> operators() const;
   /// FLOPs of everything counted, inside modules or not.
   FlopCount flops() const { return flops_; }
+  /// The operators whose work no rule counts (ProfileSummary::uncounted_operators): called at
+  /// any depth, counted by no rule and on no list of operators without matrix work
+  /// (without_matrix_work), with no counted operator inside or around the call; by time,
+  /// largest first.
+  std::vector<UncountedOperator> uncounted_operators() const;
   /// The most live bytes reached, counted from the first event.
   std::int64_t peak_bytes() const { return peak_; }
 
@@ -70,6 +75,7 @@ class ProfileBuilder {
     std::string name;
     double start_ms = 0;
     bool counts = false;
+    bool counted_inside = false;  // a counted operator was called inside it
     FlopCount flops = 0;  // counted inside the outermost one
     Shapes input_shapes;  // for its span
   };
@@ -81,6 +87,8 @@ class ProfileBuilder {
   std::unordered_map<std::string, std::size_t> operator_index_;
   std::vector<OperatorFrame> operator_stack_;
   std::size_t open_counting_ = 0;  // open operators that count FLOPs
+  std::vector<UncountedOperator> uncounted_;
+  std::unordered_map<std::string, std::size_t> uncounted_index_;
   FlopCount flops_ = 0;
   std::int64_t live_ = 0;
   std::int64_t peak_ = 0;

@@ -199,6 +199,25 @@ ProfileInputs profile_inputs(const ForwardRun& run, const ForwardInputs& read) {
   return out;
 }
 
+// A profile on the meta device, which computes shapes and no values: its times and bytes are
+// none, and what was ordered by time is ordered by FLOPs and calls instead, so that two
+// profiles on meta are the same
+void unmeasured(ProfileRecords& records) {
+  for (auto& m : records.modules) m.measured = false;
+  for (auto& o : records.operators) o.measured = false;
+  std::stable_sort(records.operators.begin(), records.operators.end(),
+                   [](const OperatorProfile& a, const OperatorProfile& b) {
+                     if (a.flops != b.flops) return a.flops > b.flops;
+                     if (a.calls != b.calls) return a.calls > b.calls;
+                     return a.name < b.name;
+                   });
+  std::stable_sort(records.summary.uncounted_operators.begin(),
+                   records.summary.uncounted_operators.end(),
+                   [](const UncountedOperator& a, const UncountedOperator& b) {
+                     return a.calls != b.calls ? a.calls > b.calls : a.name < b.name;
+                   });
+}
+
 // The summary's fields known before anything runs: what the forwards run on and with (contract
 // 9.3: device and its name, threads, mode, inputs, versions), the runs asked for, the bytes.
 ProfileSummary summary_of_run(const ProfileRequest& request, LoadedRun& loaded, bool measures) {
@@ -356,18 +375,9 @@ ProfileResult profile_archive(const ProfileRequest& request) {
   result.records.operators = builder.operators();
   result.spans = builder.spans();
   summary.flops = builder.flops();
+  summary.uncounted_operators = builder.uncounted_operators();
   summary.peak_bytes = builder.peak_bytes();
-  if (!measures) {
-    for (auto& m : result.records.modules) m.measured = false;
-    for (auto& o : result.records.operators) o.measured = false;
-    // by FLOPs rather than by the dispatcher's time, so that two profiles on meta are the same
-    std::stable_sort(result.records.operators.begin(), result.records.operators.end(),
-                     [](const OperatorProfile& a, const OperatorProfile& b) {
-                       if (a.flops != b.flops) return a.flops > b.flops;
-                       if (a.calls != b.calls) return a.calls > b.calls;
-                       return a.name < b.name;
-                     });
-  }
+  if (!measures) unmeasured(result.records);
   summary.modules = static_cast<std::int64_t>(result.records.modules.size());
   summary.operators = static_cast<std::int64_t>(result.records.operators.size());
   return result;

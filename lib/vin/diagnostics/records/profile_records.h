@@ -41,6 +41,14 @@ struct OperatorProfile {
   bool measured = true;  ///< as ModuleProfile's
 };
 
+/// An operator that ran whose work no FLOP rule counts (contract 9.3: ProfileSummary's
+/// uncounted_operators): its calls at any depth of the dispatch, and their time.
+struct UncountedOperator {
+  std::string name;
+  std::int64_t calls = 0;
+  double time_ms = 0;
+};
+
 /// min, median, mean, p90 and max of the timed forwards' wall times, in milliseconds.
 struct LatencyStats {
   double min = 0;
@@ -88,6 +96,9 @@ struct ProfileSummary {
   LatencyStats latency_ms;      ///< over the timed forwards
   double throughput = 0;        ///< forwards per second: 1000 / median
   FlopCount flops = 0;          ///< of one forward
+  /// the operators that ran whose work no rule counts, by time, largest first: the FLOPs are
+  /// then short of the forward's (flops_complete false)
+  std::vector<UncountedOperator> uncounted_operators;
   double instrumented_ms = 0;   ///< the instrumented forward's wall time
   std::int64_t peak_bytes = 0;  ///< its most live bytes, counted from before it
   std::int64_t parameter_bytes = 0;

@@ -354,6 +354,18 @@ constexpr Field<ProfileSummary> kProfileSummaryFields[] = {
      Presence::always, not_compared},
     {"flops", [](const ProfileSummary& s) { return flops_json(s.flops); }},
     {"macs", [](const ProfileSummary& s) { return macs_json(s.flops); }, detail},
+    {"uncounted_operators",
+     [](const ProfileSummary& s) {
+       Json list = Json::array();
+       for (const UncountedOperator& o : s.uncounted_operators)
+         list.push_back(Json::object({{"name", o.name},
+                                      {"calls", o.calls},
+                                      {"time_ms", measured(s, o.time_ms)}}));
+       return list;
+     },
+     Presence::always, not_compared},
+    {"flops_complete", [](const ProfileSummary& s) { return Json(s.uncounted_operators.empty()); },
+     Presence::always, not_compared},
     {"instrumented_ms", [](const ProfileSummary& s) { return measured(s, s.instrumented_ms); },
      Presence::always, not_compared},
     {"peak_bytes", [](const ProfileSummary& s) { return measured(s, s.peak_bytes); },
