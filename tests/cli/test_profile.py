@@ -107,6 +107,22 @@ def profile_summary_says_what_it_ran_on():
 
 
 @torch_test
+def profile_module_narrows_the_operators_to_those_inside():
+    # contract 9.3: --module encoder keeps the operator calls made inside encoder (its conv,
+    # norm, block), not the root's own (its embedding, its head); the FLOPs stay the forward's
+    def records(*extra):
+        lines = [json.loads(l) for l in profile(*extra).stdout.splitlines()]
+        return {l["operator"]: l for l in lines if l["record"] == "OperatorProfile"}, lines[-1]
+    every, whole = records()
+    inside, narrowed = records("--module", "encoder")
+    assert inside and set(inside) < set(every), (sorted(inside), sorted(every))
+    assert all(inside[o]["calls"] <= every[o]["calls"] for o in inside), inside
+    assert "aten::conv1d" in inside and "aten::embedding" in every and \
+        "aten::embedding" not in inside, sorted(inside)
+    assert narrowed["operators"] == len(inside) and narrowed["flops"] == whole["flops"], narrowed
+
+
+@torch_test
 def profile_lists_the_operators_no_rule_counts():
     # contract 9.3: an eval TransformerEncoder takes LibTorch's fused fast path, whose fused
     # Linear + ReLU no FLOP rule counts: listed, the total marked incomplete, the table says so;

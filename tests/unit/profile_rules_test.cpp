@@ -288,6 +288,24 @@ TEST_CASE("uncounted operators: work no rule counts, inside no counted operator,
   for (const std::string_view name : listed) CHECK_FALSE(counts_flops("aten::" + std::string(name)));
 }
 
+TEST_CASE("--module: operator records of the calls inside the selected modules only") {
+  ProfileBuilder b;
+  b.operators_inside_modules_only();
+  b.start_operator("aten::addmm", 0);  // before any selected module: the FLOPs, no record
+  b.end_operator(10, 1);
+  b.enter_module("layer1", "Block", 0, {}, 2);
+  b.start_operator("aten::relu", 3);
+  b.end_operator(0, 4);
+  b.exit_module({}, 5);
+  b.start_operator("aten::relu", 6);  // after: no record
+  b.end_operator(0, 7);
+  const auto ops = b.operators();
+  REQUIRE(ops.size() == 1);
+  CHECK(ops[0].name == "aten::relu");
+  CHECK(ops[0].calls == 1);
+  CHECK(b.flops() == 10);
+}
+
 TEST_CASE("docs/profile.md lists the operators without matrix work the code knows") {
   std::ifstream in(VIN_SOURCE_DIR "/docs/profile.md");
   REQUIRE(in);

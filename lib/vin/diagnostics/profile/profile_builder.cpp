@@ -86,6 +86,7 @@ void ProfileBuilder::end_operator(FlopCount flops, double ms) {
     operator_stack_.back().counted_inside |= frame.counts || frame.counted_inside;
     return;
   }
+  if (inside_modules_only_ && module_stack_.empty()) return;  // outside the modules selected
   auto [it, first] = operator_index_.try_emplace(frame.name, operators_.size());
   if (first) operators_.push_back(OperatorProfile{frame.name});
   OperatorProfile& op = operators_[it->second];

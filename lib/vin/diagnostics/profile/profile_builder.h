@@ -39,6 +39,11 @@ class ProfileBuilder {
   /// `bytes` allocated (positive) or freed (negative) on the profiled device.
   void memory(std::int64_t bytes);
 
+  /// From now on an OperatorProfile counts only the operator calls made inside a module call
+  /// (profile --module: the modules selected are the only ones entered); the FLOPs and the
+  /// uncounted operators stay the whole forward's.
+  void operators_inside_modules_only(bool on = true) { inside_modules_only_ = on; }
+
   /// From now on keeps a ProfileSpan of every module call and of every outermost operator call
   /// (profile --trace).
   void keep_spans(bool on = true) { keep_spans_ = on; }
@@ -93,6 +98,7 @@ class ProfileBuilder {
   std::int64_t live_ = 0;
   std::int64_t peak_ = 0;
   bool keep_spans_ = false;
+  bool inside_modules_only_ = false;
   std::vector<ProfileSpan> spans_;
 };
 

@@ -85,10 +85,12 @@ class DiscardedOperatorEvents final : public OperatorEventSink {
 // elsewhere is refused. Allocations come from every thread working for the forward.
 class ProfileRecorder final : public TensorConsumer, public OperatorEventSink {
  public:
+  // `selected`: --module named the modules, the only ones whose operators get records
   ProfileRecorder(std::unordered_map<std::string, ModuleFacts> facts, c10::Device device,
-                  bool spans)
+                  bool spans, bool selected)
       : facts_(std::move(facts)), device_(device) {
     builder_.keep_spans(spans);
+    builder_.operators_inside_modules_only(selected);
   }
 
   // starts the clock: every time is from here
@@ -336,7 +338,8 @@ ProfileResult profile_archive(const ProfileRequest& request) {
   // methods are new, from the graphs as compiled. Its torch.jit.fork tasks run inline at the
   // fork, so that every module call and operator is on the forward's thread, nested where the
   // code forked it (the timed runs keep LibTorch's inter-op parallelism)
-  auto recorder = std::make_shared<ProfileRecorder>(std::move(facts), device, request.trace);
+  auto recorder = std::make_shared<ProfileRecorder>(std::move(facts), device, request.trace,
+                                                    request.module_paths.has_value());
   ModelCapture& capture =
       models->capture.emplace(capture_model(loaded.model(), request.module_paths, CaptureLimits()));
   capture.add_consumer(recorder);
