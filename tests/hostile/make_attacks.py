@@ -741,7 +741,8 @@ def option_value_attacks():
         [(["compare", "{file}", "{file}", *small, "--device-b", "cpu:1"], "usage", 2,
           "device 'cpu:1' does not exist")] +
         [(["profile", "{file}", *small, "--device", "meta"], "repeatable", 0, None,
-          {"stdout_has": '"latency_ms": null, "throughput": null, "flops": 24, "macs": 12, '
+          {"stdout_has": '"latency_ms": null, "throughput": null, "warnings": [], "flops": 24, '
+                         '"macs": 12, "uncounted_operators": [], "flops_complete": true, '
                          '"instrumented_ms": null, "peak_bytes": null'})] +
         [(["capture", "{file}", *small, "--device", "meta"], "repeatable", 0, None,
           {"stdout_has": '"values": [], "sample_omission_reason": "meta_device"'})] +
@@ -753,6 +754,7 @@ def option_value_attacks():
     add("flops_past_int64.pt", zip_of(archive_members(Wide16())),
         [(["profile", "{file}", "--shape", f"x={rows}x16", "--device", "meta"], "records", 0,
           None, {"stdout_has": f'"flops": {2 * rows * 16 * 16}, "macs": {rows * 16 * 16}, '
+                               '"uncounted_operators": [], "flops_complete": true, '
                                '"instrumented_ms": null'})])
 
 

@@ -237,6 +237,22 @@ TEST_CASE(
   CHECK_THROWS_AS(b.end_operator(0, 4), std::logic_error);
 }
 
+TEST_CASE("latency warnings: no warm-up, and a spread past 2x or a 20% variation") {
+  CHECK(latency_warnings({1.0, 1.1, 1.05}, 3).empty());
+  const auto cold = latency_warnings({1.0}, 0);
+  REQUIRE(cold.size() == 1);
+  CHECK(cold[0].rfind("--warmup 0: ", 0) == 0);
+  const auto wide = latency_warnings({1.0, 1.0, 2.5}, 3);  // max 2.5x min
+  REQUIRE(wide.size() == 1);
+  CHECK(wide[0] ==
+        "the timed forwards spread widely (min 1.000 ms, max 2.500 ms, coefficient of variation "
+        "47%): other work on the machine, frequency scaling or too little warm-up; the median "
+        "is the figure to compare, or run with more --runs");
+  CHECK(latency_warnings({1.0, 1.9}, 3).size() == 1);  // under 2x, but a variation of 31%
+  CHECK(latency_warnings({10.0, 10.5, 11.0, 10.2}, 3).empty());
+  CHECK(latency_warnings({5.0}, 1).empty());  // one run: no spread
+}
+
 TEST_CASE("uncounted operators: work no rule counts, inside no counted operator, none inside") {
   ProfileBuilder b;
   b.enter_module("<root>", "Encoder", 10, {{2, 8}}, 0);

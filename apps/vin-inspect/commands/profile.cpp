@@ -75,6 +75,7 @@ class Profile : public Command {
     if (!result.error_report.empty())
       spdlog::debug("the TorchScript interpreter's report:\n{}", result.error_report);
     if (result.error) throw vd::Error(*result.error);
+    for (const std::string& warning : result.records.summary.warnings) spdlog::warn("{}", warning);
     if (request_.trace)
       vd::write_output(
           plan.destination("--trace"),

@@ -330,6 +330,7 @@ ProfileResult profile_archive(const ProfileRequest& request) {
   if (measures) {
     summary.latency_ms = latency_stats(times_ms);
     summary.throughput = summary.latency_ms.median > 0 ? 1000.0 / summary.latency_ms.median : 0;
+    summary.warnings = latency_warnings(times_ms, summary.warmup);
   }
 
   // phase 3: the instrumented forward, on a clone: the graph executor of the model's own

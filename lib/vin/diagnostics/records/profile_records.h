@@ -95,6 +95,9 @@ struct ProfileSummary {
   std::int64_t runs = 0;        ///< timed forwards
   LatencyStats latency_ms;      ///< over the timed forwards
   double throughput = 0;        ///< forwards per second: 1000 / median
+  /// what makes the latency doubtful (no warm-up, a wide spread between runs), a sentence each;
+  /// also written on stderr
+  std::vector<std::string> warnings;
   FlopCount flops = 0;          ///< of one forward
   /// the operators that ran whose work no rule counts, by time, largest first: the FLOPs are
   /// then short of the forward's (flops_complete false)

@@ -352,6 +352,8 @@ constexpr Field<ProfileSummary> kProfileSummaryFields[] = {
      Presence::always, not_compared},
     {"throughput", [](const ProfileSummary& s) { return measured(s, s.throughput); },
      Presence::always, not_compared},
+    {"warnings", [](const ProfileSummary& s) { return Json(s.warnings); }, Presence::always,
+     not_compared},
     {"flops", [](const ProfileSummary& s) { return flops_json(s.flops); }},
     {"macs", [](const ProfileSummary& s) { return macs_json(s.flops); }, detail},
     {"uncounted_operators",
