@@ -38,7 +38,7 @@ std::vector<std::string> latency_warnings(const std::vector<double>& times_ms,
   const double variation =
       s.mean > 0 ? std::sqrt(squares / static_cast<double>(times_ms.size())) / s.mean : 0;
   if ((s.min > 0 && s.max > kWideSpreadRatio * s.min) || variation > kWideSpreadVariation) {
-    char text[320];
+    char text[2048];  // room for any three doubles (GCC 14 and 16 check snprintf lengths)
     std::snprintf(text, sizeof text,
                   "the timed forwards spread widely (min %.3f ms, max %.3f ms, coefficient of "
                   "variation %.0f%%): other work on the machine, frequency scaling or too little "
