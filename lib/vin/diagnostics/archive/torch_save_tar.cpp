@@ -26,6 +26,18 @@ std::optional<std::string> saved_key(PickleRef v) {
   return std::nullopt;
 }
 
+// A member's count of entries, the pickle at `at` (moved past it): a non-negative int no larger
+// than the member's bytes can hold entries of.
+std::int64_t entry_count(const InputFile& file, std::uint64_t& at, std::uint64_t end,
+                         const std::string& failure, const char* entries) {
+  const std::uint64_t begin = at;
+  const PickleDocument count = pickle_in_file(file, at, end, failure, "count");
+  if (count.root->kind != Kind::integer || count.root->integer < 0 ||
+      static_cast<std::uint64_t>(count.root->integer) > (end - begin) / kLeastEntryBytes)
+    throw Error(failure + "its count of " + entries + " is not a number its bytes can hold");
+  return count.root->integer;
+}
+
 // The tuple `v` of `n` items, or null.
 const std::vector<PickleRef>* tuple_of(PickleRef v, std::size_t n) {
   return v->kind == Kind::tuple && v->items.size() == n ? &v->items : nullptr;
@@ -43,11 +55,8 @@ std::uint64_t TorchSaveTar::read_integer(std::uint64_t at, int width, const std:
 void TorchSaveTar::read_storages(std::uint64_t begin, std::uint64_t end) {
   const std::string failure = file_->path() + ": not a readable torch.save tar file: member storages: ";
   std::uint64_t at = begin;
-  const PickleDocument count = pickle_in_file(*file_, at, end, failure, "count");
-  if (count.root->kind != Kind::integer || count.root->integer < 0 ||
-      static_cast<std::uint64_t>(count.root->integer) > (end - begin) / kLeastEntryBytes)
-    throw Error(failure + "its count of storages is not a number its bytes can hold");
-  for (std::int64_t i = 0; i < count.root->integer; ++i) {
+  const std::int64_t count = entry_count(*file_, at, end, failure, "storages");
+  for (std::int64_t i = 0; i < count; ++i) {
     const std::string what = "storage " + std::to_string(i);
     const PickleDocument header = pickle_in_file(*file_, at, end, failure, what);
     const auto* fields = tuple_of(header.root, 3);  // (key, location, storage type)
@@ -113,12 +122,9 @@ void TorchSaveTar::read_storages(std::uint64_t begin, std::uint64_t end) {
 PersistentTensors TorchSaveTar::read_tensors(std::uint64_t begin, std::uint64_t end) const {
   const std::string failure = file_->path() + ": not a readable torch.save tar file: member tensors: ";
   std::uint64_t at = begin;
-  const PickleDocument count = pickle_in_file(*file_, at, end, failure, "count");
-  if (count.root->kind != Kind::integer || count.root->integer < 0 ||
-      static_cast<std::uint64_t>(count.root->integer) > (end - begin) / kLeastEntryBytes)
-    throw Error(failure + "its count of tensors is not a number its bytes can hold");
+  const std::int64_t count = entry_count(*file_, at, end, failure, "tensors");
   PersistentTensors tensors;
-  for (std::int64_t i = 0; i < count.root->integer; ++i) {
+  for (std::int64_t i = 0; i < count; ++i) {
     const std::string what = "tensor " + std::to_string(i);
     const PickleDocument header = pickle_in_file(*file_, at, end, failure, what);
     const auto* fields = tuple_of(header.root, 3);  // (key, storage key, tensor type)
