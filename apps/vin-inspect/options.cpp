@@ -1,5 +1,10 @@
 #include "options.h"
 
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
 #include "torch_access.h"
 #include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/text/printable.h"
@@ -42,6 +47,20 @@ CLI::Validator integer_within(std::int64_t low, std::int64_t high) {
 }
 
 }  // namespace
+
+std::size_t OutputOptions::table_width(std::size_t otherwise) const {
+  if (const char* columns = std::getenv("COLUMNS")) {
+    char* end = nullptr;
+    const long value = std::strtol(columns, &end, 10);
+    if (end != columns && *end == '\0' && value >= 20 && value <= 10000)
+      return static_cast<std::size_t>(value);
+  }
+  winsize size{};
+  if (!output && isatty(STDOUT_FILENO) == 1 && ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 &&
+      size.ws_col >= 20)
+    return size.ws_col;
+  return otherwise;
+}
 
 CLI::Option* add_integer(CLI::App& sub, const std::string& flag, std::int64_t& value,
                          std::int64_t low, std::int64_t high, const std::string& help) {

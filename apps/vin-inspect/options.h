@@ -49,6 +49,9 @@ struct OutputOptions {
   diagnostics::OutputFormat parsed_format() const {
     return diagnostics::parse_output_format(format);
   }
+  /// The width a table fits: COLUMNS where set (20 to 10,000), else the terminal's when the
+  /// records go to one, else `otherwise`.
+  std::size_t table_width(std::size_t otherwise) const;
 };
 
 /// --device (or --device-a, ...): where an archive is loaded and its inputs placed.

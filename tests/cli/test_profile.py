@@ -13,6 +13,9 @@ import tempfile
 import time
 
 import cli_common
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "reference"))
+import trace_events  # noqa: E402
 from cli_common import ARGS, assert_clean_error, fixture, model_source, run, run_script, torch_test
 
 
@@ -38,7 +41,7 @@ def profile_jsonl_json_and_table_agree():
                              "latency_ms", "throughput", "warnings", "flops", "macs", "uncounted_operators",
                              "flops_complete", "instrumented_ms",
                              "peak_bytes", "parameter_bytes", "buffer_bytes", "modules",
-                             "operators", "inputs", "seed", "torch_version",
+                             "operators", "nested_operators", "inputs", "seed", "torch_version",
                              "vin_inspect_version", "schema_version"], list(summary)
     assert (summary["device"], summary["warmup"], summary["runs"]) == ("cpu", 1, 2), summary
     assert summary["seed"] == 0, summary
@@ -151,12 +154,24 @@ def profile_lists_the_operators_no_rule_counts():
             "torch.jit.script(m.eval()).save(sys.argv[1] + '/eval.pt')\n"
             "torch.jit.script(m.train()).save(sys.argv[1] + '/train.pt')\n")
         run_script(tmp, "encoder.py", source, tmp)
-        out = {}
+        out, layers = {}, {}
         for mode in ("eval", "train"):
             p = run("profile", os.path.join(tmp, mode + ".pt"), "--shape", "src=2x6x32", "--runs",
                     "1", "--warmup", "0", "--seed", "1")
             assert p.returncode == 0, p.stderr
             out[mode] = json.loads(p.stdout.splitlines()[-1])
+            layers[mode] = {r["module_path"]: r for r in map(json.loads, p.stdout.splitlines())
+                            if r["record"] == "ModuleProfile"}
+        # why the eval layers have no child records: their children were not called, the fused
+        # kernel was; in training every child runs and nothing is said
+        for path in ("layers.0", "layers.1"):
+            layer = layers["eval"][path]
+            assert {"self_attn", "linear1", "linear2", "norm1", "norm2"} <= \
+                set(layer["uncalled_children"]), layer
+            assert layer["called_instead"] and all(
+                op.startswith("aten::") for op in layer["called_instead"]), layer
+            assert "uncalled_children" not in layers["train"][path], layers["train"][path]
+        assert "uncalled_children" not in layers["eval"]["<root>"], layers["eval"]["<root>"]
         fused = out["eval"]
         assert fused["flops_complete"] is False and fused["uncounted_operators"], fused
         for op in fused["uncounted_operators"]:
@@ -170,6 +185,51 @@ def profile_lists_the_operators_no_rule_counts():
         names = [op["name"] for op in fused["uncounted_operators"]]
         assert re.search(r"^FLOPs incomplete: no rule counts " + re.escape(names[0]), table,
                          re.MULTILINE), table
+        assert re.search(r"^No rows under layers\.0: its forward did not call self_attn, .*\(it\s+"
+                         r"called aten::\w+", table, re.MULTILINE | re.DOTALL), table
+
+
+@torch_test
+def profile_table_fits_its_width_and_folds_by_depth():
+    def table(*extra, columns="100"):
+        env = dict(os.environ, COLUMNS=columns)
+        p = subprocess.run([ARGS.binary, *profile_args("--format", "table", *extra)],
+                           capture_output=True, text=True, timeout=120, env=env)
+        assert p.returncode == 0, p.stderr
+        return p.stdout
+    lines = table().splitlines()
+    assert max(len(l) for l in lines) <= 100, "\n".join(lines)
+    wide = table(columns="400")
+    assert "cut to fit" not in wide and "Self ms" in wide and "MACs" in wide, wide
+    # --depth 0: the root alone, its self time all of its time
+    rows = [l for l in table("--depth", "0").splitlines() if l.startswith("<root> (")]
+    assert len(rows) == 1, rows
+    folded = table("--depth", "0")
+    assert re.search(r"^\d+ modules deeper than --depth 0 folded", folded, re.MULTILINE), folded
+    root = json.loads(profile().stdout.splitlines()[0])
+    assert root["module_path"] == "<root>" and root["self_time_ms"] < root["time_ms"], root
+    assert_clean_error(profile("--depth", "1"), 2, r"--depth: folds the rows of --format table")
+    assert_clean_error(profile("--depth", "-1", "--format", "table"), 2, r"--depth")
+
+
+@torch_test
+def profile_nested_operators_counts_every_call():
+    def operators(*extra):
+        lines = [json.loads(l) for l in profile(*extra).stdout.splitlines()]
+        return {l["operator"]: l for l in lines if l["record"] == "OperatorProfile"}, lines[-1]
+    outer, outer_summary = operators()
+    every, summary = operators("--nested-operators")
+    assert summary["nested_operators"] is True and outer_summary["nested_operators"] is False
+    # the operators dispatched from the code's: more records, each outermost one's calls kept
+    assert set(outer) < set(every), (sorted(outer), sorted(every))
+    assert all(every[o]["calls"] >= outer[o]["calls"] for o in outer)
+    assert summary["flops"] == outer_summary["flops"]  # the forward's FLOPs counted once
+    for o in list(outer.values()) + list(every.values()):
+        assert 0 <= o["self_time_ms"] <= o["time_ms"] + 1e-9, o
+    # aten::linear's FLOPs are its addmm's (or matmul's): the nested record counts them too
+    if "aten::linear" in outer:
+        inner = [every[o] for o in ("aten::addmm", "aten::matmul", "aten::mm") if o in every]
+        assert inner and sum(o["flops"] for o in inner) >= outer["aten::linear"]["flops"], inner
 
 
 @torch_test
@@ -179,10 +239,38 @@ def profile_trace_is_chrome_trace_json_complete_or_absent():
         p = profile("--trace", trace)
         assert p.returncode == 0, p.stderr
         doc = json.load(open(trace))
-        events = doc["traceEvents"]
-        assert events and all(e["ph"] == "X" and e["cat"] in ("module", "operator")
-                              for e in events), events[:3]
-        assert events[0]["name"] == "<root>", events[0]
+        # what Perfetto's JSON importer reads of it: names, two tracks of stacked slices, a counter
+        assert trace_events.problems(doc) == [], trace_events.problems(doc)
+        read = trace_events.tracks(doc)
+        assert read["process_names"] == {1: "vin-inspect profile " + fixture("everything.pt")}
+        assert read["thread_names"] == {(1, 1): "instrumented forward",
+                                        (1, 2): "warm-up and timed forwards"}, read
+        runs = [s[2] for s in read["slices"][(1, 2)]]
+        assert runs == ["warm-up 1", "timed run 1", "timed run 2"], runs
+        forward = read["slices"][(1, 1)]
+        assert forward[0][2] == "instrumented forward" and forward[1][2] == "<root>", forward[:2]
+        # the instrumented forward after the timed ones, every module and operator inside it
+        assert forward[0][0] >= read["slices"][(1, 2)][-1][1]
+        assert all(parent is not None for s, parent in trace_events.nesting(forward)[1:])
+        cats = {s[3]["cat"] for s in forward[1:]}
+        assert cats == {"module", "operator"}, cats
+        samples = read["counters"][(1, "live bytes")]
+        assert samples and all(forward[0][0] <= t <= forward[0][1] for t, _ in samples), samples
+        assert max(v["bytes"] for _, v in samples) > 0
+        # the reader finds what Perfetto would drop or misread
+        bad = {"traceEvents": [
+            {"name": "process_name", "ph": "M", "pid": 1, "tid": 1, "args": {"name": "p"}},
+            {"name": "thread_name", "ph": "M", "pid": 1, "tid": 1, "args": {"name": "t"}},
+            {"name": "a", "ph": "X", "ts": 0, "dur": 10, "pid": 1, "tid": 1},
+            {"name": "b", "ph": "X", "ts": 5, "dur": 10, "pid": 1, "tid": 1},
+            {"name": "c", "ph": "X", "ts": 1, "pid": 1, "tid": 1},
+            {"name": "m", "ph": "C", "ts": 1, "pid": 1, "args": {"bytes": "many"}},
+            {"name": "d", "ph": "X", "ts": 0, "dur": 1, "pid": 1, "tid": 3}]}
+        found = "\n".join(trace_events.problems(bad))
+        for expected in ["'b' [5000, 15000] ns crosses the end of 'a'",
+                         "without numeric ts and dur", "a counter needs",
+                         "thread 1/3 has slices and no thread_name"]:
+            assert expected in found, found
         # a trace that cannot be written: exit 1, no file, and nothing on stdout
         missing = os.path.join(tmp, "no", "trace.json")
         assert_clean_error(profile("--trace", missing), 1, r"no/trace\.json")
@@ -383,7 +471,7 @@ def profile_and_capture_on_meta_give_shapes_and_flops_and_no_measurement():
         cpu_records = [json.loads(l) for l in cpu.stdout.splitlines()]
         meta_records = [json.loads(l) for l in meta.stdout.splitlines()]
         unmeasured = {"ModuleProfile": ("time_ms", "self_time_ms", "allocated_bytes", "peak_bytes"),
-                      "OperatorProfile": ("time_ms",),
+                      "OperatorProfile": ("time_ms", "self_time_ms"),
                       "ProfileSummary": ("latency_ms", "throughput", "instrumented_ms",
                                          "peak_bytes")}
         key = lambda r: r.get("module_path", r.get("operator", ""))  # noqa: E731
@@ -464,7 +552,8 @@ def profile_on_meta_counts_flops_past_int64_exactly():
         assert str(total) in p.stdout  # the digits, not a float
         table = run("profile", archive, "--shape", shape, "--device", "meta",
                     "--format", "table").stdout
-        assert f"FLOPs per forward: 32.28 E ({total:,}; MACs 16.14 E)" in table, table
+        assert f"FLOPs per forward: 32.28 E ({total:,}; MACs 16.14 E: a multiply-add is 2 FLOPs" \
+            in table, table
         old, new = os.path.join(tmp, "old.jsonl"), os.path.join(tmp, "new.jsonl")
         open(old, "w").write(p.stdout)
         p = run("profile", archive, "--shape", f"x={rows - 1}x4", "--device", "meta")

@@ -38,6 +38,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 from case_runner import Checks  # noqa: E402
+import trace_events  # noqa: E402
 from profile_reference import (ROOT, flop_counter_mode_per_module,  # noqa: E402
                                flops_per_module, rule_flops_from_profiler)
 
@@ -348,29 +349,22 @@ def check_consistency(modules, operators, summary):
 
 
 def check_trace(path, modules):
-    problems = []
+    """The trace as Perfetto's JSON importer reads it (trace_events): valid, one module slice per
+    call the records count, every module and operator slice inside the instrumented forward's."""
     with open(path) as f:
         doc = json.load(f)
-    events = doc["traceEvents"]
-    spans = {"module": [], "operator": []}
-    for e in events:
-        if e.get("ph") != "X" or not isinstance(e.get("ts"), (int, float)) or \
-                not isinstance(e.get("dur"), (int, float)) or e["dur"] < 0 or e["ts"] < 0:
-            problems.append(f"not a complete event: {e}")
-            continue
-        spans[e["cat"]].append(e)
+    problems = trace_events.problems(doc)
+    forward = trace_events.tracks(doc)["slices"].get((1, 1), [])
     calls = {}
-    for e in spans["module"]:
-        calls[e["name"]] = calls.get(e["name"], 0) + 1
+    for s in forward:
+        if s[3]["cat"] == "module":
+            calls[s[2]] = calls.get(s[2], 0) + 1
     want = {m["module_path"]: m["calls"] for m in modules}
     if calls != want:
         problems.append(f"module spans {calls}, records' calls {want}")
-    eps = 1e-3  # the microseconds are printed from milliseconds
-    for op in spans["operator"]:
-        inside = [m for m in spans["module"]
-                  if m["ts"] - eps <= op["ts"] and op["ts"] + op["dur"] <= m["ts"] + m["dur"] + eps]
-        if not inside:
-            problems.append(f"operator span outside every module span: {op}")
+    for s, parent in trace_events.nesting(forward):
+        if s[3]["cat"] == "operator" and (parent is None or parent[3]["cat"] == "forward"):
+            problems.append(f"operator span outside every module span: {s[3]}")
     return problems
 
 

@@ -322,6 +322,77 @@ TEST_CASE("--module: operator records of the calls inside the selected modules o
   CHECK(b.flops() == 10);
 }
 
+TEST_CASE("operators: self time without the operators they dispatch to; every call nested") {
+  const auto run = [](ProfileBuilder& b) {
+    b.enter_module("<root>", "Net", 0, {}, 0);
+    b.start_operator("aten::linear", 1);
+    b.start_operator("aten::t", 1.5);
+    b.end_operator(0, 2);
+    b.start_operator("aten::addmm", 2);
+    b.end_operator(100, 5);
+    b.end_operator(0, 6);
+    b.start_operator("aten::addmm", 7);  // called by the code itself as well
+    b.end_operator(50, 8);
+    b.exit_module({}, 9);
+  };
+  ProfileBuilder outermost;
+  run(outermost);
+  auto ops = outermost.operators();
+  REQUIRE(ops.size() == 2);
+  CHECK(ops[0].name == "aten::linear");
+  CHECK(ops[0].time_ms == 5);
+  CHECK(ops[0].self_time_ms == 1.5);  // 5 less the t's 0.5 and the addmm's 3
+  CHECK(ops[0].flops == 100);
+  CHECK(ops[1].name == "aten::addmm");
+  CHECK(ops[1].calls == 1);
+  CHECK(ops[1].self_time_ms == 1);
+
+  ProfileBuilder nested;
+  nested.nested_operators();
+  run(nested);
+  ops = nested.operators();
+  REQUIRE(ops.size() == 3);
+  CHECK(ops[0].name == "aten::linear");
+  CHECK(ops[1].name == "aten::addmm");
+  CHECK(ops[1].calls == 2);  // inside linear and by the code
+  CHECK(ops[1].time_ms == 4);
+  CHECK(ops[1].flops == 150);
+  CHECK(ops[2].name == "aten::t");
+  CHECK(ops[2].calls == 1);
+  CHECK(nested.flops() == 150);  // the forward's FLOPs are counted once either way
+}
+
+TEST_CASE("a module's uncalled children and the operators its own code called instead") {
+  ProfileBuilder b;
+  b.enter_module("<root>", "Encoder", 0, {}, 0);
+  b.enter_module("layers.0", "TransformerEncoderLayer", 0, {}, 1);
+  b.start_operator("aten::relu", 1.1);  // no matrix work
+  b.end_operator(0, 1.2);
+  b.start_operator("aten::_transformer_encoder_layer_fwd", 1.5);
+  b.start_operator("aten::addmm", 2);
+  b.end_operator(64, 3);
+  b.end_operator(0, 4);
+  b.exit_module({}, 5);
+  b.exit_module({}, 6);
+  std::vector<ModuleProfile> modules = b.modules();
+  CHECK(modules[1].work_operators == std::vector<std::string>{"aten::_transformer_encoder_layer_fwd"});
+  const std::vector<std::string> registered = {
+      "<root>", "layers", "layers.0", "layers.0.self_attn", "layers.0.self_attn.out_proj",
+      "layers.0.linear1", "norm", "unused", "unused.inner"};
+  mark_uncalled_children(modules, registered, [](const std::string&) { return true; });
+  CHECK(modules[0].uncalled_children == std::vector<std::string>{"norm", "unused"});
+  CHECK(modules[1].uncalled_children == std::vector<std::string>{"self_attn", "linear1"});
+  const Json j = to_json(modules[1]);
+  CHECK(j.at("called_instead") == Json::array({"aten::_transformer_encoder_layer_fwd"}));
+  // --module: a child with no selected module in it is not known to be uncalled
+  modules = b.modules();
+  mark_uncalled_children(modules, registered,
+                         [](const std::string& path) { return path.rfind("layers", 0) == 0; });
+  CHECK(modules[0].uncalled_children.empty());
+  CHECK(modules[1].uncalled_children == std::vector<std::string>{"self_attn", "linear1"});
+  CHECK(to_json(modules[0]).count("uncalled_children") == 0);
+}
+
 TEST_CASE("docs/profile.md lists the operators without matrix work the code knows") {
   std::ifstream in(VIN_SOURCE_DIR "/docs/profile.md");
   REQUIRE(in);
@@ -363,9 +434,9 @@ TEST_CASE("profile records as JSON: the contract's fields in its order") {
         R"("macs": 2408448, "self_flops": 4816896, "time_ms": 0.5, "self_time_ms": 0.25, "allocated_bytes": )"
         R"(65536, "peak_bytes": 65536})");
   CHECK(
-      dump_record_line("OperatorProfile", to_json(OperatorProfile{"aten::linear", 2, 384, 1.0})) ==
+      dump_record_line("OperatorProfile", to_json(OperatorProfile{"aten::linear", 2, 384, 1.0, 0.25})) ==
       R"({"record": "OperatorProfile", "operator": "aten::linear", "calls": 2, "flops": 384, )"
-      R"("macs": 192, "time_ms": 1.0})");
+      R"("macs": 192, "time_ms": 1.0, "self_time_ms": 0.25})");
 }
 
 TEST_CASE("spans: a module call's and its operators', and Chrome trace events in start order") {
@@ -393,19 +464,45 @@ TEST_CASE("spans: a module call's and its operators', and Chrome trace events in
   CHECK(spans[3].output_shapes == Shapes{{2, 4}});
   ProfileSummary summary;
   summary.device = "cpu";
-  const std::string trace = chrome_trace_json(spans, "net.pt", summary);
+  // the forwards before it on their own track, the instrumented one around its calls; the
+  // memory counter's samples out of order (allocations reported from other threads)
+  std::vector<ProfileSpan> all = {{ProfileSpan::Kind::run, "timed run 1", "", -2.0, 1.5, {}, {}, 0},
+                                  {ProfileSpan::Kind::run, kInstrumentedForward, "", 0.0, 1.0,
+                                   {}, {}, 0}};
+  all.insert(all.end(), spans.begin(), spans.end());
+  b.device_synchronised(1.0, 1.0);  // spans are kept: a sync span
+  REQUIRE(b.spans().back().kind == ProfileSpan::Kind::sync);
+  const std::string trace =
+      chrome_trace_json(all, {{0.5, 64}, {0.2, 128}}, "net.pt", summary);
   const Json doc = Json::parse(trace);
   const Json& events = doc.at("traceEvents");
-  REQUIRE(events.size() == 4);
-  // by start; the module before the operator that starts with it
-  CHECK(events[0].at("name") == "<root>");
-  CHECK(events[1].at("name") == "aten::linear");
-  CHECK(events[2].at("name") == "act");
-  CHECK(events[3].at("name") == "aten::relu");
-  CHECK(events[0].at("ph") == "X");
-  CHECK(events[0].at("cat") == "module");
-  CHECK(events[0].at("dur").get<double>() == doctest::Approx(1000.0));  // microseconds
-  CHECK(events[3].at("ts").get<double>() == doctest::Approx(700.0));
-  CHECK(events[1].at("args").at("flops") == 48);
+  REQUIRE(events.size() == 3 + 6 + 2);
+  // process and thread names first (metadata events)
+  CHECK(events[0].at("ph") == "M");
+  CHECK(events[0].at("name") == "process_name");
+  CHECK(events[0].at("args").at("name") == "vin-inspect profile net.pt");
+  CHECK(events[1].at("name") == "thread_name");
+  CHECK(events[1].at("tid") == 1);
+  CHECK(events[2].at("tid") == 2);
+  // then by start; the enclosing span before the one that starts with it
+  CHECK(events[3].at("name") == "timed run 1");
+  CHECK(events[3].at("tid") == 2);
+  CHECK(events[4].at("name") == kInstrumentedForward);
+  CHECK(events[4].at("tid") == 1);
+  CHECK(events[4].at("cat") == "forward");
+  CHECK(events[5].at("name") == "<root>");
+  CHECK(events[6].at("name") == "aten::linear");
+  CHECK(events[7].at("name") == "act");
+  CHECK(events[8].at("name") == "aten::relu");
+  CHECK(events[5].at("ph") == "X");
+  CHECK(events[5].at("cat") == "module");
+  CHECK(events[5].at("dur").get<double>() == doctest::Approx(1000.0));  // microseconds
+  CHECK(events[8].at("ts").get<double>() == doctest::Approx(700.0));
+  CHECK(events[6].at("args").at("flops") == 48);
+  // the counter track by time
+  CHECK(events[9].at("ph") == "C");
+  CHECK(events[9].at("ts").get<double>() == doctest::Approx(200.0));
+  CHECK(events[9].at("args").at("bytes") == 128);
+  CHECK(events[10].at("args").at("bytes") == 64);
   CHECK(doc.at("otherData").at("archive") == "net.pt");
 }

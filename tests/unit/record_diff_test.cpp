@@ -141,13 +141,14 @@ ProfileRecords profile_of(std::int64_t hidden, double ms) {
   const FlopCount flops = static_cast<FlopCount>(96 * hidden);
   ProfileRecords p;
   ModuleProfile root{"<root>", "pkg.Net", 1,  10 * hidden, {{2, 8}}, {{2, 4}},
-                     flops,    0,         ms, ms / 4,      512,      256};
+                     flops,    0,         ms, ms / 4,      512,      256, {}, {}};
   ModuleProfile lin{"lin",    "torch.nn.modules.linear.Linear",
                     1,        10 * hidden,
                     {{2, 8}}, {{2, hidden}},
                     flops,    flops,
                     ms / 2,   ms / 2,
-                    256,      128};
+                    256,      128,
+                    {},       {}};
   p.modules = {root, lin};
   p.operators = {OperatorProfile{"aten::linear", 1, flops, ms / 3},
                  OperatorProfile{"aten::relu", 2, 0, ms / 5}};

@@ -121,8 +121,9 @@ TEST_CASE("docs/records.md's table of what a profile diff compares is the compar
 }
 
 TEST_CASE("the JSON encoding writes the tables' fields in their order") {
-  ModuleProfile module;
+  ModuleProfile module;  // uncalled_children and called_instead: only where a child did not run
   module.module_path = "layer1";
+  module.uncalled_children = {"aux"};
   CHECK(keys(to_json(module)) == field_names("ModuleProfile", true));
   CHECK(keys(to_json(OperatorProfile{})) == field_names("OperatorProfile", true));
   ProfileSummary overflowed;  // flops_overflowed is there only then

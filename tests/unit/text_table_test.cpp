@@ -93,14 +93,90 @@ TEST_CASE("profile table: a module hangs under its nearest ancestor that has a r
                                            "  a.sub", "  a"});
 }
 
+namespace {
+
+ModuleProfile profiled(const std::string& path, double time_ms, double self_ms) {
+  ModuleProfile m;
+  m.module_path = path;
+  m.module_type = "torchvision.ops.misc.Conv2dNormActivation";
+  m.output_shapes = {{1, 16, 112, 112}, {1, 16, 112, 112}};
+  m.parameters = 1234567;
+  m.time_ms = time_ms;
+  m.self_time_ms = self_ms;
+  m.calls = 1;
+  return m;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+}  // namespace
+
+TEST_CASE("profile table: within its width, short types, self time; --depth folds") {
+  ProfileRecords profile;
+  profile.summary.instrumented_ms = 10;
+  profile.modules = {profiled("<root>", 10, 1),
+                     profiled("features", 9, 2),
+                     profiled("features.0", 4, 1),
+                     profiled("features.0.block_with_a_rather_long_name.0", 3, 3),
+                     profiled("features.1", 3, 3)};
+  const std::string table = format_profile_table(profile);
+  for (const std::string& line : lines_of(table)) CHECK(line.size() <= kProfileTableWidth);
+  CHECK(table.find("<root> (Conv2dNormAct...") != std::string::npos);  // cut, and short
+  CHECK(table.find("torchvision.ops") == std::string::npos);
+  CHECK(table.find("Self ms") != std::string::npos);
+  CHECK(table.find("cells cut to fit 100 columns") != std::string::npos);
+  // a wide terminal: nothing cut
+  const std::string wide = format_profile_table(profile, {std::nullopt, 200});
+  CHECK(wide.find("cut to fit") == std::string::npos);
+  CHECK(wide.find("\n      block_with_a_rather_long_name.0 (Conv2dNormActivation)  ") !=
+        std::string::npos);
+  // --depth 1: features.0 and below fold into features, whose self time takes their 4 ms + 3 ms
+  const std::string folded = format_profile_table(profile, {1, 200});
+  CHECK(folded.find("    0 (") == std::string::npos);
+  CHECK(folded.find("3 modules deeper than --depth 1 folded") != std::string::npos);
+  bool features_row = false;
+  for (const std::string& line : lines_of(folded))
+    if (line.rfind("  features (", 0) == 0) {
+      features_row = true;
+      CHECK(line.find("  9.000  ") != std::string::npos);  // self 2 + 4 + 3
+    }
+  CHECK(features_row);
+}
+
+TEST_CASE("profile table: why a module has no rows under it; MACs and self time of operators") {
+  ProfileRecords profile;
+  ModuleProfile layer = profiled("layers.0", 2, 2);
+  layer.uncalled_children = {"self_attn", "linear1"};
+  layer.work_operators = {"aten::_transformer_encoder_layer_fwd"};
+  profile.modules = {layer};
+  OperatorProfile op{"aten::_transformer_encoder_layer_fwd", 2, 400, 1.5, 0.5};
+  profile.operators = {op};
+  const std::string table = format_profile_table(profile, {std::nullopt, 200});
+  CHECK(table.find("No rows under layers.0: its forward did not call self_attn, linear1 (it "
+                   "called aten::_transformer_encoder_layer_fwd itself)") != std::string::npos);
+  // in 100 columns the sentence is broken at a space, its second line indented
+  const std::string narrow = format_profile_table(profile);
+  CHECK(narrow.find("self_attn, linear1 (it called\n  aten::_transformer_encoder_layer_fwd "
+                    "itself)") != std::string::npos);
+  for (const std::string& line : lines_of(narrow)) CHECK(line.size() <= kProfileTableWidth);
+  CHECK(table.find("MACs") != std::string::npos);
+  CHECK(table.find("  200  ") != std::string::npos);  // its MACs
+  CHECK(table.find("0.500") != std::string::npos);    // its self time
+}
+
 TEST_CASE("profile table: the latency line counts its runs in words that agree") {
   ProfileRecords profile;
   profile.summary.device = "cpu";
   profile.summary.warmup = 0;
   profile.summary.runs = 1;
-  CHECK(format_profile_table(profile).find(") over 1 run after 0 warm-up; ") != std::string::npos);
+  CHECK(format_profile_table(profile).find(")\n  over 1 run after 0 warm-up; ") != std::string::npos);
   profile.summary.runs = 10;
   profile.summary.warmup = 3;
-  CHECK(format_profile_table(profile).find(") over 10 runs after 3 warm-up; ") !=
+  CHECK(format_profile_table(profile).find(")\n  over 10 runs after 3 warm-up; ") !=
         std::string::npos);
 }

@@ -45,6 +45,13 @@ class Profile : public Command {
                 "LibTorch's intra-op threads for every forward (the summary records the threads "
                 "it ran with)",
                 "LibTorch's own choice");
+    sub.add_flag("--nested-operators", request_.nested_operators,
+                 "OperatorProfile records of every operator call, those dispatched from another "
+                 "operator too (as torch.profiler's table), not only the outermost");
+    add_integer(sub, "--depth", depth_, 0, kMaxDepth,
+                "With --format table: fold modules deeper than N (the root 0) into their "
+                "ancestors, as torchinfo's depth",
+                "every module");
     sub.add_option("--trace", trace_,
                    "Also write the instrumented forward as Chrome trace events (Perfetto, "
                    "chrome://tracing open it)")
@@ -53,6 +60,10 @@ class Profile : public Command {
   }
 
   int run() override {
+    if (depth_ && output_.parsed_format() != vd::OutputFormat::table)
+      throw vd::UsageError(
+          "--depth: folds the rows of --format table; the records keep every module (--module "
+          "selects them)");
     request_.module_paths = selected_modules(modules_);
     run_.apply_to(request_.run);
     vd::OutputPlan plan = plan_outputs(
@@ -79,9 +90,11 @@ class Profile : public Command {
     if (request_.trace)
       vd::write_output(
           plan.destination("--trace"),
-          vd::chrome_trace_json(result.spans, request_.run.archive, result.records.summary));
+          vd::chrome_trace_json(result.spans, result.memory, request_.run.archive,
+                                result.records.summary));
     write_records(plan, request_.run.archive, [&](std::ostream& out) {
-      vd::write_profile(out, result.records, output_.parsed_format());
+      vd::write_profile(out, result.records, output_.parsed_format(),
+                        {depth_, output_.table_width(vd::kProfileTableWidth)});
     });
     plan.commit();
     return 0;
@@ -92,6 +105,8 @@ class Profile : public Command {
   RunOptions run_;
   std::vector<std::string> modules_;
   std::optional<std::string> trace_;
+  static constexpr std::int64_t kMaxDepth = 10000;
+  std::optional<std::int64_t> depth_;
   OutputOptions output_;
 };
 

@@ -138,9 +138,10 @@ void write_capture(std::ostream& out, const std::vector<TensorSnapshot>& snapsho
     write_list(out, {"TensorSnapshot", "snapshots", "CaptureSummary"}, snapshots, summary, format);
 }
 
-void write_profile(std::ostream& out, const ProfileRecords& profile, OutputFormat format) {
+void write_profile(std::ostream& out, const ProfileRecords& profile, OutputFormat format,
+                   const ProfileTableLayout& layout) {
   if (format == OutputFormat::table) {
-    out << format_profile_table(profile);
+    out << format_profile_table(profile, layout);
     return;
   }
   if (format == OutputFormat::jsonl) {

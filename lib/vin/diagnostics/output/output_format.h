@@ -12,6 +12,7 @@
 #include "vin/diagnostics/records/config_records.h"
 #include "vin/diagnostics/records/diff_records.h"
 #include "vin/diagnostics/records/model_metadata.h"
+#include "vin/diagnostics/output/text_table.h"
 #include "vin/diagnostics/records/profile_records.h"
 
 namespace vin::diagnostics {
@@ -46,7 +47,9 @@ void write_capture(std::ostream& out, const std::vector<TensorSnapshot>& snapsho
 /// Writes profile's records: one ModuleProfile line each, one OperatorProfile line each, then the
 /// ProfileSummary line (jsonl); {"modules": [...], "operators": [...], <summary fields>} (json);
 /// or the module tree, the operators that took the most time and the latency line (table).
-void write_profile(std::ostream& out, const ProfileRecords& profile, OutputFormat format);
+/// `layout`: how the table is drawn (the JSON formats hold every record).
+void write_profile(std::ostream& out, const ProfileRecords& profile, OutputFormat format,
+                   const ProfileTableLayout& layout = {});
 
 /// Writes compare's records: one "TensorComparison" line each then a "ComparisonSummary" line
 /// (jsonl), one document with "comparisons" (json), or the first divergence and the worst pairs

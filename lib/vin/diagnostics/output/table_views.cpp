@@ -69,20 +69,24 @@ const std::vector<TableView>& table_views() {
        "ModuleProfile",
        {{"Module (type)", left, {"module_path", "module_type"}},
         {"Output shape", left, {"output_shapes"}},
-        {"Parameters", right, {"parameters"}},
+        {"Params", right, {"parameters"}},
         {"FLOPs", right, {"flops"}},
-        {"Time ms", right, {"time_ms"}},
+        {"Self ms", right, {"self_time_ms"}},  // with the time of the rows --depth folds
+        {"Total ms", right, {"time_ms"}},
         {"Share", right, {"time_ms"}},  // of the instrumented forward
-        {"Peak memory", right, {"peak_bytes"}}},
-       {"calls", "input_shapes", "macs", "self_flops", "self_time_ms", "allocated_bytes"}},
+        {"Peak mem", right, {"peak_bytes"}}},
+       {"calls", "input_shapes", "macs", "self_flops", "allocated_bytes", "uncalled_children",
+        "called_instead"}},
       {"profile operators",
        "OperatorProfile",
        {{"Operator", left, {"operator"}},
         {"Calls", right, {"calls"}},
         {"FLOPs", right, {"flops"}},
-        {"Time ms", right, {"time_ms"}},
+        {"MACs", right, {"macs"}},
+        {"Self ms", right, {"self_time_ms"}},
+        {"Total ms", right, {"time_ms"}},
         {"Share", right, {"time_ms"}}},
-       {"macs"}},
+       {}},
   };
   return views;
 }

@@ -91,32 +91,36 @@ std::string tree_label(const std::string& path) {
   return indentation(depth) + (depth == 0 ? path : path.substr(path.rfind('.') + 1));
 }
 
-// Labels of a tree that lacks some modules (profile's rows are the modules called, in call
-// order: a ModuleList is never called): each row hangs under its nearest ancestor among the rows
-// before it, named by the rest of its path ("stages.0" under the root when "stages" has no row).
-std::vector<std::string> tree_labels_of_rows(const std::vector<std::string>& paths) {
-  std::unordered_map<std::string, std::size_t> depth_of_row;
-  std::vector<std::string> labels;
+// A tree that lacks some modules (profile's rows are the modules called, in call order: a
+// ModuleList is never called): each row hangs under its nearest ancestor among the rows before
+// it, named by the rest of its path ("stages.0" under the root when "stages" has no row).
+struct TreeRow {
+  std::size_t depth = 0;  // in the tree drawn
+  std::size_t parent = SIZE_MAX;  // the row it hangs under; SIZE_MAX for a top row
+  std::string name;
+};
+
+std::vector<TreeRow> tree_of_rows(const std::vector<std::string>& paths) {
+  std::unordered_map<std::string, std::size_t> row_of;
+  std::vector<TreeRow> rows;
   for (const std::string& path : paths) {
-    std::size_t depth = 0;
-    std::string name = path;
+    TreeRow row{0, SIZE_MAX, path};
     if (path != kRootPath) {
-      const auto root = depth_of_row.find(kRootPath);
-      depth = root == depth_of_row.end() ? 0 : root->second + 1;
+      const auto root = row_of.find(kRootPath);
+      if (root != row_of.end()) row = {rows[root->second].depth + 1, root->second, path};
       for (auto dot = path.rfind('.'); dot != std::string::npos; dot = path.rfind('.', dot - 1)) {
-        const auto ancestor = depth_of_row.find(path.substr(0, dot));
-        if (ancestor != depth_of_row.end()) {
-          depth = ancestor->second + 1;
-          name = path.substr(dot + 1);
+        const auto ancestor = row_of.find(path.substr(0, dot));
+        if (ancestor != row_of.end()) {
+          row = {rows[ancestor->second].depth + 1, ancestor->second, path.substr(dot + 1)};
           break;
         }
         if (dot == 0) break;
       }
     }
-    depth_of_row.emplace(path, depth);
-    labels.push_back(indentation(depth) + name);
+    row_of.emplace(path, rows.size());
+    rows.push_back(std::move(row));
   }
-  return labels;
+  return rows;
 }
 
 }  // namespace
@@ -155,6 +159,47 @@ std::size_t TextTable::width() const {
   std::size_t total = 0;
   for (auto w : widths) total += w;
   return widths.empty() ? 0 : total + kColumnGap * (widths.size() - 1);
+}
+
+std::string cut_to(const std::string& text, std::size_t width) {
+  const std::string ellipsis = "...";
+  if (width <= ellipsis.size()) return ellipsis.substr(0, width);
+  std::string out;
+  std::size_t shown_width = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const bool starts_character = (static_cast<unsigned char>(text[i]) & 0xC0) != 0x80;
+    if (starts_character && ++shown_width > width - ellipsis.size()) break;
+    out += text[i];
+  }
+  return out + ellipsis;
+}
+
+std::size_t TextTable::fit(std::size_t max_width, const std::vector<Shrinkable>& shrinkable) {
+  std::vector<std::size_t> widths = column_widths();
+  std::size_t total = width();
+  while (total > max_width) {
+    const Shrinkable* widest = nullptr;
+    std::size_t spare = 0;
+    for (const Shrinkable& s : shrinkable) {
+      const std::size_t least = std::max(s.min_width, display_width(headers_[s.column]));
+      if (widths[s.column] > least && widths[s.column] - least > spare) {
+        spare = widths[s.column] - least;
+        widest = &s;
+      }
+    }
+    if (!widest) break;
+    --widths[widest->column];
+    --total;
+  }
+  std::size_t cut = 0;
+  for (auto& row : rows_)
+    for (const Shrinkable& s : shrinkable)
+      if (display_width(row[s.column]) > widths[s.column]) {
+        row[s.column] =
+            s.cut ? s.cut(row[s.column], widths[s.column]) : cut_to(row[s.column], widths[s.column]);
+        ++cut;
+      }
+  return cut;
 }
 
 std::string TextTable::render() const {
@@ -717,23 +762,142 @@ const std::string kNotMeasured = "-";
 
 }  // namespace
 
-std::string format_profile_table(const ProfileRecords& profile) {
+namespace {
+
+// 113017344 -> "113M", 10840000 -> "10.8M", 903168 -> "903K", 512 -> "512": three significant
+// digits, the unit without a space, for the module table's narrow FLOPs column
+std::string si_compact(FlopCount value) {
+  if (flops_overflowed(value)) return "overflow";
+  if (value < 1000) return std::to_string(static_cast<int>(value));
+  const char* units[] = {"K", "M", "G", "T", "P", "E", "Z", "Y", "R", "Q"};
+  long double scaled = static_cast<long double>(value) / 1000;
+  std::size_t unit = 0;
+  while (scaled >= 999.5L && unit + 1 < std::size(units)) {
+    scaled /= 1000;
+    ++unit;
+  }
+  char text[64];
+  std::snprintf(text, sizeof text, scaled < 9.995L ? "%.2Lf%s" : scaled < 99.95L ? "%.1Lf%s" : "%.0Lf%s",
+                scaled, units[unit]);
+  return text;
+}
+
+// `text` (one line) broken at spaces into lines of at most `width` columns where it can be, the
+// lines after the first indented by two; each ends in a newline
+std::string wrapped(const std::string& text, std::size_t width) {
+  std::string out, line;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    auto space = text.find(' ', start);
+    if (space == std::string::npos) space = text.size();
+    const std::string word = text.substr(start, space - start);
+    if (!line.empty() && display_width(line) + 1 + display_width(word) > width) {
+      out += line + '\n';
+      line = "  " + word;
+    } else {
+      line += (line.empty() ? "" : " ") + word;
+    }
+    start = space + 1;
+  }
+  return out + line + '\n';
+}
+
+// A module row's label ("    block_name (Type)") cut to `width`: its name first, so that the
+// indentation and the type stay whole where they can ("    block... (Type)")
+std::string cut_module_label(const std::string& label, std::size_t width) {
+  const auto open = label.rfind(" (");
+  const auto name_start = label.find_first_not_of(' ');
+  if (open == std::string::npos || name_start == std::string::npos || open <= name_start)
+    return cut_to(label, width);
+  const std::string type = label.substr(open);  // " (Type)"
+  const std::size_t room = width > display_width(type) ? width - display_width(type) : 0;
+  if (room >= name_start + 4) return cut_to(label.substr(0, open), room) + type;
+  return cut_to(label, width);
+}
+
+// "torch.nn.modules.conv.Conv2d" -> "Conv2d": the table's type (the records keep it whole)
+std::string short_type(const std::string& type) {
+  const auto dot = type.rfind('.');
+  return dot == std::string::npos ? type : type.substr(dot + 1);
+}
+
+// The module table's rows: those within --depth, each self time holding the time of the rows
+// folded into it (so that the self times add up to the root's time); then why a row has no rows
+// under it where its children did not run.
+std::string profile_module_rows(const ProfileRecords& profile, const ProfileTableLayout& layout,
+                                std::size_t& width) {
   const ProfileSummary& s = profile.summary;
-  TextTable modules;
-  add_view_columns(modules, table_view("profile"), [](std::string_view) { return true; });
   std::vector<std::string> paths;
   for (const auto& m : profile.modules) paths.push_back(m.module_path);
-  const std::vector<std::string> labels = tree_labels_of_rows(paths);
+  const std::vector<TreeRow> tree = tree_of_rows(paths);
+  const auto shown_row = [&](std::size_t i) {
+    return !layout.depth || depth_of(paths[i]) <= static_cast<std::size_t>(*layout.depth);
+  };
+  std::vector<double> self_ms(profile.modules.size());
+  std::size_t folded = 0;
   for (std::size_t i = 0; i < profile.modules.size(); ++i) {
+    self_ms[i] += profile.modules[i].self_time_ms;
+    if (shown_row(i)) continue;
+    ++folded;
+    const std::size_t up = tree[i].parent;
+    if (up != SIZE_MAX && shown_row(up)) self_ms[up] += profile.modules[i].time_ms;
+  }
+  TextTable modules;
+  add_view_columns(modules, table_view("profile"), [](std::string_view) { return true; });
+  std::string notes;
+  std::size_t noted = 0, unnoted = 0;
+  for (std::size_t i = 0; i < profile.modules.size(); ++i) {
+    if (!shown_row(i)) continue;
     const ModuleProfile& m = profile.modules[i];
-    modules.add_row({shown(labels[i] + " (" + m.module_type + ")"), shapes_text(m.output_shapes),
-                     with_thousands_separators(m.parameters), si_count(m.flops),
-                     m.measured ? milliseconds(m.time_ms) : kNotMeasured,
+    const auto time = [&](double ms) { return m.measured ? milliseconds(ms) : kNotMeasured; };
+    modules.add_row({indentation(tree[i].depth) + tree[i].name + " (" + short_type(m.module_type) +
+                         ")",
+                     shapes_text(m.output_shapes), with_thousands_separators(m.parameters),
+                     si_compact(m.flops), time(self_ms[i]), time(m.time_ms),
                      m.measured ? share_of(m.time_ms, s.instrumented_ms) : kNotMeasured,
                      m.measured ? byte_size(m.peak_bytes) : kNotMeasured});
+    if (m.uncalled_children.empty()) continue;
+    if (noted == kProfileTableNotes) {
+      ++unnoted;
+      continue;
+    }
+    ++noted;
+    std::string names;
+    for (const std::string& child : m.uncalled_children) names += (names.empty() ? "" : ", ") + child;
+    std::string instead;
+    for (const std::string& op : m.work_operators) instead += (instead.empty() ? "" : ", ") + op;
+    notes += wrapped(shown("No rows under " + m.module_path + ": its forward did not call " +
+                           names + (instead.empty() ? "" : " (it called " + instead + " itself)")),
+                     layout.width);
   }
-  const std::string rule(modules.width(), '=');
+  if (unnoted)
+    notes += wrapped("... and " + std::to_string(unnoted) +
+                         " more modules with children not called (--format jsonl: "
+                         "uncalled_children)",
+                     layout.width);
+  const std::size_t label_min = 24, shapes_min = 18;
+  const std::size_t cut =
+      modules.fit(layout.width, {{0, label_min, cut_module_label}, {1, shapes_min}});
+  width = modules.width();
+  const std::string rule(width, '=');
   std::string out = rule + '\n' + modules.render() + '\n' + rule + '\n';
+  if (folded)
+    out += std::to_string(folded) + (folded == 1 ? " module" : " modules") + " deeper than --depth " +
+           std::to_string(*layout.depth) + " folded into their ancestors' self time\n";
+  if (cut)
+    out += wrapped(std::to_string(cut) + (cut == 1 ? " cell" : " cells") + " cut to fit " +
+                       std::to_string(layout.width) +
+                       " columns (COLUMNS widens the table; --format jsonl has them whole)",
+                   layout.width);
+  return out + notes;
+}
+
+}  // namespace
+
+std::string format_profile_table(const ProfileRecords& profile, const ProfileTableLayout& layout) {
+  const ProfileSummary& s = profile.summary;
+  std::size_t module_width = 0;
+  std::string out = profile_module_rows(profile, layout, module_width);
 
   TextTable operators;
   add_view_columns(operators, table_view("profile operators"),
@@ -741,14 +905,20 @@ std::string format_profile_table(const ProfileRecords& profile) {
   const std::size_t shown_operators = std::min(profile.operators.size(), kProfileTableOperators);
   for (std::size_t i = 0; i < shown_operators; ++i) {
     const OperatorProfile& o = profile.operators[i];
+    const FlopCount macs = flops_overflowed(o.flops) ? o.flops : o.flops / 2;
     operators.add_row({shown(o.name), with_thousands_separators(o.calls), si_count(o.flops),
+                       si_count(macs), o.measured ? milliseconds(o.self_time_ms) : kNotMeasured,
                        o.measured ? milliseconds(o.time_ms) : kNotMeasured,
                        o.measured ? share_of(o.time_ms, s.instrumented_ms) : kNotMeasured});
   }
+  operators.fit(layout.width, {{0, 24}});
   out += operators.render() + '\n';
   if (profile.operators.size() > shown_operators)
     out += "... " + std::to_string(profile.operators.size() - shown_operators) +
            " more operators (--format jsonl lists them all)\n";
+  if (s.nested_operators)
+    out += "Operators: every call, those dispatched from another operator too "
+           "(--nested-operators)\n";
   out += std::string(operators.width(), '-') + '\n';
 
   const LatencyStats& l = s.latency_ms;
@@ -757,7 +927,7 @@ std::string format_profile_table(const ProfileRecords& profile) {
   if (s.measured)
     out += "Latency on " + shown(s.device) + ": median " + milliseconds(l.median) + " ms (min " +
            milliseconds(l.min) + ", mean " + milliseconds(l.mean) + ", p90 " + milliseconds(l.p90) +
-           ", max " + milliseconds(l.max) + ") over " + std::to_string(s.runs) +
+           ", max " + milliseconds(l.max) + ")\n  over " + std::to_string(s.runs) +
            (s.runs == 1 ? " run after " : " runs after ") + std::to_string(s.warmup) +
            " warm-up; " + throughput + " forwards/s\n";
   else
@@ -766,13 +936,13 @@ std::string format_profile_table(const ProfileRecords& profile) {
   // 2 FLOPs per multiply-add: MACs are half (what torchinfo calls mult-adds)
   const FlopCount macs = flops_overflowed(s.flops) ? s.flops : s.flops / 2;
   out += "FLOPs per forward: " + si_count(s.flops) + " (" + flops_with_separators(s.flops) +
-         "; MACs " + si_count(macs) + ")\n";
+         "; MACs " + si_count(macs) + ": a multiply-add is 2 FLOPs, 1 MAC)\n";
   if (!s.uncounted_operators.empty()) {
-    // the total is short of the forward's: say by which operators, in one line
+    // the total is short of the forward's: say by which operators, in one sentence
     std::string names;
     for (const UncountedOperator& o : s.uncounted_operators)
       names += (names.empty() ? "" : ", ") + shown(o.name) + " x" + std::to_string(o.calls);
-    out += "FLOPs incomplete: no rule counts " + names + "\n";
+    out += wrapped("FLOPs incomplete: no rule counts " + names, layout.width);
   }
   if (s.measured)
     out += "Instrumented forward: " + milliseconds(s.instrumented_ms) + " ms, peak memory " +

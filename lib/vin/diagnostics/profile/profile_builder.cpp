@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <unordered_map>
 
 #include "vin/diagnostics/profile/flop_rules.h"
+#include "vin/diagnostics/records/model_metadata.h"
 
 namespace vin::diagnostics {
 
@@ -51,8 +53,12 @@ void ProfileBuilder::exit_module(Shapes output_shapes, double ms) {
 
 void ProfileBuilder::start_operator(const std::string& name, double ms, Shapes input_shapes) {
   const bool counts = counts_flops(name);
-  operator_stack_.push_back(
-      {name, ms, counts, false, 0, keep_spans_ ? std::move(input_shapes) : Shapes{}});
+  OperatorFrame frame;
+  frame.name = name;
+  frame.start_ms = ms;
+  frame.counts = counts;
+  if (keep_spans_) frame.input_shapes = std::move(input_shapes);
+  operator_stack_.push_back(std::move(frame));
   if (counts) ++open_counting_;
 }
 
@@ -64,8 +70,10 @@ void ProfileBuilder::end_operator(FlopCount flops, double ms) {
     --open_counting_;
     if (open_counting_ == 0 && flops > 0) {  // the outermost counted operator of its stack
       flops_ = add_flops(flops_, flops);
-      OperatorFrame& outermost = operator_stack_.empty() ? frame : operator_stack_.front();
-      outermost.flops = add_flops(outermost.flops, flops);
+      // counted inside it and inside every operator open around it
+      frame.flops = add_flops(frame.flops, flops);
+      for (OperatorFrame& open : operator_stack_) open.flops = add_flops(open.flops, flops);
+      frame.has_work = true;
       if (!module_stack_.empty()) {
         ModuleFrame& module = module_stack_.back();
         module.flops = add_flops(module.flops, flops);
@@ -81,31 +89,49 @@ void ProfileBuilder::end_operator(FlopCount flops, double ms) {
     if (first) uncounted_.push_back(UncountedOperator{frame.name});
     ++uncounted_[at->second].calls;
     uncounted_[at->second].time_ms += ms - frame.start_ms;
+    frame.has_work = true;
   }
-  if (!operator_stack_.empty()) {  // dispatched from an open operator: not its own record
-    operator_stack_.back().counted_inside |= frame.counts || frame.counted_inside;
-    return;
+  const bool outermost = operator_stack_.empty();
+  if (!outermost) {  // dispatched from an open operator
+    OperatorFrame& caller = operator_stack_.back();
+    caller.counted_inside |= frame.counts || frame.counted_inside;
+    caller.has_work |= frame.has_work;
+    caller.child_ms += ms - frame.start_ms;
+  } else if (frame.has_work && !module_stack_.empty()) {
+    // the work a module's own code did (ModuleProfile::work_operators)
+    std::vector<std::string>& work = modules_[module_stack_.back().index].work_operators;
+    if (std::find(work.begin(), work.end(), frame.name) == work.end())
+      work.push_back(frame.name);
   }
+  if (outermost || nested_operators_) record_operator(frame, ms);
+}
+
+// `frame`'s call, ended at `ms`, into its OperatorProfile (and its span)
+void ProfileBuilder::record_operator(const OperatorFrame& frame, double ms) {
   if (inside_modules_only_ && module_stack_.empty()) return;  // outside the modules selected
   auto [it, first] = operator_index_.try_emplace(frame.name, operators_.size());
   if (first) operators_.push_back(OperatorProfile{frame.name});
   OperatorProfile& op = operators_[it->second];
+  const double elapsed = ms - frame.start_ms;
   ++op.calls;
   op.flops = add_flops(op.flops, frame.flops);
-  op.time_ms += ms - frame.start_ms;
+  op.time_ms += elapsed;
+  op.self_time_ms += std::max(0.0, elapsed - frame.child_ms);
   if (keep_spans_)
-    spans_.push_back({ProfileSpan::Kind::op,
-                      frame.name,
-                      "",
-                      frame.start_ms,
-                      ms - frame.start_ms,
-                      std::move(frame.input_shapes),
-                      {},
-                      frame.flops});
+    spans_.push_back(
+        {ProfileSpan::Kind::op, frame.name, "", frame.start_ms, elapsed, frame.input_shapes, {},
+         frame.flops});
 }
 
-void ProfileBuilder::memory(std::int64_t bytes) {
+void ProfileBuilder::device_synchronised(double start_ms, double end_ms) {
+  if (keep_spans_)
+    spans_.push_back({ProfileSpan::Kind::sync, "device synchronize", "", start_ms,
+                      end_ms - start_ms, {}, {}, 0});
+}
+
+void ProfileBuilder::memory(std::int64_t bytes, double ms) {
   live_ += bytes;
+  if (keep_spans_) memory_samples_.push_back({ms, live_});
   peak_ = std::max(peak_, live_);
   for (ModuleFrame& frame : module_stack_) {
     if (bytes > 0) frame.allocated += bytes;
@@ -129,6 +155,42 @@ std::vector<OperatorProfile> ProfileBuilder::operators() const {
     return a.time_ms != b.time_ms ? a.time_ms > b.time_ms : a.name < b.name;
   });
   return sorted;
+}
+
+namespace {
+
+// "a.b.c" -> "a.b"; a top-level path's parent is the root
+std::string parent_path(const std::string& path) {
+  const auto dot = path.rfind('.');
+  return dot == std::string::npos ? std::string(kRootPath) : path.substr(0, dot);
+}
+
+}  // namespace
+
+void mark_uncalled_children(std::vector<ModuleProfile>& modules,
+                            const std::vector<std::string>& registered,
+                            const std::function<bool(const std::string&)>& selected) {
+  std::unordered_map<std::string, std::size_t> record;  // path -> index into modules
+  for (std::size_t i = 0; i < modules.size(); ++i) record.emplace(modules[i].module_path, i);
+  // whether a path or a module below it ran, or was observed at all
+  std::unordered_map<std::string, bool> ran, observed;
+  for (const std::string& path : registered) {
+    const bool called = record.count(path) > 0;
+    const bool watched = selected(path);
+    for (std::string at = path;; at = parent_path(at)) {
+      ran[at] = ran[at] || called;
+      observed[at] = observed[at] || watched;
+      if (at == kRootPath) break;
+    }
+  }
+  for (const std::string& path : registered) {
+    if (path == kRootPath || ran[path] || !observed[path]) continue;
+    const std::string parent = parent_path(path);
+    const auto at = record.find(parent);
+    if (at == record.end()) continue;  // its parent did not run either: said there, if anywhere
+    const std::string name = parent == kRootPath ? path : path.substr(parent.size() + 1);
+    modules[at->second].uncalled_children.push_back(name);
+  }
 }
 
 }  // namespace vin::diagnostics

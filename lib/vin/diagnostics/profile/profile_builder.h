@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -36,19 +37,28 @@ class ProfileBuilder {
   /// std::logic_error when no operator call is open.
   void end_operator(FlopCount flops, double ms);
 
-  /// `bytes` allocated (positive) or freed (negative) on the profiled device.
-  void memory(std::int64_t bytes);
+  /// `bytes` allocated (positive) or freed (negative) on the profiled device at `ms`.
+  void memory(std::int64_t bytes, double ms = 0);
+  /// The device was synchronised from `start_ms` to `end_ms` (CUDA): a span when spans are kept.
+  void device_synchronised(double start_ms, double end_ms);
 
   /// From now on an OperatorProfile counts only the operator calls made inside a module call
   /// (profile --module: the modules selected are the only ones entered); the FLOPs and the
   /// uncounted operators stay the whole forward's.
   void operators_inside_modules_only(bool on = true) { inside_modules_only_ = on; }
 
+  /// From now on every operator call is an OperatorProfile's, those dispatched from another
+  /// operator too (profile --nested-operators, as torch.profiler's table counts them), not only
+  /// the outermost of each dispatch stack. Each counts the FLOPs counted inside its calls.
+  void nested_operators(bool on = true) { nested_operators_ = on; }
+
   /// From now on keeps a ProfileSpan of every module call and of every outermost operator call
   /// (profile --trace).
   void keep_spans(bool on = true) { keep_spans_ = on; }
   /// The spans kept, in the order the calls ended.
   const std::vector<ProfileSpan>& spans() const { return spans_; }
+  /// The live bytes after each allocation and free, when spans are kept.
+  const std::vector<MemorySample>& memory_samples() const { return memory_samples_; }
 
   /// The modules in the order of their first calls; every call must have returned.
   std::vector<ModuleProfile> modules() const;
@@ -81,9 +91,13 @@ class ProfileBuilder {
     double start_ms = 0;
     bool counts = false;
     bool counted_inside = false;  // a counted operator was called inside it
-    FlopCount flops = 0;  // counted inside the outermost one
+    bool has_work = false;  // FLOPs counted, or work no rule counts, in it or inside it
+    FlopCount flops = 0;  // counted inside it
+    double child_ms = 0;  // in the operators dispatched from it
     Shapes input_shapes;  // for its span
   };
+
+  void record_operator(const OperatorFrame& frame, double ms);
 
   std::vector<ModuleProfile> modules_;
   std::unordered_map<std::string, std::size_t> module_index_;
@@ -99,7 +113,17 @@ class ProfileBuilder {
   std::int64_t peak_ = 0;
   bool keep_spans_ = false;
   bool inside_modules_only_ = false;
+  bool nested_operators_ = false;
   std::vector<ProfileSpan> spans_;
+  std::vector<MemorySample> memory_samples_;
 };
+
+/// Fills each record's uncalled_children: the registered children of a module that ran (by
+/// name, as its path ends) none of whose modules ran, of `registered` (every module path of the
+/// model, "<root>" for the root, parents before children). `selected`: whether a path's calls
+/// were observed (--module); a child with no selected module in it is not known to be uncalled.
+void mark_uncalled_children(std::vector<ModuleProfile>& modules,
+                            const std::vector<std::string>& registered,
+                            const std::function<bool(const std::string&)>& selected);
 
 }  // namespace vin::diagnostics

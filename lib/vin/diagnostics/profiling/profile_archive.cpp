@@ -33,6 +33,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+double ms_between(Clock::time_point from, Clock::time_point to) {
+  return std::chrono::duration<double, std::milli>(to - from).count();
+}
+
 // What a ModuleProfile says of a module before it runs: its type and its parameters' elements
 // (registered in it and below it, each tensor once), by its path (named_modules' first one, as
 // the capture names it).
@@ -85,22 +89,19 @@ class DiscardedOperatorEvents final : public OperatorEventSink {
 // elsewhere is refused. Allocations come from every thread working for the forward.
 class ProfileRecorder final : public TensorConsumer, public OperatorEventSink {
  public:
+  // `origin`: the time every event's is counted from (the profile's first forward's start);
   // `selected`: --module named the modules, the only ones whose operators get records
   ProfileRecorder(std::unordered_map<std::string, ModuleFacts> facts, c10::Device device,
-                  bool spans, bool selected)
-      : facts_(std::move(facts)), device_(device) {
-    builder_.keep_spans(spans);
-    builder_.operators_inside_modules_only(selected);
+                  Clock::time_point origin, const ProfileRequest& request)
+      : facts_(std::move(facts)), device_(device), origin_(origin) {
+    builder_.keep_spans(request.trace);
+    builder_.operators_inside_modules_only(request.module_paths.has_value());
+    builder_.nested_operators(request.nested_operators);
   }
 
-  // starts the clock: every time is from here
-  void start() {
-    forward_thread_ = std::this_thread::get_id();
-    start_ = Clock::now();
-  }
-  double elapsed_ms() const {
-    return std::chrono::duration<double, std::milli>(Clock::now() - start_).count();
-  }
+  // the instrumented forward begins on this thread
+  void start() { forward_thread_ = std::this_thread::get_id(); }
+  double elapsed_ms() const { return ms_between(origin_, Clock::now()); }
   ProfileBuilder& builder() { return builder_; }
 
   bool wants_every_tensor() const override { return true; }
@@ -116,7 +117,7 @@ class ProfileRecorder final : public TensorConsumer, public OperatorEventSink {
   void call_begun(const std::string& path, std::int64_t) override {
     if (!on_forward_thread()) return;
     guarded([&] {
-      synchronize_device(device_);
+      synchronize();
       const ModuleFacts& f = facts_[path];
       builder_.enter_module(path, f.type, f.parameters, std::exchange(walked_, {}), elapsed_ms());
     });
@@ -124,7 +125,7 @@ class ProfileRecorder final : public TensorConsumer, public OperatorEventSink {
   void call_returned(const std::string&, std::int64_t) override {
     if (!on_forward_thread()) return;
     guarded([&] {
-      synchronize_device(device_);
+      synchronize();
       builder_.exit_module(std::exchange(walked_, {}), elapsed_ms());
     });
   }
@@ -134,12 +135,12 @@ class ProfileRecorder final : public TensorConsumer, public OperatorEventSink {
   }
   void operator_ended(FlopCount flops) override {
     guarded([&] {
-      synchronize_device(device_);
+      synchronize();
       builder_.end_operator(flops, elapsed_ms());
     });
   }
   void memory_changed(std::int64_t bytes) override {
-    guarded([&] { builder_.memory(bytes); });
+    guarded([&] { builder_.memory(bytes, elapsed_ms()); });
   }
 
   /// Why the events cannot be attributed, if they cannot: module calls, or operators
@@ -157,6 +158,13 @@ class ProfileRecorder final : public TensorConsumer, public OperatorEventSink {
   }
 
  private:
+  // waits for the device's queued kernels (CUDA), a span of its own in the trace
+  void synchronize() {
+    if (!device_.is_cuda()) return;
+    const double start = elapsed_ms();
+    synchronize_device(device_);
+    builder_.device_synchronised(start, elapsed_ms());
+  }
   bool on_forward_thread() {
     if (std::this_thread::get_id() == forward_thread_) return true;
     std::lock_guard<std::mutex> lock(mutex_);
@@ -179,7 +187,7 @@ class ProfileRecorder final : public TensorConsumer, public OperatorEventSink {
   std::unordered_map<std::string, ModuleFacts> facts_;
   c10::Device device_;
   std::thread::id forward_thread_;
-  Clock::time_point start_ = Clock::now();
+  Clock::time_point origin_;
   Shapes walked_;  // the shapes of the walk that ended last, for the call it began or ended
   mutable std::mutex mutex_;  // allocations may be reported from tasks on other threads
   bool other_threads_ = false;
@@ -244,10 +252,11 @@ ProfileSummary summary_of_run(const ProfileRequest& request, LoadedRun& loaded, 
   return summary;
 }
 
-}  // namespace
-
-ProfileResult profile_archive(const ProfileRequest& request) {
-  // the request's rules, checked here once for every caller (the binary's options only parse)
+// The request's rules, checked here once for every caller (the binary's options only parse);
+// whether its forwards are measured: the meta device computes shapes and no values, so FLOPs and
+// shapes are the model's and a time or a byte count would be only the dispatcher's
+// (ProfileSummary::measured)
+bool checked_measures(const ProfileRequest& request) {
   if (request.run.inputs.size() + (request.run.shaped ? 1 : 0) != 1)
     throw UsageError(
         "--inputs: profile runs one forward: give one file with --inputs, or one set of --shape "
@@ -260,16 +269,21 @@ ProfileResult profile_archive(const ProfileRequest& request) {
   if (request.threads && (*request.threads < 1 || *request.threads > kMaxProfileThreads))
     throw UsageError("--threads: must be an integer in [1, " +
                      std::to_string(kMaxProfileThreads) + "]");
-  // every forward, timed and instrumented, on the threads asked for (process-wide: profile runs
-  // one archive)
-  if (request.threads) at::set_num_threads(static_cast<int>(*request.threads));
-  // the meta device computes shapes and no values: FLOPs and shapes are the model's, a time or a
-  // byte count would be only the dispatcher's, so none is measured (ProfileSummary::measured)
   const bool measures = !resolve_device(request.run.device).is_meta();
   if (request.trace && !measures)
     throw UsageError(
         "--trace: a trace is the forward's timeline, and on --device meta no time is "
         "measured (FLOPs and shapes only); profile on cpu or cuda for a trace");
+  return measures;
+}
+
+}  // namespace
+
+ProfileResult profile_archive(const ProfileRequest& request) {
+  const bool measures = checked_measures(request);
+  // every forward, timed and instrumented, on the threads asked for (process-wide: profile runs
+  // one archive)
+  if (request.threads) at::set_num_threads(static_cast<int>(*request.threads));
   StageStopwatch stopwatch("profile");
   // the model and its clone go to the caller with the result (ProfileResult::models)
   struct Models {
@@ -284,7 +298,10 @@ ProfileResult profile_archive(const ProfileRequest& request) {
   // --module is checked before anything runs
   std::vector<std::string> paths;
   auto facts = module_facts(loaded.model(), paths);
-  if (request.module_paths) select_module_paths(*request.module_paths, paths);
+  std::unordered_set<std::string> selected;  // the paths --module names (patterns expanded)
+  if (request.module_paths)
+    for (std::string& path : select_module_paths(*request.module_paths, paths))
+      selected.insert(std::move(path));
   const c10::Device device = loaded.device();
   ProfileResult result;
   result.models = models;
@@ -304,24 +321,32 @@ ProfileResult profile_archive(const ProfileRequest& request) {
   const ForwardInputs& inputs = loaded.inputs().front();
   const torch::jit::Kwargs kwargs(inputs.kwargs.begin(), inputs.kwargs.end());
   std::vector<double> times_ms;
-  const auto plain_forward = [&](bool timed) {
-    return [&, timed](std::size_t) {
+  // every time of the trace is from here: the runs' spans and the instrumented forward's events
+  const Clock::time_point origin = Clock::now();
+  const auto run_span = [&](std::string name, Clock::time_point start, Clock::time_point end) {
+    if (request.trace)
+      result.spans.push_back({ProfileSpan::Kind::run, std::move(name), "",
+                              ms_between(origin, start), ms_between(start, end), {}, {}, 0});
+  };
+  const auto plain_forward = [&](bool timed, std::int64_t number) {
+    return [&, timed, number](std::size_t) {
       synchronize_device(device);
       const auto start = Clock::now();
       loaded.model().get_method(inputs.method)(inputs.args, kwargs);
       synchronize_device(device);
-      if (timed)
-        times_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+      const auto end = Clock::now();
+      if (timed) times_ms.push_back(ms_between(start, end));
+      run_span((timed ? "timed run " : "warm-up ") + std::to_string(number), start, end);
     };
   };
   for (std::int64_t i = 0; i < summary.warmup; ++i) {
-    if (auto failure = run_forwards(loaded, plain_forward(false), nullptr, abandoned,
+    if (auto failure = run_forwards(loaded, plain_forward(false, i + 1), nullptr, abandoned,
                                     GraphOptimisation::as_configured))
       return fail(std::move(*failure));
     if (request.on_progress) request.on_progress(ProfilePhase::warmup, i + 1, summary.warmup);
   }
   for (std::int64_t i = 0; i < summary.runs; ++i) {
-    if (auto failure = run_forwards(loaded, plain_forward(true), nullptr, abandoned,
+    if (auto failure = run_forwards(loaded, plain_forward(true, i + 1), nullptr, abandoned,
                                     GraphOptimisation::as_configured))
       return fail(std::move(*failure));
     if (request.on_progress) request.on_progress(ProfilePhase::timed, i + 1, summary.runs);
@@ -339,8 +364,7 @@ ProfileResult profile_archive(const ProfileRequest& request) {
   // methods are new, from the graphs as compiled. Its torch.jit.fork tasks run inline at the
   // fork, so that every module call and operator is on the forward's thread, nested where the
   // code forked it (the timed runs keep LibTorch's inter-op parallelism)
-  auto recorder = std::make_shared<ProfileRecorder>(std::move(facts), device, request.trace,
-                                                    request.module_paths.has_value());
+  auto recorder = std::make_shared<ProfileRecorder>(std::move(facts), device, origin, request);
   ModelCapture& capture =
       models->capture.emplace(capture_model(loaded.model(), request.module_paths, CaptureLimits()));
   capture.add_consumer(recorder);
@@ -363,9 +387,12 @@ ProfileResult profile_archive(const ProfileRequest& request) {
       synchronize_device(device);
       OperatorEvents events(*recorder, device, request.trace);
       recorder->start();
+      const auto start = Clock::now();
       capture.forward(inputs, ModelCapture::ForkTasks::inline_at_fork);
       synchronize_device(device);
-      summary.instrumented_ms = recorder->elapsed_ms();
+      const auto end = Clock::now();
+      summary.instrumented_ms = ms_between(start, end);
+      run_span(kInstrumentedForward, start, end);
       operators_elsewhere = events.saw_other_threads();
     };
     if (auto failure = run_forwards(loaded, instrumented, &capture, abandoned))
@@ -376,8 +403,13 @@ ProfileResult profile_archive(const ProfileRequest& request) {
   stopwatch.lap("ran the instrumented forward");
   const ProfileBuilder& builder = recorder->builder();
   result.records.modules = builder.modules();
+  mark_uncalled_children(result.records.modules, paths, [&](const std::string& path) {
+    return !request.module_paths || selected.count(path) > 0;
+  });
   result.records.operators = builder.operators();
-  result.spans = builder.spans();
+  result.spans.insert(result.spans.end(), builder.spans().begin(), builder.spans().end());
+  result.memory = builder.memory_samples();
+  summary.nested_operators = request.nested_operators;
   summary.flops = builder.flops();
   summary.uncounted_operators = builder.uncounted_operators();
   summary.peak_bytes = builder.peak_bytes();

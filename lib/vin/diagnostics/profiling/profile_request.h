@@ -32,7 +32,9 @@ struct ProfileRequest {
   std::int64_t runs = 10;                                ///< timed forwards (at least 1)
   /// --threads: LibTorch's intra-op threads for every forward; nothing: LibTorch's own choice
   std::optional<std::int64_t> threads;
-  bool trace = false;  ///< keep the instrumented forward's spans (--trace)
+  bool trace = false;  ///< keep the spans of the forwards and the memory samples (--trace)
+  /// --nested-operators: OperatorProfile records of every operator call, not only the outermost
+  bool nested_operators = false;
   /// Hears each warm-up and timed forward as it finishes: the phase, how many of it are done,
   /// of how many (the binary's progress line). Called on the thread that runs the forwards.
   std::function<void(ProfilePhase phase, std::int64_t done, std::int64_t total)> on_progress;
@@ -45,7 +47,10 @@ struct ProfileRequest {
 /// else is then meaningful.
 struct ProfileResult {
   ProfileRecords records;
-  std::vector<ProfileSpan> spans;    ///< the instrumented forward's, when asked (trace)
+  /// when asked (trace): the warm-up and timed forwards, the instrumented forward and its module
+  /// and operator calls, times from the first forward's start
+  std::vector<ProfileSpan> spans;
+  std::vector<MemorySample> memory;  ///< the instrumented forward's live bytes, when asked
   std::optional<std::string> error;  ///< one or two lines
   std::string error_report;          ///< a failed forward's whole TorchScript report (debug log)
   /// The loaded model and its instrumented clone, handed over rather than destroyed on return:

@@ -27,17 +27,26 @@ struct ModuleProfile {
   double self_time_ms = 0;
   std::int64_t allocated_bytes = 0;  ///< allocated on its device during its calls
   std::int64_t peak_bytes = 0;       ///< most live bytes during one call, counted from its start
+  /// its registered children (by name) none of whose modules ran during the forward, such as a
+  /// TransformerEncoderLayer's on LibTorch's fused fast path: why it has no child records
+  std::vector<std::string> uncalled_children;
+  /// the operators its own code called (outside its submodules' calls) that did counted or
+  /// uncounted work, in the order first called: where its uncalled children's work went
+  /// (`called_instead` in its record when uncalled_children is not empty)
+  std::vector<std::string> work_operators;
   /// false on the meta device, which computes shapes and no values: its times and bytes are no
   /// figures, and the records hold null for them (the same in OperatorProfile, ProfileSummary)
   bool measured = true;
 };
 
-/// One operator the archive's code calls (the outermost of a dispatch stack).
+/// One operator the archive's code calls (the outermost of a dispatch stack), or with
+/// --nested-operators any operator called (ProfileSummary::nested_operators).
 struct OperatorProfile {
   std::string name;  ///< as the graph names it: "aten::conv2d"
   std::int64_t calls = 0;
   FlopCount flops = 0;   ///< counted inside it (aten::linear's are its aten::addmm's; `macs`: half)
   double time_ms = 0;    ///< inclusive of what it dispatches to
+  double self_time_ms = 0;  ///< outside the operators it dispatches to (torch.profiler's self)
   bool measured = true;  ///< as ModuleProfile's
 };
 
@@ -108,6 +117,9 @@ struct ProfileSummary {
   std::int64_t buffer_bytes = 0;
   std::int64_t modules = 0;    ///< ModuleProfile records
   std::int64_t operators = 0;  ///< OperatorProfile records
+  /// --nested-operators: the OperatorProfile records count every operator call, those
+  /// dispatched from another operator too, not only the outermost ones
+  bool nested_operators = false;
   std::uint64_t seed = 0;      ///< --seed: the random state every forward started from
   ProfileInputs inputs;
   std::string torch_version;        ///< the LibTorch that ran it
@@ -124,18 +136,30 @@ struct ProfileRecords {
   ProfileSummary summary;
 };
 
-/// One span of the instrumented forward for --trace: a module call, or an operator call the
-/// code made (the outermost of its dispatch stack). Times from the forward's start.
+/// One span of a profile's timeline for --trace: a module call or an operator call of the
+/// instrumented forward (the outermost of its dispatch stack, every one with nested_operators),
+/// a device synchronisation there (CUDA), or a whole forward (`run`: the warm-up and timed ones,
+/// and the instrumented one around its calls). Times from the first forward's start.
 struct ProfileSpan {
-  enum class Kind { module, op };
+  enum class Kind { module, op, sync, run };
   Kind kind = Kind::module;
-  std::string name;  ///< the module path, or the operator
+  std::string name;  ///< the module path, the operator, "timed run 3", "instrumented forward"
   std::string type;  ///< the module's type (modules only)
   double start_ms = 0;
   double duration_ms = 0;
   std::vector<std::vector<std::int64_t>> input_shapes;
   std::vector<std::vector<std::int64_t>> output_shapes;  ///< modules only
   FlopCount flops = 0;
+};
+
+/// The name of the instrumented forward's `run` span.
+inline constexpr const char* kInstrumentedForward = "instrumented forward";
+
+/// The live bytes on the profiled device after an allocation or a free of the instrumented
+/// forward (the trace's counter track), counted from before it.
+struct MemorySample {
+  double ms = 0;  ///< on the spans' clock
+  std::int64_t live_bytes = 0;
 };
 
 }  // namespace vin::diagnostics

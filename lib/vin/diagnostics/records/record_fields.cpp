@@ -303,6 +303,18 @@ constexpr Field<ModuleProfile> kModuleProfileFields[] = {
      Presence::always, not_compared},
     {"peak_bytes", [](const ModuleProfile& m) { return measured(m, m.peak_bytes); },
      Presence::always, not_compared},
+    // why a module has no child records: present where some child ran none of its modules (as
+    // LibTorch's version and the fast path decide, so not compared)
+    {"uncalled_children",
+     [](const ModuleProfile& m) {
+       return m.uncalled_children.empty() ? absent_field() : Json(m.uncalled_children);
+     },
+     detail, not_compared},
+    {"called_instead",
+     [](const ModuleProfile& m) {
+       return m.uncalled_children.empty() ? absent_field() : Json(m.work_operators);
+     },
+     detail, not_compared},
 };
 
 constexpr Field<OperatorProfile> kOperatorProfileFields[] = {
@@ -311,6 +323,9 @@ constexpr Field<OperatorProfile> kOperatorProfileFields[] = {
     {"flops", [](const OperatorProfile& o) { return flops_json(o.flops); }},
     {"macs", [](const OperatorProfile& o) { return macs_json(o.flops); }, detail},
     {"time_ms", [](const OperatorProfile& o) { return measured(o, o.time_ms); }, Presence::always,
+     not_compared},
+    // with_detail: profiles written before it read back
+    {"self_time_ms", [](const OperatorProfile& o) { return measured(o, o.self_time_ms); }, detail,
      not_compared},
 };
 
@@ -378,6 +393,9 @@ constexpr Field<ProfileSummary> kProfileSummaryFields[] = {
      not_compared},
     {"operators", [](const ProfileSummary& s) { return Json(s.operators); }, Presence::always,
      not_compared},
+    // what the OperatorProfile records count; with_detail: profiles written before it read back
+    {"nested_operators", [](const ProfileSummary& s) { return Json(s.nested_operators); }, detail,
+     not_compared, environment},
     {"inputs", [](const ProfileSummary& s) { return inputs_json(s.inputs); }, Presence::always,
      not_compared, environment},
     {"seed", [](const ProfileSummary& s) { return Json(s.seed); }, Presence::always, not_compared},
