@@ -73,6 +73,54 @@ class LinearStack(nn.Module):
         return self.layers(x)
 
 
+class Mlp(nn.Module):
+    """Three Linear layers with ReLU and GELU between them: a forward of tens of microseconds."""
+
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 64), nn.GELU(),
+                                  nn.Linear(64, 10))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.body(x)
+
+
+class Recurrent(nn.Module):
+    """A two-layer LSTM and a Linear head: one module call, a thousand operator calls inside."""
+
+    def __init__(self):
+        super().__init__()
+        self.rnn = nn.LSTM(16, 32, num_layers=2, batch_first=True)
+        self.head = nn.Linear(32, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y, _ = self.rnn(x)
+        return self.head(y)
+
+
+class ControlFlow(nn.Module):
+    """Loops and a data-dependent branch around small Linear layers."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(16, 16)
+        self.b = nn.Linear(16, 16)
+        self.blocks = nn.ModuleList([nn.Linear(16, 16) for _ in range(4)])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for _ in range(3):
+            if bool(x.sum() > 0):
+                x = self.a(x)
+            else:
+                x = self.b(x)
+            for block in self.blocks:
+                x = torch.relu(block(x))
+        return x
+
+
+# The five models of profile's overhead goal (issue 42): instrumented forward against the median
+OVERHEAD_MODELS = ["resnet18", "mobilenet_v3_small", "lstm", "mlp", "control_flow"]
+
 # name -> (constructor, input shape)
 MODELS = {
     "resnet18": (lambda: torchvision.models.resnet18(), (1, 3, 224, 224)),
@@ -82,4 +130,7 @@ MODELS = {
     "wide_5052": (Wide, (2, 4)),
     "deep_200": (Deep, (2, 4)),
     "many_5000": (Many, (2, 4)),
+    "mlp": (Mlp, (4, 32)),
+    "lstm": (Recurrent, (2, 5, 16)),
+    "control_flow": (ControlFlow, (4, 16)),
 }

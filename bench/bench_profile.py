@@ -12,7 +12,14 @@
    printing its table: goals at most 0.5x on mobilenet_v3_small and the 5,000-module model
    (fixed costs dominate), at most 1.0x on resnet50.
 
-usage: bench/bench_profile.py [--work DIR] [--repeat N] [--models a,b]
+With --overhead, instead: the instrumented forward against the timed median on the five
+models of issue 42 (resnet18, mobilenet_v3_small, an LSTM, an MLP, a model with loops and a
+branch), one intra-op thread, 20 timed runs, medians over --repeat profiles: the raw ratio
+(`instrumented_ms` / `latency_ms.median`, the clock's), the instrumentation's measured cost
+(`overhead`), and the ratio after it is subtracted (the root module's `time_ms` / the median):
+goal at most 1.3x.
+
+usage: bench/bench_profile.py [--work DIR] [--repeat N] [--models a,b] [--overhead] [--tool PATH]
 Builds build/bench (Release, benchmarks on) first; prints one table row per model and check.
 """
 import argparse
@@ -80,16 +87,54 @@ def wall(command):
     return time.perf_counter() - start, done.stdout
 
 
+def overhead(tool, args):
+    from bench_models import OVERHEAD_MODELS
+    print("| model | timed median | instrumented forward | raw ratio | overhead measured "
+          "(per module / operator event) | root module's time | ratio after it |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for name in OVERHEAD_MODELS:
+        archive, inputs = prepare(args.work, name)
+        rows = []
+        for _ in range(args.repeat):
+            _, out = wall([tool, "profile", archive, "--inputs", inputs, "--threads", "1",
+                           "--runs", "20"])
+            records = [json.loads(line) for line in out.splitlines()]
+            summary = records[-1]
+            root = next(r for r in records if r.get("module_path") == "<root>")
+            median = summary["latency_ms"]["median"]
+            rows.append((median, summary["instrumented_ms"], summary["overhead"],
+                         root["time_ms"]))
+        m = statistics.median
+        median = m(r[0] for r in rows)
+        instrumented = m(r[1] for r in rows)
+        root = m(r[3] for r in rows)
+        cost = m(r[2]["ms"] for r in rows)
+        module_us = m(r[2]["module_event_us"] for r in rows)
+        operator_us = m(r[2]["operator_event_us"] for r in rows)
+        print(f"| {name} | {median:.3f} ms | {instrumented:.3f} ms | "
+              f"{m(r[1] / r[0] for r in rows):.2f}x | {cost:.3f} ms ({module_us:.2f} / "
+              f"{operator_us:.2f} us) | {root:.3f} ms | {m(r[3] / r[0] for r in rows):.2f}x |",
+              flush=True)
+    return 0
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--work", default=os.path.join(ROOT, "build/bench-work"))
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--models", default="resnet50,mobilenet_v3_small,many_5000,deep_200")
+    parser.add_argument("--overhead", action="store_true")
+    parser.add_argument("--tool", help="this vin-inspect (an optimised build with the benchmarks "
+                                       "on, such as build/ci's) instead of building build/bench")
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
-    build()
-    tool = os.path.join(ROOT, "build/bench/apps/vin-inspect")
-    plain = os.path.join(ROOT, "build/bench/bench/vin-plain-forward")
+    if not args.tool:
+        build()
+    tool = args.tool or os.path.join(ROOT, "build/bench/apps/vin-inspect")
+    if args.overhead:
+        return overhead(tool, args)
+    # the plain loop of the same build
+    plain = os.path.join(os.path.dirname(os.path.dirname(tool)), "bench", "vin-plain-forward")
     peer = os.path.join(args.work, "profile_peer.py")
     with open(peer, "w") as f:
         f.write(PEER)

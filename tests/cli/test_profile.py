@@ -39,7 +39,7 @@ def profile_jsonl_json_and_table_agree():
     summary = lines[-1]
     assert list(summary) == ["record", "device", "device_name", "threads", "mode", "warmup", "runs",
                              "latency_ms", "throughput", "warnings", "flops", "macs", "uncounted_operators",
-                             "flops_complete", "instrumented_ms",
+                             "flops_complete", "instrumented_ms", "overhead",
                              "peak_bytes", "parameter_bytes", "buffer_bytes", "modules",
                              "operators", "nested_operators", "inputs", "seed", "torch_version",
                              "vin_inspect_version", "schema_version"], list(summary)
@@ -473,7 +473,7 @@ def profile_and_capture_on_meta_give_shapes_and_flops_and_no_measurement():
         unmeasured = {"ModuleProfile": ("time_ms", "self_time_ms", "allocated_bytes", "peak_bytes"),
                       "OperatorProfile": ("time_ms", "self_time_ms"),
                       "ProfileSummary": ("latency_ms", "throughput", "instrumented_ms",
-                                         "peak_bytes")}
+                                         "overhead", "peak_bytes")}
         key = lambda r: r.get("module_path", r.get("operator", ""))  # noqa: E731
         by_key = {(r["record"], key(r)): r for r in cpu_records}
         assert len(by_key) == len(meta_records) == len(cpu_records)

@@ -743,7 +743,7 @@ def option_value_attacks():
         [(["profile", "{file}", *small, "--device", "meta"], "repeatable", 0, None,
           {"stdout_has": '"latency_ms": null, "throughput": null, "warnings": [], "flops": 24, '
                          '"macs": 12, "uncounted_operators": [], "flops_complete": true, '
-                         '"instrumented_ms": null, "peak_bytes": null'})] +
+                         '"instrumented_ms": null, "overhead": null, "peak_bytes": null'})] +
         [(["capture", "{file}", *small, "--device", "meta"], "repeatable", 0, None,
           {"stdout_has": '"values": [], "sample_omission_reason": "meta_device"'})] +
         [(["profile", "{file}", *small, "--device", "meta", "--trace", "{file}.json"], "usage",

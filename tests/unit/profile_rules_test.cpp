@@ -362,6 +362,50 @@ TEST_CASE("operators: self time without the operators they dispatch to; every ca
   CHECK(nested.flops() == 150);  // the forward's FLOPs are counted once either way
 }
 
+TEST_CASE("the instrumentation's cost: events counted per call, measured cost subtracted") {
+  ProfileBuilder b;
+  b.enter_module("<root>", "Net", 0, {}, 0);           // module event 1
+  b.start_operator("aten::linear", 1);                 // operator event 1
+  b.start_operator("aten::addmm", 2);                  // 2
+  b.memory(64, 2.5);                                   // 3
+  b.end_operator(10, 3);                               // 4
+  b.end_operator(0, 4);                                // 5
+  b.enter_module("act", "ReLU", 0, {}, 5);             // module event 2
+  b.start_operator("aten::relu", 6);                   // 6
+  b.end_operator(0, 7);                                // 7
+  b.exit_module({}, 8);                                // module event 3
+  b.exit_module({}, 10);                               // 4
+  CHECK(b.events().module == 4);
+  CHECK(b.events().op == 7);
+  // 0.1 ms a module event, 0.2 ms an operator event
+  b.subtract_instrumentation({0.1, 0.2});
+  const auto modules = b.modules();
+  // the root's call: every event after its entry (3 module, 7 operator): 10 - 0.3 - 1.4
+  CHECK(modules[0].time_ms == doctest::Approx(8.3));
+  // its self: outside act's call (act's 2 module and 2 operator events): 3 - 1, 5 - 2
+  CHECK(modules[0].self_time_ms == doctest::Approx(10 - 3 - 0.2 - 1.0));
+  CHECK(modules[1].time_ms == doctest::Approx(3 - 0.1 - 0.4));
+  const auto ops = b.operators();
+  REQUIRE(ops[0].name == "aten::linear");
+  CHECK(ops[0].time_ms == doctest::Approx(3 - 0.8));  // its addmm's 2, the memory report, its end
+  // its self: 2 ms outside the addmm, less its own start's and end's halves and the events
+  // outside the addmm's call (2 of the 4)
+  CHECK(ops[0].self_time_ms == doctest::Approx(2 - 0.4));
+  // never below 0
+  b.subtract_instrumentation({10, 10});
+  for (const auto& m : b.modules()) CHECK(m.time_ms == 0);
+
+  // the measured costs: operator callbacks over the operator events, the rest over the module
+  // events; a cost measured below 0 (noise) is none
+  const InstrumentationCost cost = measured_instrumentation_cost(
+      {/*plain*/ 1.0, /*bare*/ 1.2, /*operators*/ 2.2, /*fully*/ 3.0}, {0, 100}, {8, 100});
+  CHECK(cost.operator_event_ms == doctest::Approx(0.01));
+  CHECK(cost.module_event_ms == doctest::Approx((0.8 + 0.2) / 8));
+  const InstrumentationCost none = measured_instrumentation_cost({1, 0.9, 0.8, 0.7}, {0, 5}, {2, 5});
+  CHECK(none.operator_event_ms == 0);
+  CHECK(none.module_event_ms == 0);
+}
+
 TEST_CASE("a module's uncalled children and the operators its own code called instead") {
   ProfileBuilder b;
   b.enter_module("<root>", "Encoder", 0, {}, 0);

@@ -815,6 +815,10 @@ std::string cut_module_label(const std::string& label, std::size_t width) {
   return cut_to(label, width);
 }
 
+// the instrumented forward's time less what the instrumentation cost it: what the module and
+// operator times (the overhead subtracted from them too) are shares of
+double model_ms(const ProfileSummary& s) { return std::max(0.0, s.instrumented_ms - s.overhead.ms); }
+
 // "torch.nn.modules.conv.Conv2d" -> "Conv2d": the table's type (the records keep it whole)
 std::string short_type(const std::string& type) {
   const auto dot = type.rfind('.');
@@ -854,7 +858,7 @@ std::string profile_module_rows(const ProfileRecords& profile, const ProfileTabl
                          ")",
                      shapes_text(m.output_shapes), with_thousands_separators(m.parameters),
                      si_compact(m.flops), time(self_ms[i]), time(m.time_ms),
-                     m.measured ? share_of(m.time_ms, s.instrumented_ms) : kNotMeasured,
+                     m.measured ? share_of(m.time_ms, model_ms(s)) : kNotMeasured,
                      m.measured ? byte_size(m.peak_bytes) : kNotMeasured});
     if (m.uncalled_children.empty()) continue;
     if (noted == kProfileTableNotes) {
@@ -909,7 +913,7 @@ std::string format_profile_table(const ProfileRecords& profile, const ProfileTab
     operators.add_row({shown(o.name), with_thousands_separators(o.calls), si_count(o.flops),
                        si_count(macs), o.measured ? milliseconds(o.self_time_ms) : kNotMeasured,
                        o.measured ? milliseconds(o.time_ms) : kNotMeasured,
-                       o.measured ? share_of(o.time_ms, s.instrumented_ms) : kNotMeasured});
+                       o.measured ? share_of(o.time_ms, model_ms(s)) : kNotMeasured});
   }
   operators.fit(layout.width, {{0, 24}});
   out += operators.render() + '\n';
@@ -945,8 +949,11 @@ std::string format_profile_table(const ProfileRecords& profile, const ProfileTab
     out += wrapped("FLOPs incomplete: no rule counts " + names, layout.width);
   }
   if (s.measured)
-    out += "Instrumented forward: " + milliseconds(s.instrumented_ms) + " ms, peak memory " +
-           byte_size(s.peak_bytes) + "\n";
+    out += wrapped("Instrumented forward: " + milliseconds(s.instrumented_ms) + " ms (" +
+                       milliseconds(s.overhead.ms) +
+                       " ms of it the instrumentation's, off the times above), peak memory " +
+                       byte_size(s.peak_bytes),
+                   layout.width);
   out += "Parameters: " + byte_size(s.parameter_bytes) + ", buffers: " + byte_size(s.buffer_bytes) +
          "\n";
   return out;

@@ -9,10 +9,27 @@
 
 namespace vin::diagnostics {
 
+InstrumentationCost measured_instrumentation_cost(const CalibrationTimes& times,
+                                                  const InstrumentationEvents& operators_alone,
+                                                  const InstrumentationEvents& fully) {
+  InstrumentationCost cost;
+  if (operators_alone.op > 0)
+    cost.operator_event_ms =
+        std::max(0.0, times.operators_ms - times.bare_ms) / static_cast<double>(operators_alone.op);
+  if (fully.module > 0)
+    cost.module_event_ms =
+        (std::max(0.0, times.fully_ms - times.operators_ms) +
+         std::max(0.0, times.bare_ms - times.plain_ms)) /
+        static_cast<double>(fully.module);
+  return cost;
+}
+
 void ProfileBuilder::enter_module(const std::string& path, const std::string& type,
                                   std::int64_t parameters, Shapes input_shapes, double ms) {
+  ++events_.module;
   auto [it, first] = module_index_.try_emplace(path, modules_.size());
   ModuleFrame frame;
+  frame.events_at_start = events_;
   if (keep_spans_) frame.input_shapes = input_shapes;
   if (first) {
     ModuleProfile m;
@@ -21,6 +38,7 @@ void ProfileBuilder::enter_module(const std::string& path, const std::string& ty
     m.parameters = parameters;
     m.input_shapes = std::move(input_shapes);
     modules_.push_back(std::move(m));
+    module_events_.emplace_back();
   }
   frame.index = it->second;
   frame.start_ms = ms;
@@ -30,8 +48,11 @@ void ProfileBuilder::enter_module(const std::string& path, const std::string& ty
 
 void ProfileBuilder::exit_module(Shapes output_shapes, double ms) {
   if (module_stack_.empty()) throw std::logic_error("exit_module without a module call");
+  ++events_.module;
   ModuleFrame frame = std::move(module_stack_.back());
   module_stack_.pop_back();
+  const InstrumentationEvents inside = events_since(frame.events_at_start);
+  module_events_[frame.index].add(inside, frame.child_events);
   ModuleProfile& m = modules_[frame.index];
   const double elapsed = ms - frame.start_ms;
   if (keep_spans_)
@@ -47,13 +68,17 @@ void ProfileBuilder::exit_module(Shapes output_shapes, double ms) {
   if (!module_stack_.empty()) {
     ModuleFrame& parent = module_stack_.back();
     parent.child_ms += elapsed;
+    parent.child_events.module += inside.module;
+    parent.child_events.op += inside.op;
     parent.flops = add_flops(parent.flops, frame.flops);
   }
 }
 
 void ProfileBuilder::start_operator(const std::string& name, double ms, Shapes input_shapes) {
+  ++events_.op;
   const bool counts = counts_flops(name);
   OperatorFrame frame;
+  frame.events_at_start = events_;
   frame.name = name;
   frame.start_ms = ms;
   frame.counts = counts;
@@ -64,8 +89,10 @@ void ProfileBuilder::start_operator(const std::string& name, double ms, Shapes i
 
 void ProfileBuilder::end_operator(FlopCount flops, double ms) {
   if (operator_stack_.empty()) throw std::logic_error("end_operator without an operator call");
+  ++events_.op;
   OperatorFrame frame = std::move(operator_stack_.back());
   operator_stack_.pop_back();
+  const InstrumentationEvents inside = events_since(frame.events_at_start);
   if (frame.counts) {
     --open_counting_;
     if (open_counting_ == 0 && flops > 0) {  // the outermost counted operator of its stack
@@ -86,7 +113,12 @@ void ProfileBuilder::end_operator(FlopCount flops, double ms) {
   if (!frame.counts && !frame.counted_inside && open_counting_ == 0 &&
       !without_matrix_work(frame.name)) {
     auto [at, first] = uncounted_index_.try_emplace(frame.name, uncounted_.size());
-    if (first) uncounted_.push_back(UncountedOperator{frame.name});
+    if (first) {
+      uncounted_.push_back(UncountedOperator{frame.name});
+      uncounted_events_.emplace_back();
+    }
+    uncounted_events_[at->second].module += inside.module;
+    uncounted_events_[at->second].op += inside.op;
     ++uncounted_[at->second].calls;
     uncounted_[at->second].time_ms += ms - frame.start_ms;
     frame.has_work = true;
@@ -97,20 +129,27 @@ void ProfileBuilder::end_operator(FlopCount flops, double ms) {
     caller.counted_inside |= frame.counts || frame.counted_inside;
     caller.has_work |= frame.has_work;
     caller.child_ms += ms - frame.start_ms;
+    caller.child_events.module += inside.module;
+    caller.child_events.op += inside.op;
   } else if (frame.has_work && !module_stack_.empty()) {
     // the work a module's own code did (ModuleProfile::work_operators)
     std::vector<std::string>& work = modules_[module_stack_.back().index].work_operators;
     if (std::find(work.begin(), work.end(), frame.name) == work.end())
       work.push_back(frame.name);
   }
-  if (outermost || nested_operators_) record_operator(frame, ms);
+  if (outermost || nested_operators_) record_operator(frame, ms, inside);
 }
 
 // `frame`'s call, ended at `ms`, into its OperatorProfile (and its span)
-void ProfileBuilder::record_operator(const OperatorFrame& frame, double ms) {
+void ProfileBuilder::record_operator(const OperatorFrame& frame, double ms,
+                                     const InstrumentationEvents& inside) {
   if (inside_modules_only_ && module_stack_.empty()) return;  // outside the modules selected
   auto [it, first] = operator_index_.try_emplace(frame.name, operators_.size());
-  if (first) operators_.push_back(OperatorProfile{frame.name});
+  if (first) {
+    operators_.push_back(OperatorProfile{frame.name});
+    operator_events_.emplace_back();
+  }
+  operator_events_[it->second].add(inside, frame.child_events);
   OperatorProfile& op = operators_[it->second];
   const double elapsed = ms - frame.start_ms;
   ++op.calls;
@@ -130,6 +169,7 @@ void ProfileBuilder::device_synchronised(double start_ms, double end_ms) {
 }
 
 void ProfileBuilder::memory(std::int64_t bytes, double ms) {
+  ++events_.op;
   live_ += bytes;
   if (keep_spans_) memory_samples_.push_back({ms, live_});
   peak_ = std::max(peak_, live_);
@@ -139,10 +179,28 @@ void ProfileBuilder::memory(std::int64_t bytes, double ms) {
   }
 }
 
-std::vector<ModuleProfile> ProfileBuilder::modules() const { return modules_; }
+namespace {
+
+// `ms` less what the instrumentation cost, never below 0
+double less_cost(double ms, double cost) { return std::max(0.0, ms - cost); }
+
+}  // namespace
+
+std::vector<ModuleProfile> ProfileBuilder::modules() const {
+  std::vector<ModuleProfile> out = modules_;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    out[i].time_ms = less_cost(out[i].time_ms, cost_.of(module_events_[i].all));
+    // never more than the whole: a child's events may cost more than its call measured
+    out[i].self_time_ms =
+        std::min(out[i].time_ms, less_cost(out[i].self_time_ms, cost_.of(module_events_[i].self)));
+  }
+  return out;
+}
 
 std::vector<UncountedOperator> ProfileBuilder::uncounted_operators() const {
   std::vector<UncountedOperator> sorted = uncounted_;
+  for (std::size_t i = 0; i < sorted.size(); ++i)
+    sorted[i].time_ms = less_cost(sorted[i].time_ms, cost_.of(uncounted_events_[i]));
   std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
     return a.time_ms != b.time_ms ? a.time_ms > b.time_ms : a.name < b.name;
   });
@@ -151,6 +209,11 @@ std::vector<UncountedOperator> ProfileBuilder::uncounted_operators() const {
 
 std::vector<OperatorProfile> ProfileBuilder::operators() const {
   std::vector<OperatorProfile> sorted = operators_;
+  for (std::size_t i = 0; i < sorted.size(); ++i) {
+    sorted[i].time_ms = less_cost(sorted[i].time_ms, cost_.of(operator_events_[i].all));
+    sorted[i].self_time_ms = std::min(
+        sorted[i].time_ms, less_cost(sorted[i].self_time_ms, cost_.of(operator_events_[i].self)));
+  }
   std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
     return a.time_ms != b.time_ms ? a.time_ms > b.time_ms : a.name < b.name;
   });

@@ -17,6 +17,43 @@ namespace vin::diagnostics {
 
 using Shapes = std::vector<std::vector<std::int64_t>>;
 
+/// Events of the instrumentation, by the kind of callback that heard them: module calls' entries
+/// and exits (the capture's observers), operator calls' starts and ends and memory reports
+/// (RecordFunction callbacks, the allocators' reports).
+struct InstrumentationEvents {
+  std::int64_t module = 0;
+  std::int64_t op = 0;
+};
+
+/// What one instrumentation event costs the forward, measured (profile_archive's calibration),
+/// in milliseconds: subtracted from the times of the modules and operators whose calls it fell in.
+struct InstrumentationCost {
+  double module_event_ms = 0;
+  double operator_event_ms = 0;
+  double of(const InstrumentationEvents& e) const {
+    return module_event_ms * static_cast<double>(e.module) +
+           operator_event_ms * static_cast<double>(e.op);
+  }
+};
+
+/// The medians of profile's calibration forwards (profile_archive): a model as any user runs it
+/// (`plain`), and its instrumented clone bare (no callback, the observers' scope closed), with the
+/// operator callbacks alone, fully instrumented.
+struct CalibrationTimes {
+  double plain_ms = 0;
+  double bare_ms = 0;
+  double operators_ms = 0;
+  double fully_ms = 0;
+};
+
+/// What an event costs: the operator callbacks' cost (operators alone less bare) over the
+/// operator events of that forward; the observers' (fully less operators alone) and the clone's
+/// (bare less plain: its observers' nodes and its module calls, not inlined into one plan as the
+/// model's are) over the module events of the fully instrumented one; never below 0.
+InstrumentationCost measured_instrumentation_cost(const CalibrationTimes& times,
+                                                  const InstrumentationEvents& operators_alone,
+                                                  const InstrumentationEvents& fully);
+
 class ProfileBuilder {
  public:
   /// A call of the module at `path` begins at `ms` (any clock, milliseconds) with inputs of
@@ -55,6 +92,13 @@ class ProfileBuilder {
   /// From now on keeps a ProfileSpan of every module call and of every outermost operator call
   /// (profile --trace).
   void keep_spans(bool on = true) { keep_spans_ = on; }
+  /// The events heard so far.
+  const InstrumentationEvents& events() const { return events_; }
+  /// From now on the records' times (module, operator and uncounted operator times, their self
+  /// times) have `cost` of every event inside their calls taken off (none below 0); the spans
+  /// keep the clock's times.
+  void subtract_instrumentation(InstrumentationCost cost) { cost_ = cost; }
+
   /// The spans kept, in the order the calls ended.
   const std::vector<ProfileSpan>& spans() const { return spans_; }
   /// The live bytes after each allocation and free, when spans are kept.
@@ -85,6 +129,8 @@ class ProfileBuilder {
     std::int64_t peak = 0;
     std::int64_t allocated = 0;
     Shapes input_shapes;  // this call's, for its span
+    InstrumentationEvents events_at_start;
+    InstrumentationEvents child_events;  // inside the calls of its submodules
   };
   struct OperatorFrame {
     std::string name;
@@ -95,10 +141,33 @@ class ProfileBuilder {
     FlopCount flops = 0;  // counted inside it
     double child_ms = 0;  // in the operators dispatched from it
     Shapes input_shapes;  // for its span
+    InstrumentationEvents events_at_start;
+    InstrumentationEvents child_events;  // inside the operators dispatched from it
+  };
+  // the events inside a call begun with `at_start` (its own end included, which stands for its
+  // callbacks' halves on either side of its clock readings)
+  InstrumentationEvents events_since(const InstrumentationEvents& at_start) const {
+    return {events_.module - at_start.module, events_.op - at_start.op};
+  }
+  // the events inside each record's calls, and inside them outside their children's
+  struct EventTotals {
+    InstrumentationEvents all, self;
+    void add(const InstrumentationEvents& inside, const InstrumentationEvents& children) {
+      all.module += inside.module;
+      all.op += inside.op;
+      self.module += inside.module - children.module;
+      self.op += inside.op - children.op;
+    }
   };
 
-  void record_operator(const OperatorFrame& frame, double ms);
+  void record_operator(const OperatorFrame& frame, double ms,
+                       const InstrumentationEvents& inside);
 
+  InstrumentationEvents events_;
+  InstrumentationCost cost_;
+  std::vector<EventTotals> module_events_;    // by modules_'s index
+  std::vector<EventTotals> operator_events_;  // by operators_'s index
+  std::vector<InstrumentationEvents> uncounted_events_;  // by uncounted_'s index
   std::vector<ModuleProfile> modules_;
   std::unordered_map<std::string, std::size_t> module_index_;
   std::vector<ModuleFrame> module_stack_;

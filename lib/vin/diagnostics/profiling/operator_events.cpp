@@ -12,6 +12,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 
 #include "vin/diagnostics/profile/flop_rules.h"
 
@@ -84,6 +85,30 @@ std::size_t first_own_value(std::size_t handed, std::optional<std::size_t> own) 
   return own && handed > *own ? handed - *own : 0;
 }
 
+// How many arguments and returns an operator's schema has, by the operator's name as RecordFunction
+// hands it (a pointer into the dispatcher's schema, the same for every call of one overload):
+// RecordFunction::operator_schema() copies the whole FunctionSchema, a cost (0.5-1 us) the
+// counted operators would otherwise pay twice a call. Bounded: past kMaxCachedSchemas names
+// (names that are not the schema's own, a build that hands copies) each call asks again.
+struct SchemaSizes {
+  std::optional<std::size_t> arguments, returns;
+};
+constexpr std::size_t kMaxCachedSchemas = 4096;
+
+SchemaSizes schema_sizes(const at::RecordFunction& fn) {
+  thread_local std::unordered_map<const char*, SchemaSizes> cache;
+  const char* name = fn.name();
+  const auto found = cache.find(name);
+  if (found != cache.end()) return found->second;
+  SchemaSizes sizes;
+  if (const auto schema = fn.operator_schema()) {
+    sizes.arguments = schema->arguments().size();
+    sizes.returns = schema->returns().size();
+  }
+  if (cache.size() < kMaxCachedSchemas) cache.emplace(name, sizes);
+  return sizes;
+}
+
 }  // namespace
 
 struct OperatorEvents::State {
@@ -119,10 +144,7 @@ std::unique_ptr<at::ObserverContext> operator_started(const at::RecordFunction& 
   std::vector<std::vector<std::int64_t>> shapes;
   if (context->counts || state->input_shapes) {
     const auto inputs = fn.inputs();
-    const auto schema = fn.operator_schema();
-    const std::size_t first = first_own_value(
-        inputs.size(),
-        schema ? std::optional<std::size_t>(schema->arguments().size()) : std::nullopt);
+    const std::size_t first = first_own_value(inputs.size(), schema_sizes(fn).arguments);
     for (std::size_t i = first; i < inputs.size(); ++i) {
       auto shape = shape_of(inputs[i]);
       if (state->input_shapes && shape) shapes.push_back(*shape);
@@ -145,10 +167,7 @@ void operator_ended(const at::RecordFunction& fn, at::ObserverContext* base) {
     OperatorCall call{context->name, std::move(context->arguments), {}, context->transposed};
     // the first of the schema's returns
     const auto& outputs = fn.outputs();
-    const auto schema = fn.operator_schema();
-    const std::size_t first = first_own_value(
-        outputs.size(),
-        schema ? std::optional<std::size_t>(schema->returns().size()) : std::nullopt);
+    const std::size_t first = first_own_value(outputs.size(), schema_sizes(fn).returns);
     if (first < outputs.size())
       if (auto shape = shape_of(outputs[first])) call.output = std::move(*shape);
     flops = operator_flops(call);

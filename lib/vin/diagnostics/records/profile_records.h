@@ -88,6 +88,14 @@ struct ProfileInputs {
   std::vector<ProfileShape> shapes;
 };
 
+/// What the instrumentation cost the recorded forward, measured (docs/profile.md): subtracted
+/// from the module and operator times.
+struct InstrumentationOverhead {
+  double ms = 0;                 ///< in all, of the recorded forward
+  double module_event_us = 0;    ///< per module call's entry or exit
+  double operator_event_us = 0;  ///< per operator call's start or end, or memory report
+};
+
 /// The version of the records' schema (ProfileSummary's schema_version): raised when a field
 /// of any record changes meaning or goes; fields added leave it.
 inline constexpr std::int64_t kRecordSchemaVersion = 1;
@@ -112,6 +120,8 @@ struct ProfileSummary {
   /// then short of the forward's (flops_complete false)
   std::vector<UncountedOperator> uncounted_operators;
   double instrumented_ms = 0;   ///< the instrumented forward's wall time
+  /// what the instrumentation cost it, taken off the module and operator times
+  InstrumentationOverhead overhead;
   std::int64_t peak_bytes = 0;  ///< its most live bytes, counted from before it
   std::int64_t parameter_bytes = 0;
   std::int64_t buffer_bytes = 0;

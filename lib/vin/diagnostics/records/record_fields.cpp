@@ -385,6 +385,15 @@ constexpr Field<ProfileSummary> kProfileSummaryFields[] = {
      Presence::always, not_compared},
     {"instrumented_ms", [](const ProfileSummary& s) { return measured(s, s.instrumented_ms); },
      Presence::always, not_compared},
+    // with_detail: profiles written before it read back
+    {"overhead",
+     [](const ProfileSummary& s) {
+       if (!s.measured) return Json(nullptr);
+       return Json::object({{"ms", s.overhead.ms},
+                            {"module_event_us", s.overhead.module_event_us},
+                            {"operator_event_us", s.overhead.operator_event_us}});
+     },
+     detail, not_compared},
     {"peak_bytes", [](const ProfileSummary& s) { return measured(s, s.peak_bytes); },
      Presence::always, not_compared},
     {"parameter_bytes", [](const ProfileSummary& s) { return Json(s.parameter_bytes); }},
