@@ -190,6 +190,39 @@ def profile_lists_the_operators_no_rule_counts():
 
 
 @torch_test
+def profile_errors_name_the_module_and_the_operator():
+    # issue 42: a forward that raises names where, beside TorchScript's source line: the module
+    # call open and the operator that raised (as the code called it, and what it dispatched to)
+    with tempfile.TemporaryDirectory() as tmp:
+        source = (
+            "import sys, torch, torch.nn as nn\n"
+            "class Check(nn.Module):\n"
+            "    def forward(self, x):\n"
+            "        if x.shape[0] > 1:\n"
+            "            raise RuntimeError('batch too large')\n"
+            "        return x\n"
+            "class Net(nn.Module):\n"
+            "    def __init__(self):\n"
+            "        super().__init__()\n"
+            "        self.first = nn.Linear(8, 8)\n"
+            "        self.check = Check()\n"
+            "        self.bad = nn.Linear(5, 3)\n"
+            "    def forward(self, x):\n"
+            "        return self.bad(self.check(self.first(x)))\n"
+            "torch.jit.script(Net()).save(sys.argv[1] + '/net.pt')\n")
+        run_script(tmp, "net.py", source, tmp)
+        archive = os.path.join(tmp, "net.pt")
+        p = run("profile", archive, "--shape", "x=1x8")
+        assert_clean_error(p, 1, r"mat1 and mat2 shapes cannot be multiplied")
+        # on TorchScript's "at" line: the message stays two lines
+        assert re.search(r"\n  at .*, in module 'bad' \(torch\.nn\.modules\.linear\.Linear\), "
+                         r"in operator aten::linear( \(at its aten::\w+\))?\n?$", p.stderr), p.stderr
+        p = run("profile", archive, "--shape", "x=2x8")
+        assert_clean_error(p, 1, r"batch too large")
+        assert re.search(r"in module 'check' \(\S*Check\)\n?$", p.stderr), p.stderr
+
+
+@torch_test
 def profile_table_fits_its_width_and_folds_by_depth():
     def table(*extra, columns="100"):
         env = dict(os.environ, COLUMNS=columns)

@@ -36,7 +36,9 @@ struct RecordingSink final : OperatorEventSink {
     }
     events.push_back(line);
   }
-  void operator_ended(FlopCount flops) override { events.push_back("end " + flop_digits(flops)); }
+  void operator_ended(FlopCount flops, bool raised) override {
+    events.push_back("end " + flop_digits(flops) + (raised ? " raised" : ""));
+  }
   void memory_changed(std::int64_t bytes) override { (bytes > 0 ? allocated : freed) += bytes; }
 };
 

@@ -406,6 +406,27 @@ TEST_CASE("the instrumentation's cost: events counted per call, measured cost su
   CHECK(none.module_event_ms == 0);
 }
 
+TEST_CASE("where a forward raised: the module call left open, the operator an exception left") {
+  ProfileBuilder b;
+  CHECK_FALSE(b.where_raised());
+  b.enter_module("<root>", "Net", 0, {}, 0);
+  b.enter_module("bad", "torch.nn.modules.linear.Linear", 0, {}, 1);
+  b.start_operator("aten::linear", 2);
+  b.start_operator("aten::addmm", 3);
+  b.end_operator(0, 4, /*raised=*/true);  // the exception leaves addmm, then linear
+  b.end_operator(0, 5, /*raised=*/true);
+  CHECK(b.where_raised() ==
+        "in module 'bad' (torch.nn.modules.linear.Linear), in operator aten::linear (at its "
+        "aten::addmm)");
+  // raised by the code itself (a `raise`, no operator): the module call still open
+  ProfileBuilder code;
+  code.enter_module("<root>", "Net", 0, {}, 0);
+  code.start_operator("aten::relu", 1);
+  code.end_operator(0, 2);
+  code.enter_module("check", "pkg.Check", 0, {}, 3);
+  CHECK(code.where_raised() == "in module 'check' (pkg.Check)");
+}
+
 TEST_CASE("a module's uncalled children and the operators its own code called instead") {
   ProfileBuilder b;
   b.enter_module("<root>", "Encoder", 0, {}, 0);

@@ -112,7 +112,7 @@ RunFailure describe_failure(const ForwardRun& run, const std::string& inputs,
     return {run.archive + ": out of memory while running the forward on " + inputs, ""};
   const ForwardFailure failure = describe_forward_failure(e);
   RunFailure out{run.archive + ": the model's forward raised on " + inputs + ": " + failure.reason,
-                 failure.report};
+                 failure.report, /*raised=*/true};
   if (!failure.where.empty()) out.message += "\n  at " + failure.where;
   // --device meta runs only the operators this LibTorch has a meta kernel for (1.13 has none
   // for relu or conv2d; newer releases have many more)

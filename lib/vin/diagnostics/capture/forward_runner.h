@@ -60,6 +60,9 @@ class LoadedRun {
 struct RunFailure {
   std::string message;
   std::string report;
+  /// the forward raised an error of its own (not a timeout, not running out of memory): running
+  /// it again, instrumented, reaches the same error (profile does, to say where it raised)
+  bool raised = false;
 };
 
 /// How run_forwards runs forward `i` (of run.inputs()); what it throws ends the run.

@@ -87,11 +87,20 @@ void ProfileBuilder::start_operator(const std::string& name, double ms, Shapes i
   if (counts) ++open_counting_;
 }
 
-void ProfileBuilder::end_operator(FlopCount flops, double ms) {
+void ProfileBuilder::end_operator(FlopCount flops, double ms, bool raised) {
   if (operator_stack_.empty()) throw std::logic_error("end_operator without an operator call");
   ++events_.op;
   OperatorFrame frame = std::move(operator_stack_.back());
   operator_stack_.pop_back();
+  if (raised && !raised_) {  // the innermost call the exception left, first
+    raised_.emplace();
+    raised_->operator_ = frame.name;
+    raised_->code_operator = operator_stack_.empty() ? frame.name : operator_stack_.front().name;
+    if (!module_stack_.empty()) {
+      raised_->module_path = modules_[module_stack_.back().index].module_path;
+      raised_->module_type = modules_[module_stack_.back().index].module_type;
+    }
+  }
   const InstrumentationEvents inside = events_since(frame.events_at_start);
   if (frame.counts) {
     --open_counting_;
@@ -177,6 +186,26 @@ void ProfileBuilder::memory(std::int64_t bytes, double ms) {
     if (bytes > 0) frame.allocated += bytes;
     frame.peak = std::max(frame.peak, live_ - frame.live_at_start);
   }
+}
+
+std::optional<std::string> ProfileBuilder::where_raised() const {
+  std::string module_path, module_type;
+  if (raised_) {
+    module_path = raised_->module_path;
+    module_type = raised_->module_type;
+  } else if (!module_stack_.empty()) {  // raised by the code itself, not in an operator
+    module_path = modules_[module_stack_.back().index].module_path;
+    module_type = modules_[module_stack_.back().index].module_type;
+  }
+  std::string where;
+  if (!module_path.empty()) where = "in module '" + module_path + "' (" + module_type + ")";
+  if (raised_) {
+    where += (where.empty() ? "" : ", ") + std::string("in operator ") + raised_->code_operator;
+    if (raised_->operator_ != raised_->code_operator)
+      where += " (at its " + raised_->operator_ + ")";
+  }
+  if (where.empty()) return std::nullopt;
+  return where;
 }
 
 namespace {

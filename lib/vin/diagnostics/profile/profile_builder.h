@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -70,9 +71,17 @@ class ProfileBuilder {
   void start_operator(const std::string& name, double ms, Shapes input_shapes = {});
   /// The innermost open operator call ends at `ms`; `flops` is what operator_flops gives for it
   /// (0 for an operator counts_flops refuses). Its FLOPs count only when no operator open around
-  /// it counts FLOPs (once per dispatch stack, at the outermost counted operator). Throws
+  /// it counts FLOPs (once per dispatch stack, at the outermost counted operator). `raised`: an
+  /// exception leaves it (the first such call is where the forward raised). Throws
   /// std::logic_error when no operator call is open.
-  void end_operator(FlopCount flops, double ms);
+  void end_operator(FlopCount flops, double ms, bool raised = false);
+
+  /// Where the forward raised, for its error: "in module 'block.lin'
+  /// (torch.nn.modules.linear.Linear), in operator aten::linear (at its aten::addmm)": the
+  /// module call open (a module call an exception leaves never returns) and the operator that
+  /// raised, as the code called it and, where it was dispatched from that one, itself. Nothing
+  /// when neither is known.
+  std::optional<std::string> where_raised() const;
 
   /// `bytes` allocated (positive) or freed (negative) on the profiled device at `ms`.
   void memory(std::int64_t bytes, double ms = 0);
@@ -185,6 +194,11 @@ class ProfileBuilder {
   bool nested_operators_ = false;
   std::vector<ProfileSpan> spans_;
   std::vector<MemorySample> memory_samples_;
+  struct Raised {
+    std::string module_path, module_type;  // empty outside every module call
+    std::string code_operator, operator_;  // the outermost open, and the one that raised
+  };
+  std::optional<Raised> raised_;
 };
 
 /// Fills each record's uncalled_children: the registered children of a module that ran (by

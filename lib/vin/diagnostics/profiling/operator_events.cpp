@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <exception>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
@@ -172,7 +173,7 @@ void operator_ended(const at::RecordFunction& fn, at::ObserverContext* base) {
       if (auto shape = shape_of(outputs[first])) call.output = std::move(*shape);
     flops = operator_flops(call);
   }
-  state->sink.operator_ended(flops);
+  state->sink.operator_ended(flops, std::uncaught_exceptions() > 0);
 }
 
 }  // namespace

@@ -24,7 +24,9 @@ class OperatorEventSink {
   virtual void operator_started(const char* name,
                                 std::vector<std::vector<std::int64_t>> input_shapes) = 0;
   /// The innermost operator call begun ends; `flops` by flop_rules (0 where it counts none).
-  virtual void operator_ended(FlopCount flops) = 0;
+  /// `raised`: it ends because an exception leaves it (LibTorch ends a call's RecordFunction
+  /// as the exception unwinds it).
+  virtual void operator_ended(FlopCount flops, bool raised) = 0;
   /// Bytes allocated (positive) or freed (negative) on the device. May come from the tasks
   /// LibTorch launches for the forward (intra-op workers), on other threads; never after
   /// OperatorEvents ends.

@@ -129,10 +129,10 @@ class ProfileRecorder final : public TensorConsumer, public OperatorEventSink {
   void operator_started(const char* name, Shapes input_shapes) override {
     guarded([&] { builder_.start_operator(name, elapsed_ms(), std::move(input_shapes)); });
   }
-  void operator_ended(FlopCount flops) override {
+  void operator_ended(FlopCount flops, bool raised) override {
     guarded([&] {
-      synchronize();
-      builder_.end_operator(flops, elapsed_ms());
+      if (!raised) synchronize();  // not while an exception leaves the operator
+      builder_.end_operator(flops, elapsed_ms(), raised);
     });
   }
   void memory_changed(std::int64_t bytes) override {
@@ -419,11 +419,6 @@ ProfileResult profile_archive(const ProfileRequest& request) {
   const OnAbandoned abandoned = [&request](const std::string& message) {
     if (request.on_abandoned) request.on_abandoned(message);
   };
-  const auto fail = [&result](RunFailure failure) {
-    result.error = std::move(failure.message);
-    result.error_report = std::move(failure.report);
-    return result;
-  };
 
   // phases 1 and 2: the archive as any user runs it, the device synchronised around each timed
   // forward on CUDA (its kernels run asynchronously)
@@ -432,6 +427,44 @@ ProfileResult profile_archive(const ProfileRequest& request) {
   std::vector<double> times_ms;
   // every time of the trace is from here: the runs' spans and the instrumented forward's events
   const Clock::time_point origin = Clock::now();
+  // The clone phase 3 instruments, made first (a failed forward of any phase runs on it again):
+  // by phase 3 the graph executor of the model's own methods has optimised them (inlining the
+  // submodules' calls into the root's graph), and keeps running that plan whatever
+  // instrumentation puts into the graphs; the clone's methods are new, from the graphs as
+  // compiled. Its torch.jit.fork tasks run inline at the fork, so that every module call and
+  // operator is on the forward's thread, nested where the code forked it (the timed runs keep
+  // LibTorch's inter-op parallelism)
+  auto recorder = std::make_shared<ProfileRecorder>(std::move(facts), device, origin, request);
+  ModelCapture& capture =
+      models->capture.emplace(capture_model(loaded.model(), request.module_paths, CaptureLimits()));
+  capture.add_consumer(recorder);
+  stopwatch.lap("instrumented a clone of the model");
+
+  // A failed forward's error says where it raised (contract: the module path and the operator,
+  // beside TorchScript's source line): the instrumented clone runs it again, unless the failure
+  // was the instrumented forward's already, or a timeout or running out of memory (which a
+  // second forward would only repeat)
+  const auto instrumented_once = [&](std::size_t) {
+    auto scope = capture.enter();
+    OperatorEvents events(*recorder, device, false);
+    recorder->start();
+    capture.forward(inputs, ModelCapture::ForkTasks::inline_at_fork);
+  };
+  const auto fail = [&](RunFailure failure, bool instrumented) {
+    if (failure.raised && !instrumented)
+      run_forwards(loaded, instrumented_once, &capture, abandoned);
+    if (failure.raised)
+      if (const auto where = recorder->builder().where_raised()) {
+        // on TorchScript's "  at FILE:LINE, in FUNCTION" line where there is one (two lines)
+        const auto last_line = failure.message.rfind('\n');
+        const bool at_line = last_line != std::string::npos &&
+                             failure.message.compare(last_line, 6, "\n  at ") == 0;
+        failure.message += (at_line ? ", " : "\n  ") + *where;
+      }
+    result.error = std::move(failure.message);
+    result.error_report = std::move(failure.report);
+    return result;
+  };
   const auto run_span = [&](std::string name, Clock::time_point start, Clock::time_point end) {
     if (request.trace)
       result.spans.push_back({ProfileSpan::Kind::run, std::move(name), "",
@@ -451,33 +484,22 @@ ProfileResult profile_archive(const ProfileRequest& request) {
   for (std::int64_t i = 0; i < summary.warmup; ++i) {
     if (auto failure = run_forwards(loaded, plain_forward(false, i + 1), nullptr, abandoned,
                                     GraphOptimisation::as_configured))
-      return fail(std::move(*failure));
+      return fail(std::move(*failure), false);
     if (request.on_progress) request.on_progress(ProfilePhase::warmup, i + 1, summary.warmup);
   }
   for (std::int64_t i = 0; i < summary.runs; ++i) {
     if (auto failure = run_forwards(loaded, plain_forward(true, i + 1), nullptr, abandoned,
                                     GraphOptimisation::as_configured))
-      return fail(std::move(*failure));
+      return fail(std::move(*failure), false);
     if (request.on_progress) request.on_progress(ProfilePhase::timed, i + 1, summary.runs);
   }
   stopwatch.lap("ran the warm-up and timed forwards");
+  // phase 3 (below): the instrumented forwards
   if (measures) {
     summary.latency_ms = latency_stats(times_ms);
     summary.throughput = summary.latency_ms.median > 0 ? 1000.0 / summary.latency_ms.median : 0;
     summary.warnings = latency_warnings(times_ms, summary.warmup);
   }
-
-  // phase 3: the instrumented forward, on a clone: the graph executor of the model's own
-  // methods has optimised them by now (inlining the submodules' calls into the root's graph),
-  // and keeps running that plan whatever instrumentation puts into the graphs; the clone's
-  // methods are new, from the graphs as compiled. Its torch.jit.fork tasks run inline at the
-  // fork, so that every module call and operator is on the forward's thread, nested where the
-  // code forked it (the timed runs keep LibTorch's inter-op parallelism)
-  auto recorder = std::make_shared<ProfileRecorder>(std::move(facts), device, origin, request);
-  ModelCapture& capture =
-      models->capture.emplace(capture_model(loaded.model(), request.module_paths, CaptureLimits()));
-  capture.add_consumer(recorder);
-  stopwatch.lap("instrumented a clone of the model");
 
   // The clone's forward, first unrecorded: each method compiles its plan at its first call, and
   // the first forwards under the recorder's callbacks pay their first calls' costs (allocations
@@ -508,13 +530,13 @@ ProfileResult profile_archive(const ProfileRequest& request) {
       fastest_end = end;
     };
     if (auto failure = run_forwards(loaded, forward, &capture, abandoned))
-      return fail(std::move(*failure));
+      return fail(std::move(*failure), true);
   }
   stopwatch.lap("ran the instrumented forwards");
   summary.instrumented_ms = ms_between(fastest_start, fastest_end);
   run_span(kInstrumentedForward, fastest_start, fastest_end);
   if (auto why = recorder->failure(operators_elsewhere))
-    return fail({request.run.archive + ": " + *why, ""});
+    return fail({request.run.archive + ": " + *why, ""}, true);
   if (measures) {
     // what the instrumentation cost, off the records' times (the trace keeps the clock's)
     const InstrumentationCost cost = calibrated_cost(loaded, device, origin, request, abandoned);
