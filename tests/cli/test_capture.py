@@ -357,7 +357,8 @@ PRINTING_MODEL = linear_net('print("forward saw", x.size(0), "rows")')
 def a_models_print_goes_to_stderr_never_among_the_records():
     # contract section 1: stdout carries records only; TorchScript's print() writes to stdout
     # unless told otherwise. profile: 1 warm-up + 2 timed + the clone's unrecorded and recorded
-    # forwards; compare: A and B once each.
+    # forwards (at least one each; as many as its first forward's time asks, docs/profile.md);
+    # compare: A and B once each.
     with tempfile.TemporaryDirectory() as tmp:
         archive = os.path.join(tmp, "printing.pt")
         run_script(tmp, "printing_model.py", PRINTING_MODEL, archive)
@@ -368,7 +369,9 @@ def a_models_print_goes_to_stderr_never_among_the_records():
             assert p.stdout, args[0]
             for line in p.stdout.splitlines():
                 json.loads(line)
-            assert p.stderr.count("forward saw 2 rows\n") == forwards, (args[0], p.stderr)
+            printed = p.stderr.count("forward saw 2 rows\n")
+            assert printed == forwards or (args[0] == "profile" and printed > forwards), \
+                (args[0], p.stderr)
 
 
 MULTILINE_RAISE_MODEL = linear_net(

@@ -363,37 +363,44 @@ TEST_CASE("operators: self time without the operators they dispatch to; every ca
 }
 
 TEST_CASE("the instrumentation's cost: events counted per call, measured cost subtracted") {
+  const auto forward = [](ProfileBuilder& b) {
+    b.enter_module("<root>", "Net", 0, {}, 0);           // module event 1
+    b.start_operator("aten::linear", 1);                 // operator event 1
+    b.start_operator("aten::addmm", 2);                  // 2
+    b.memory(64, 2.5);                                   // 3
+    b.end_operator(10, 3);                               // 4
+    b.end_operator(0, 4);                                // 5
+    b.enter_module("act", "ReLU", 0, {}, 5);             // module event 2
+    b.start_operator("aten::relu", 6);                   // 6
+    b.end_operator(0, 7);                                // 7
+    b.exit_module({}, 8);                                // module event 3
+    b.exit_module({}, 10);                               // 4
+  };
   ProfileBuilder b;
-  b.enter_module("<root>", "Net", 0, {}, 0);           // module event 1
-  b.start_operator("aten::linear", 1);                 // operator event 1
-  b.start_operator("aten::addmm", 2);                  // 2
-  b.memory(64, 2.5);                                   // 3
-  b.end_operator(10, 3);                               // 4
-  b.end_operator(0, 4);                                // 5
-  b.enter_module("act", "ReLU", 0, {}, 5);             // module event 2
-  b.start_operator("aten::relu", 6);                   // 6
-  b.end_operator(0, 7);                                // 7
-  b.exit_module({}, 8);                                // module event 3
-  b.exit_module({}, 10);                               // 4
+  b.subtract_instrumentation({0.1, 0.2});  // 0.1 ms a module event, 0.2 ms an operator event
+  forward(b);
   CHECK(b.events().module == 4);
   CHECK(b.events().op == 7);
-  // 0.1 ms a module event, 0.2 ms an operator event
-  b.subtract_instrumentation({0.1, 0.2});
   const auto modules = b.modules();
-  // the root's call: every event after its entry (3 module, 7 operator): 10 - 0.3 - 1.4
+  // act: its relu's start and end and its own exit: 3 - 0.4 - 0.1
+  CHECK(modules[1].time_ms == doctest::Approx(2.5));
+  CHECK(modules[1].self_time_ms == doctest::Approx(2.5));
+  // the root's self: 7 ms outside act's call less its own events there (5 operator events, act's
+  // entry and its own exit): 7 - 1.0 - 0.2; its whole time that and act's as taken
+  CHECK(modules[0].self_time_ms == doctest::Approx(5.8));
   CHECK(modules[0].time_ms == doctest::Approx(8.3));
-  // its self: outside act's call (act's 2 module and 2 operator events): 3 - 1, 5 - 2
-  CHECK(modules[0].self_time_ms == doctest::Approx(10 - 3 - 0.2 - 1.0));
-  CHECK(modules[1].time_ms == doctest::Approx(3 - 0.1 - 0.4));
   const auto ops = b.operators();
   REQUIRE(ops[0].name == "aten::linear");
-  CHECK(ops[0].time_ms == doctest::Approx(3 - 0.8));  // its addmm's 2, the memory report, its end
-  // its self: 2 ms outside the addmm, less its own start's and end's halves and the events
-  // outside the addmm's call (2 of the 4)
-  CHECK(ops[0].self_time_ms == doctest::Approx(2 - 0.4));
-  // never below 0
-  b.subtract_instrumentation({10, 10});
-  for (const auto& m : b.modules()) CHECK(m.time_ms == 0);
+  // linear: 2 ms outside its addmm less its own 2 events (the addmm's start, its own end), then
+  // the addmm's 1 ms less its memory report and end
+  CHECK(ops[0].self_time_ms == doctest::Approx(1.6));
+  CHECK(ops[0].time_ms == doctest::Approx(1.6 + 0.6));
+  // never below 0, and a parent never below its children
+  ProfileBuilder dear;
+  dear.subtract_instrumentation({10, 10});
+  forward(dear);
+  for (const auto& m : dear.modules()) CHECK(m.time_ms == 0);
+  for (const auto& o : dear.operators()) CHECK(o.time_ms == 0);
 
   // the measured costs: operator callbacks over the operator events, the rest over the module
   // events; a cost measured below 0 (noise) is none

@@ -38,7 +38,6 @@ void ProfileBuilder::enter_module(const std::string& path, const std::string& ty
     m.parameters = parameters;
     m.input_shapes = std::move(input_shapes);
     modules_.push_back(std::move(m));
-    module_events_.emplace_back();
   }
   frame.index = it->second;
   frame.start_ms = ms;
@@ -52,15 +51,16 @@ void ProfileBuilder::exit_module(Shapes output_shapes, double ms) {
   ModuleFrame frame = std::move(module_stack_.back());
   module_stack_.pop_back();
   const InstrumentationEvents inside = events_since(frame.events_at_start);
-  module_events_[frame.index].add(inside, frame.child_events);
   ModuleProfile& m = modules_[frame.index];
   const double elapsed = ms - frame.start_ms;
   if (keep_spans_)
     spans_.push_back({ProfileSpan::Kind::module, m.module_path, m.module_type, frame.start_ms,
                       elapsed, std::move(frame.input_shapes), output_shapes, frame.flops});
   if (m.calls++ == 0) m.output_shapes = std::move(output_shapes);
-  m.time_ms += elapsed;
-  m.self_time_ms += std::max(0.0, elapsed - frame.child_ms);
+  const Taken call_time =
+      taken(elapsed, frame.child_ms, frame.child_taken_ms, inside, frame.child_events);
+  m.time_ms += call_time.whole_ms;
+  m.self_time_ms += call_time.self_ms;
   m.flops = add_flops(m.flops, frame.flops);
   m.self_flops = add_flops(m.self_flops, frame.self_flops);
   m.allocated_bytes += frame.allocated;
@@ -68,6 +68,7 @@ void ProfileBuilder::exit_module(Shapes output_shapes, double ms) {
   if (!module_stack_.empty()) {
     ModuleFrame& parent = module_stack_.back();
     parent.child_ms += elapsed;
+    parent.child_taken_ms += call_time.whole_ms;
     parent.child_events.module += inside.module;
     parent.child_events.op += inside.op;
     parent.flops = add_flops(parent.flops, frame.flops);
@@ -102,6 +103,8 @@ void ProfileBuilder::end_operator(FlopCount flops, double ms, bool raised) {
     }
   }
   const InstrumentationEvents inside = events_since(frame.events_at_start);
+  const Taken call_time = taken(ms - frame.start_ms, frame.child_ms, frame.child_taken_ms, inside,
+                                frame.child_events);
   if (frame.counts) {
     --open_counting_;
     if (open_counting_ == 0 && flops > 0) {  // the outermost counted operator of its stack
@@ -122,14 +125,9 @@ void ProfileBuilder::end_operator(FlopCount flops, double ms, bool raised) {
   if (!frame.counts && !frame.counted_inside && open_counting_ == 0 &&
       !without_matrix_work(frame.name)) {
     auto [at, first] = uncounted_index_.try_emplace(frame.name, uncounted_.size());
-    if (first) {
-      uncounted_.push_back(UncountedOperator{frame.name});
-      uncounted_events_.emplace_back();
-    }
-    uncounted_events_[at->second].module += inside.module;
-    uncounted_events_[at->second].op += inside.op;
+    if (first) uncounted_.push_back(UncountedOperator{frame.name});
     ++uncounted_[at->second].calls;
-    uncounted_[at->second].time_ms += ms - frame.start_ms;
+    uncounted_[at->second].time_ms += call_time.whole_ms;
     frame.has_work = true;
   }
   const bool outermost = operator_stack_.empty();
@@ -138,6 +136,7 @@ void ProfileBuilder::end_operator(FlopCount flops, double ms, bool raised) {
     caller.counted_inside |= frame.counts || frame.counted_inside;
     caller.has_work |= frame.has_work;
     caller.child_ms += ms - frame.start_ms;
+    caller.child_taken_ms += call_time.whole_ms;
     caller.child_events.module += inside.module;
     caller.child_events.op += inside.op;
   } else if (frame.has_work && !module_stack_.empty()) {
@@ -146,25 +145,31 @@ void ProfileBuilder::end_operator(FlopCount flops, double ms, bool raised) {
     if (std::find(work.begin(), work.end(), frame.name) == work.end())
       work.push_back(frame.name);
   }
-  if (outermost || nested_operators_) record_operator(frame, ms, inside);
+  if (outermost || nested_operators_) record_operator(frame, ms, call_time);
+}
+
+ProfileBuilder::Taken ProfileBuilder::taken(double elapsed, double child_ms,
+                                            double child_taken_ms,
+                                            const InstrumentationEvents& inside,
+                                            const InstrumentationEvents& child_events) const {
+  const InstrumentationEvents own{inside.module - child_events.module,
+                                  inside.op - child_events.op};
+  const double self = std::max(0.0, elapsed - child_ms - cost_.of(own));
+  return {self, self + child_taken_ms};
 }
 
 // `frame`'s call, ended at `ms`, into its OperatorProfile (and its span)
 void ProfileBuilder::record_operator(const OperatorFrame& frame, double ms,
-                                     const InstrumentationEvents& inside) {
+                                     const Taken& call_time) {
   if (inside_modules_only_ && module_stack_.empty()) return;  // outside the modules selected
   auto [it, first] = operator_index_.try_emplace(frame.name, operators_.size());
-  if (first) {
-    operators_.push_back(OperatorProfile{frame.name});
-    operator_events_.emplace_back();
-  }
-  operator_events_[it->second].add(inside, frame.child_events);
+  if (first) operators_.push_back(OperatorProfile{frame.name});
   OperatorProfile& op = operators_[it->second];
   const double elapsed = ms - frame.start_ms;
   ++op.calls;
   op.flops = add_flops(op.flops, frame.flops);
-  op.time_ms += elapsed;
-  op.self_time_ms += std::max(0.0, elapsed - frame.child_ms);
+  op.time_ms += call_time.whole_ms;
+  op.self_time_ms += call_time.self_ms;
   if (keep_spans_)
     spans_.push_back(
         {ProfileSpan::Kind::op, frame.name, "", frame.start_ms, elapsed, frame.input_shapes, {},
@@ -208,28 +213,10 @@ std::optional<std::string> ProfileBuilder::where_raised() const {
   return where;
 }
 
-namespace {
-
-// `ms` less what the instrumentation cost, never below 0
-double less_cost(double ms, double cost) { return std::max(0.0, ms - cost); }
-
-}  // namespace
-
-std::vector<ModuleProfile> ProfileBuilder::modules() const {
-  std::vector<ModuleProfile> out = modules_;
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    out[i].time_ms = less_cost(out[i].time_ms, cost_.of(module_events_[i].all));
-    // never more than the whole: a child's events may cost more than its call measured
-    out[i].self_time_ms =
-        std::min(out[i].time_ms, less_cost(out[i].self_time_ms, cost_.of(module_events_[i].self)));
-  }
-  return out;
-}
+std::vector<ModuleProfile> ProfileBuilder::modules() const { return modules_; }
 
 std::vector<UncountedOperator> ProfileBuilder::uncounted_operators() const {
   std::vector<UncountedOperator> sorted = uncounted_;
-  for (std::size_t i = 0; i < sorted.size(); ++i)
-    sorted[i].time_ms = less_cost(sorted[i].time_ms, cost_.of(uncounted_events_[i]));
   std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
     return a.time_ms != b.time_ms ? a.time_ms > b.time_ms : a.name < b.name;
   });
@@ -238,11 +225,6 @@ std::vector<UncountedOperator> ProfileBuilder::uncounted_operators() const {
 
 std::vector<OperatorProfile> ProfileBuilder::operators() const {
   std::vector<OperatorProfile> sorted = operators_;
-  for (std::size_t i = 0; i < sorted.size(); ++i) {
-    sorted[i].time_ms = less_cost(sorted[i].time_ms, cost_.of(operator_events_[i].all));
-    sorted[i].self_time_ms = std::min(
-        sorted[i].time_ms, less_cost(sorted[i].self_time_ms, cost_.of(operator_events_[i].self)));
-  }
   std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
     return a.time_ms != b.time_ms ? a.time_ms > b.time_ms : a.name < b.name;
   });

@@ -103,9 +103,10 @@ class ProfileBuilder {
   void keep_spans(bool on = true) { keep_spans_ = on; }
   /// The events heard so far.
   const InstrumentationEvents& events() const { return events_; }
-  /// From now on the records' times (module, operator and uncounted operator times, their self
-  /// times) have `cost` of every event inside their calls taken off (none below 0); the spans
-  /// keep the clock's times.
+  /// From now on each call's time, as it ends, has `cost` of every event inside it taken off:
+  /// its self time loses its own events' (never below 0), its whole time is that plus its
+  /// children's as they were taken (so a parent's time is never below its children's). The
+  /// module, operator and uncounted operator records sum these; the spans keep the clock's.
   void subtract_instrumentation(InstrumentationCost cost) { cost_ = cost; }
 
   /// The spans kept, in the order the calls ended.
@@ -140,6 +141,7 @@ class ProfileBuilder {
     Shapes input_shapes;  // this call's, for its span
     InstrumentationEvents events_at_start;
     InstrumentationEvents child_events;  // inside the calls of its submodules
+    double child_taken_ms = 0;  // its submodules' calls' times, the cost taken off
   };
   struct OperatorFrame {
     std::string name;
@@ -152,31 +154,25 @@ class ProfileBuilder {
     Shapes input_shapes;  // for its span
     InstrumentationEvents events_at_start;
     InstrumentationEvents child_events;  // inside the operators dispatched from it
+    double child_taken_ms = 0;  // those operators' times, the cost taken off
   };
   // the events inside a call begun with `at_start` (its own end included, which stands for its
   // callbacks' halves on either side of its clock readings)
   InstrumentationEvents events_since(const InstrumentationEvents& at_start) const {
     return {events_.module - at_start.module, events_.op - at_start.op};
   }
-  // the events inside each record's calls, and inside them outside their children's
-  struct EventTotals {
-    InstrumentationEvents all, self;
-    void add(const InstrumentationEvents& inside, const InstrumentationEvents& children) {
-      all.module += inside.module;
-      all.op += inside.op;
-      self.module += inside.module - children.module;
-      self.op += inside.op - children.op;
-    }
+  // a call's self and whole times with the instrumentation's cost taken off: `elapsed` by the
+  // clock, `child_ms` of it in its children's calls (`child_taken_ms` once taken off), `inside`
+  // the events from its start to its end, `child_events` those in its children's calls
+  struct Taken {
+    double self_ms, whole_ms;
   };
-
-  void record_operator(const OperatorFrame& frame, double ms,
-                       const InstrumentationEvents& inside);
+  Taken taken(double elapsed, double child_ms, double child_taken_ms,
+              const InstrumentationEvents& inside, const InstrumentationEvents& child_events) const;
+  void record_operator(const OperatorFrame& frame, double ms, const Taken& call_time);
 
   InstrumentationEvents events_;
   InstrumentationCost cost_;
-  std::vector<EventTotals> module_events_;    // by modules_'s index
-  std::vector<EventTotals> operator_events_;  // by operators_'s index
-  std::vector<InstrumentationEvents> uncounted_events_;  // by uncounted_'s index
   std::vector<ModuleProfile> modules_;
   std::unordered_map<std::string, std::size_t> module_index_;
   std::vector<ModuleFrame> module_stack_;

@@ -85,6 +85,9 @@ class ProfileRecorder final : public TensorConsumer, public OperatorEventSink {
                   Clock::time_point origin, const ProfileRequest& request)
       : facts_(std::move(facts)), device_(device), origin_(origin), request_(request) {}
 
+  // what each event costs, taken off the calls' times from the next forward on
+  void subtract(InstrumentationCost cost) { cost_ = cost; }
+
   // an instrumented forward begins on this thread: what an earlier one recorded is dropped
   void start() {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -93,6 +96,7 @@ class ProfileRecorder final : public TensorConsumer, public OperatorEventSink {
     builder_.keep_spans(request_.trace);
     builder_.operators_inside_modules_only(request_.module_paths.has_value());
     builder_.nested_operators(request_.nested_operators);
+    builder_.subtract_instrumentation(cost_);
     walked_.clear();
     other_threads_ = false;
     failure_.reset();
@@ -185,6 +189,7 @@ class ProfileRecorder final : public TensorConsumer, public OperatorEventSink {
   std::thread::id forward_thread_;
   Clock::time_point origin_;
   const ProfileRequest& request_;  // outlives the recorder: profile_archive's argument
+  InstrumentationCost cost_;
   Shapes walked_;  // the shapes of the walk that ended last, for the call it began or ended
   mutable std::mutex mutex_;  // allocations may be reported from tasks on other threads
   bool other_threads_ = false;
@@ -251,16 +256,62 @@ ProfileSummary summary_of_run(const ProfileRequest& request, LoadedRun& loaded, 
 
 // How many instrumented forwards profile runs, unrecorded then recorded, from the first one's
 // time: under 1 ms, three unrecorded (the first calls' costs last that long there) and ten
-// recorded; else the first alone unrecorded, and recorded as many as fit in 30 ms, at least one
-// and at most ten (a forward of 30 ms and more runs twice, as before the fastest was kept: the
-// whole command's time, bench/bench_profile.py)
+// recorded; else the first alone unrecorded, and recorded as many as fit in 60 ms, at least two
+// (one disturbed forward of resnet18 on this project's machine took 1.5x the others) and at
+// most ten, and from 100 ms on once (the whole command's time: bench/bench_profile.py)
 struct InstrumentedPasses {
   std::int64_t unrecorded = 1;  // until the first has run
   std::int64_t recorded = 1;
 };
 InstrumentedPasses instrumented_passes(double first_ms) {
   if (first_ms < 1) return {3, 10};
-  return {1, static_cast<std::int64_t>(std::clamp(std::ceil(30.0 / first_ms), 1.0, 10.0))};
+  if (first_ms >= 100) return {1, 1};
+  return {1, static_cast<std::int64_t>(std::clamp(std::ceil(60.0 / first_ms), 2.0, 10.0))};
+}
+
+// The instrumented forwards of phase 3 (run_instrumented): the records of the fastest recorded
+// one and its times, and whether any ran operators on other threads.
+struct InstrumentedForwards {
+  std::optional<ProfileBuilder> fastest;
+  Clock::time_point start, end;
+  bool operators_elsewhere = false;
+};
+
+// The clone's forward, first unrecorded: each method compiles its plan at its first call, and
+// the first forwards under the recorder's callbacks pay their first calls' costs (allocations
+// of LibTorch, the capture and the recorder: 0.1-0.2 ms of an MLP's 0.05 ms forward, for two
+// or three forwards). Then recorded, kept from the fastest (the least disturbed by the rest of
+// the machine); both counts from the first forward's time (instrumented_passes).
+std::optional<RunFailure> run_instrumented(LoadedRun& loaded, ModelCapture& capture,
+                                           ProfileRecorder& recorder,
+                                           const ProfileRequest& request, bool measures,
+                                           const OnAbandoned& abandoned,
+                                           InstrumentedForwards& out) {
+  const c10::Device device = loaded.device();
+  const ForwardInputs& inputs = loaded.inputs().front();
+  InstrumentedPasses passes;
+  for (std::int64_t pass = 0; pass < passes.unrecorded + passes.recorded; ++pass) {
+    const bool recorded = pass >= passes.unrecorded;
+    const auto forward = [&](std::size_t) {
+      auto scope = capture.enter();
+      synchronize_device(device);
+      OperatorEvents events(recorder, device, request.trace);
+      recorder.start();
+      const auto start = Clock::now();
+      capture.forward(inputs, ModelCapture::ForkTasks::inline_at_fork);
+      synchronize_device(device);
+      const auto end = Clock::now();
+      if (pass == 0 && measures) passes = instrumented_passes(ms_between(start, end));
+      if (!recorded) return;
+      out.operators_elsewhere = out.operators_elsewhere || events.saw_other_threads();
+      if (out.fastest && ms_between(start, end) >= ms_between(out.start, out.end)) return;
+      out.fastest = recorder.builder();
+      out.start = start;
+      out.end = end;
+    };
+    if (auto failure = run_forwards(loaded, forward, &capture, abandoned)) return failure;
+  }
+  return std::nullopt;
 }
 
 // The model the instrumentation's cost is measured on (docs/profile.md, "The instrumentation's
@@ -501,47 +552,26 @@ ProfileResult profile_archive(const ProfileRequest& request) {
     summary.warnings = latency_warnings(times_ms, summary.warmup);
   }
 
-  // The clone's forward, first unrecorded: each method compiles its plan at its first call, and
-  // the first forwards under the recorder's callbacks pay their first calls' costs (allocations
-  // of LibTorch, the capture and the recorder: 0.1-0.2 ms of an MLP's 0.05 ms forward, for two
-  // or three forwards). Then recorded, kept from the fastest (the least disturbed by the rest of
-  // the machine); both counts from the first forward's time (instrumented_passes).
-  bool operators_elsewhere = false;
-  std::optional<ProfileBuilder> fastest;
-  Clock::time_point fastest_start, fastest_end;
-  InstrumentedPasses passes;
-  for (std::int64_t pass = 0; pass < passes.unrecorded + passes.recorded; ++pass) {
-    const bool recorded = pass >= passes.unrecorded;
-    const auto forward = [&](std::size_t) {
-      auto scope = capture.enter();
-      synchronize_device(device);
-      OperatorEvents events(*recorder, device, request.trace);
-      recorder->start();
-      const auto start = Clock::now();
-      capture.forward(inputs, ModelCapture::ForkTasks::inline_at_fork);
-      synchronize_device(device);
-      const auto end = Clock::now();
-      if (pass == 0 && measures) passes = instrumented_passes(ms_between(start, end));
-      if (!recorded) return;
-      operators_elsewhere = operators_elsewhere || events.saw_other_threads();
-      if (fastest && ms_between(start, end) >= ms_between(fastest_start, fastest_end)) return;
-      fastest = recorder->builder();
-      fastest_start = start;
-      fastest_end = end;
-    };
-    if (auto failure = run_forwards(loaded, forward, &capture, abandoned))
-      return fail(std::move(*failure), true);
+  InstrumentationCost cost;
+  if (measures) {
+    // what the instrumentation costs, off the records' times (the trace keeps the clock's)
+    cost = calibrated_cost(loaded, device, origin, request, abandoned);
+    recorder->subtract(cost);
+    stopwatch.lap("measured the instrumentation's cost");
   }
+  InstrumentedForwards instrumented;
+  if (auto failure = run_instrumented(loaded, capture, *recorder, request, measures, abandoned,
+                                      instrumented))
+    return fail(std::move(*failure), true);
+  std::optional<ProfileBuilder>& fastest = instrumented.fastest;
+  const bool operators_elsewhere = instrumented.operators_elsewhere;
+  const Clock::time_point fastest_start = instrumented.start, fastest_end = instrumented.end;
   stopwatch.lap("ran the instrumented forwards");
   summary.instrumented_ms = ms_between(fastest_start, fastest_end);
   run_span(kInstrumentedForward, fastest_start, fastest_end);
   if (auto why = recorder->failure(operators_elsewhere))
     return fail({request.run.archive + ": " + *why, ""}, true);
   if (measures) {
-    // what the instrumentation cost, off the records' times (the trace keeps the clock's)
-    const InstrumentationCost cost = calibrated_cost(loaded, device, origin, request, abandoned);
-    stopwatch.lap("measured the instrumentation's cost");
-    fastest->subtract_instrumentation(cost);
     summary.overhead.ms = cost.of(fastest->events());
     summary.overhead.module_event_us = cost.module_event_ms * 1000;
     summary.overhead.operator_event_us = cost.operator_event_ms * 1000;
