@@ -32,7 +32,10 @@ int thread_of(const ProfileSpan& span) {
 // Milliseconds as whole nanoseconds, the trace's resolution (Perfetto keeps nanoseconds): a
 // slice's end is rounded, not its duration, so that a slice inside another ends inside it.
 std::int64_t nanoseconds(double ms) { return std::llround(ms * 1e6); }
-double microseconds(std::int64_t ns) { return static_cast<double>(ns) / 1000; }
+// ... written in microseconds a quarter nanosecond above, so that an importer truncating
+// value * 1000 (Perfetto's) reads the nanosecond back: ns / 1000 alone is read 1 ns short for
+// some values (1001 ns: 1.001 * 1000 = 1000.9999...)
+double microseconds(std::int64_t ns) { return (static_cast<double>(ns) + 0.25) / 1000; }
 
 Json metadata(const char* name, int tid, const std::string& value) {
   Json event;

@@ -854,8 +854,8 @@ std::string profile_module_rows(const ProfileRecords& profile, const ProfileTabl
     if (!shown_row(i)) continue;
     const ModuleProfile& m = profile.modules[i];
     const auto time = [&](double ms) { return m.measured ? milliseconds(ms) : kNotMeasured; };
-    modules.add_row({indentation(tree[i].depth) + tree[i].name + " (" + short_type(m.module_type) +
-                         ")",
+    modules.add_row({shown(indentation(tree[i].depth) + tree[i].name + " (" +
+                           short_type(m.module_type) + ")"),
                      shapes_text(m.output_shapes), with_thousands_separators(m.parameters),
                      si_compact(m.flops), time(self_ms[i]), time(m.time_ms),
                      m.measured ? share_of(m.time_ms, model_ms(s)) : kNotMeasured,
@@ -909,14 +909,18 @@ std::string format_profile_table(const ProfileRecords& profile, const ProfileTab
   const std::size_t shown_operators = std::min(profile.operators.size(), kProfileTableOperators);
   for (std::size_t i = 0; i < shown_operators; ++i) {
     const OperatorProfile& o = profile.operators[i];
-    const FlopCount macs = flops_overflowed(o.flops) ? o.flops : o.flops / 2;
     operators.add_row({shown(o.name), with_thousands_separators(o.calls), si_count(o.flops),
-                       si_count(macs), o.measured ? milliseconds(o.self_time_ms) : kNotMeasured,
+                       si_count(macs_of(o.flops)), o.measured ? milliseconds(o.self_time_ms) : kNotMeasured,
                        o.measured ? milliseconds(o.time_ms) : kNotMeasured,
                        o.measured ? share_of(o.time_ms, model_ms(s)) : kNotMeasured});
   }
-  operators.fit(layout.width, {{0, 24}});
+  const std::size_t operators_cut = operators.fit(layout.width, {{0, 24}});
   out += operators.render() + '\n';
+  if (operators_cut)
+    out += wrapped(std::to_string(operators_cut) +
+                       (operators_cut == 1 ? " operator name" : " operator names") + " cut to fit " +
+                       std::to_string(layout.width) + " columns (--format jsonl has them whole)",
+                   layout.width);
   if (profile.operators.size() > shown_operators)
     out += "... " + std::to_string(profile.operators.size() - shown_operators) +
            " more operators (--format jsonl lists them all)\n";
@@ -938,9 +942,8 @@ std::string format_profile_table(const ProfileRecords& profile, const ProfileTab
     out += "Latency on " + shown(s.device) +
            ": not measured (the device computes shapes, not values: FLOPs and shapes only)\n";
   // 2 FLOPs per multiply-add: MACs are half (what torchinfo calls mult-adds)
-  const FlopCount macs = flops_overflowed(s.flops) ? s.flops : s.flops / 2;
   out += "FLOPs per forward: " + si_count(s.flops) + " (" + flops_with_separators(s.flops) +
-         "; MACs " + si_count(macs) + ": a multiply-add is 2 FLOPs, 1 MAC)\n";
+         "; MACs " + si_count(macs_of(s.flops)) + ": a multiply-add is 2 FLOPs, 1 MAC)\n";
   if (!s.uncounted_operators.empty()) {
     // the total is short of the forward's: say by which operators, in one sentence
     std::string names;

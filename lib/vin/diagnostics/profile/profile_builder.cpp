@@ -77,6 +77,7 @@ void ProfileBuilder::exit_module(Shapes output_shapes, double ms) {
 
 void ProfileBuilder::start_operator(const std::string& name, double ms, Shapes input_shapes) {
   ++events_.op;
+  raised_.reset();  // an exception left an operator and was caught: the forward went on
   const bool counts = counts_flops(name);
   OperatorFrame frame;
   frame.events_at_start = events_;

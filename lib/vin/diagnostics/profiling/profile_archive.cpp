@@ -79,11 +79,14 @@ std::int64_t distinct_bytes(const Tensors& tensors) {
 // elsewhere is refused. Allocations come from every thread working for the forward.
 class ProfileRecorder final : public TensorConsumer, public OperatorEventSink {
  public:
-  // `origin`: the time every event's is counted from (the profile's first forward's start);
-  // `selected`: --module named the modules, the only ones whose operators get records
+  // `request`: its options (spans, --module, --nested-operators), used only while
+  // profile_archive runs
   ProfileRecorder(std::unordered_map<std::string, ModuleFacts> facts, c10::Device device,
-                  Clock::time_point origin, const ProfileRequest& request)
-      : facts_(std::move(facts)), device_(device), origin_(origin), request_(request) {}
+                  const ProfileRequest& request)
+      : facts_(std::move(facts)), device_(device), request_(request) {}
+
+  // the time every event's is counted from (the profile's first forward's start)
+  void count_from(Clock::time_point origin) { origin_ = origin; }
 
   // what each event costs, taken off the calls' times from the next forward on
   void subtract(InstrumentationCost cost) { cost_ = cost; }
@@ -187,8 +190,8 @@ class ProfileRecorder final : public TensorConsumer, public OperatorEventSink {
   std::unordered_map<std::string, ModuleFacts> facts_;
   c10::Device device_;
   std::thread::id forward_thread_;
-  Clock::time_point origin_;
-  const ProfileRequest& request_;  // outlives the recorder: profile_archive's argument
+  Clock::time_point origin_ = Clock::now();
+  const ProfileRequest& request_;  // read only while profile_archive runs
   InstrumentationCost cost_;
   Shapes walked_;  // the shapes of the walk that ended last, for the call it began or ended
   mutable std::mutex mutex_;  // allocations may be reported from tasks on other threads
@@ -269,45 +272,72 @@ InstrumentedPasses instrumented_passes(double first_ms) {
   return {1, static_cast<std::int64_t>(std::clamp(std::ceil(60.0 / first_ms), 2.0, 10.0))};
 }
 
+// What an instrumented clone's forward is given: the observers' scope open (`observed`), the
+// operator callbacks installed (`callbacks`), as profile's phases and calibration ask.
+struct CloneForward {
+  bool observed = true;
+  bool callbacks = true;
+  bool shapes = false;  // the callbacks read every operator's argument shapes (the trace's)
+};
+
+// One forward of `capture`'s clone as `how` says, the recorder started first (what it held
+// dropped); the device synchronised around it. Returns the clock's start and end, and whether
+// operators ran on threads the callbacks could not attribute.
+struct CloneTimes {
+  Clock::time_point start, end;
+  bool operators_elsewhere = false;
+};
+CloneTimes clone_forward(ModelCapture& capture, ProfileRecorder& recorder,
+                         const ForwardInputs& inputs, c10::Device device, CloneForward how) {
+  std::optional<ModelCapture::Scope> scope;
+  if (how.observed) scope.emplace(capture.enter());
+  std::optional<OperatorEvents> events;
+  synchronize_device(device);
+  if (how.callbacks) events.emplace(recorder, device, how.shapes);
+  recorder.start();
+  CloneTimes times;
+  times.start = Clock::now();
+  capture.forward(inputs, ModelCapture::ForkTasks::inline_at_fork);
+  synchronize_device(device);
+  times.end = Clock::now();
+  times.operators_elsewhere = events && events->saw_other_threads();
+  return times;
+}
+
 // The instrumented forwards of phase 3 (run_instrumented): the records of the fastest recorded
-// one and its times, and whether any ran operators on other threads.
+// one and its times; why the records cannot be kept, if a recorded one says so.
 struct InstrumentedForwards {
   std::optional<ProfileBuilder> fastest;
   Clock::time_point start, end;
-  bool operators_elsewhere = false;
+  std::optional<std::string> failure;
 };
 
 // The clone's forward, first unrecorded: each method compiles its plan at its first call, and
 // the first forwards under the recorder's callbacks pay their first calls' costs (allocations
-// of LibTorch, the capture and the recorder: 0.1-0.2 ms of an MLP's 0.05 ms forward, for two
+// of LibTorch, the capture and the recorder: 0.1-0.2 ms of an MLP's 0.02 ms forward, for two
 // or three forwards). Then recorded, kept from the fastest (the least disturbed by the rest of
-// the machine); both counts from the first forward's time (instrumented_passes).
+// the machine); both counts from the first forward's time (instrumented_passes). A recorded
+// forward whose events could not be attributed (recorder.failure) ends them.
 std::optional<RunFailure> run_instrumented(LoadedRun& loaded, ModelCapture& capture,
                                            ProfileRecorder& recorder,
                                            const ProfileRequest& request, bool measures,
                                            const OnAbandoned& abandoned,
                                            InstrumentedForwards& out) {
-  const c10::Device device = loaded.device();
-  const ForwardInputs& inputs = loaded.inputs().front();
   InstrumentedPasses passes;
-  for (std::int64_t pass = 0; pass < passes.unrecorded + passes.recorded; ++pass) {
+  for (std::int64_t pass = 0; pass < passes.unrecorded + passes.recorded && !out.failure;
+       ++pass) {
     const bool recorded = pass >= passes.unrecorded;
     const auto forward = [&](std::size_t) {
-      auto scope = capture.enter();
-      synchronize_device(device);
-      OperatorEvents events(recorder, device, request.trace);
-      recorder.start();
-      const auto start = Clock::now();
-      capture.forward(inputs, ModelCapture::ForkTasks::inline_at_fork);
-      synchronize_device(device);
-      const auto end = Clock::now();
-      if (pass == 0 && measures) passes = instrumented_passes(ms_between(start, end));
+      const CloneTimes times = clone_forward(capture, recorder, loaded.inputs().front(),
+                                             loaded.device(), {true, true, request.trace});
+      if (pass == 0 && measures) passes = instrumented_passes(ms_between(times.start, times.end));
       if (!recorded) return;
-      out.operators_elsewhere = out.operators_elsewhere || events.saw_other_threads();
-      if (out.fastest && ms_between(start, end) >= ms_between(out.start, out.end)) return;
+      if ((out.failure = recorder.failure(times.operators_elsewhere))) return;
+      if (out.fastest && ms_between(times.start, times.end) >= ms_between(out.start, out.end))
+        return;
       out.fastest = recorder.builder();
-      out.start = start;
-      out.end = end;
+      out.start = times.start;
+      out.end = times.end;
     };
     if (auto failure = run_forwards(loaded, forward, &capture, abandoned)) return failure;
   }
@@ -315,22 +345,22 @@ std::optional<RunFailure> run_instrumented(LoadedRun& loaded, ModelCapture& capt
 }
 
 // The model the instrumentation's cost is measured on (docs/profile.md, "The instrumentation's
-// cost"): its forward calls one submodule kCalibrationCalls times, which adds 1 to its
-// one-element input (an operator call, an allocation and a free each), so that its events are
-// many and its own work next to none
+// cost"): its forward calls one submodule kCalibrationCalls times, which multiplies its 1x1
+// input by itself and adds it (two operator calls, one counted, and their allocations), so that
+// its events are many and its own work next to none
 constexpr int kCalibrationCalls = 32;
 constexpr int kCalibrationRepeats = 15;
 
 torch::jit::Module calibration_model() {
   // one compilation unit: the root's forward calls the leaf's
   const auto unit = std::make_shared<torch::jit::CompilationUnit>();
-  torch::jit::Module leaf("__torch__.vin_calibration.AddOne", unit, /*shouldMangle=*/true);
+  torch::jit::Module leaf("__torch__.vin_calibration.Leaf", unit, /*shouldMangle=*/true);
   leaf.define("def forward(self, x):\n    return torch.mm(x, x) + x\n");
   torch::jit::Module root("__torch__.vin_calibration.Calls", unit, /*shouldMangle=*/true);
-  root.register_module("add_one", leaf);
+  root.register_module("leaf", leaf);
   std::string body = "def forward(self, x):\n";
   // (a module defined from C++ is called by its method: its type has no __call__ here)
-  for (int i = 0; i < kCalibrationCalls; ++i) body += "    x = self.add_one.forward(x)\n";
+  for (int i = 0; i < kCalibrationCalls; ++i) body += "    x = self.leaf.forward(x)\n";
   root.define(body + "    return x\n");
   root.eval();
   return root;
@@ -341,47 +371,51 @@ torch::jit::Module calibration_model() {
 // options): the medians of kCalibrationRepeats forwards, interleaved, of the model as any user
 // runs it, of the clone bare (no callback, the observers' scope closed), with the operator
 // callbacks alone, and fully instrumented (measured_instrumentation_cost).
-InstrumentationCost calibrated_cost(LoadedRun& loaded, c10::Device device,
-                                    Clock::time_point origin, const ProfileRequest& request,
-                                    const OnAbandoned& abandoned) {
+std::optional<InstrumentationCost> calibrated_cost(LoadedRun& loaded, c10::Device device,
+                                                   Clock::time_point origin,
+                                                   const ProfileRequest& request,
+                                                   const OnAbandoned& abandoned,
+                                                   std::string& failure) {
   torch::jit::Module model = calibration_model();
   model.to(device);
   std::vector<std::string> paths;
-  auto recorder =
-      std::make_shared<ProfileRecorder>(module_facts(model, paths), device, origin, request);
+  auto recorder = std::make_shared<ProfileRecorder>(module_facts(model, paths), device, request);
+  recorder->count_from(origin);
   ModelCapture capture = capture_model(model, std::nullopt, CaptureLimits());
   capture.add_consumer(recorder);
   ForwardInputs inputs;
   inputs.args.emplace_back(at::zeros({1, 1}, at::TensorOptions().device(device)));
   enum Instrumented { plain, bare, operators, fully };
+  const CloneForward clone_as[] = {{}, {false, false}, {false, true, request.trace},
+                                   {true, true, request.trace}};
   std::vector<double> ms[4];
   InstrumentationEvents events[4];
   for (int i = 0; i <= kCalibrationRepeats; ++i)
     for (const Instrumented how : {plain, bare, operators, fully}) {
       const auto forward = [&](std::size_t) {
-        std::optional<ModelCapture::Scope> scope;
-        if (how == fully) scope.emplace(capture.enter());
-        std::optional<OperatorEvents> callbacks;
-        synchronize_device(device);
-        if (how == operators || how == fully) callbacks.emplace(*recorder, device, request.trace);
-        recorder->start();
-        const auto start = Clock::now();
-        if (how == plain)
+        Clock::time_point start, end;
+        if (how == plain) {  // the model itself, as any forward of it runs
+          synchronize_device(device);
+          start = Clock::now();
           model.forward(inputs.args);
-        else
-          capture.forward(inputs, ModelCapture::ForkTasks::inline_at_fork);
-        synchronize_device(device);
-        if (i > 0) ms[how].push_back(ms_between(start, Clock::now()));  // the first: warm-up
+          synchronize_device(device);
+          end = Clock::now();
+        } else {
+          const CloneTimes times = clone_forward(capture, *recorder, inputs, device, clone_as[how]);
+          start = times.start;
+          end = times.end;
+        }
+        if (i > 0) ms[how].push_back(ms_between(start, end));  // the first: warm-up
         events[how] = recorder->builder().events();
       };
-      // the model itself as any forward of it runs (its plan optimised), its clone as profile's
-      const auto failure =
-          how == plain ? run_forwards(loaded, forward, nullptr, abandoned,
-                                      GraphOptimisation::as_configured)
-                       : run_forwards(loaded, forward, &capture, abandoned);
-      if (failure)
-        throw std::runtime_error("profile could not measure its instrumentation's cost: " +
-                                 failure->message);
+      // the model's plan optimised as LibTorch does for any user, the clone's as profile runs it
+      const auto ran = how == plain ? run_forwards(loaded, forward, nullptr, abandoned,
+                                                   GraphOptimisation::as_configured)
+                                    : run_forwards(loaded, forward, &capture, abandoned);
+      if (ran) {
+        failure = "profile could not measure its instrumentation's cost: " + ran->message;
+        return std::nullopt;
+      }
     }
   return measured_instrumentation_cost(
       {latency_stats(ms[plain]).median, latency_stats(ms[bare]).median,
@@ -476,8 +510,6 @@ ProfileResult profile_archive(const ProfileRequest& request) {
   const ForwardInputs& inputs = loaded.inputs().front();
   const torch::jit::Kwargs kwargs(inputs.kwargs.begin(), inputs.kwargs.end());
   std::vector<double> times_ms;
-  // every time of the trace is from here: the runs' spans and the instrumented forward's events
-  const Clock::time_point origin = Clock::now();
   // The clone phase 3 instruments, made first (a failed forward of any phase runs on it again):
   // by phase 3 the graph executor of the model's own methods has optimised them (inlining the
   // submodules' calls into the root's graph), and keeps running that plan whatever
@@ -485,21 +517,21 @@ ProfileResult profile_archive(const ProfileRequest& request) {
   // compiled. Its torch.jit.fork tasks run inline at the fork, so that every module call and
   // operator is on the forward's thread, nested where the code forked it (the timed runs keep
   // LibTorch's inter-op parallelism)
-  auto recorder = std::make_shared<ProfileRecorder>(std::move(facts), device, origin, request);
+  auto recorder = std::make_shared<ProfileRecorder>(std::move(facts), device, request);
   ModelCapture& capture =
       models->capture.emplace(capture_model(loaded.model(), request.module_paths, CaptureLimits()));
   capture.add_consumer(recorder);
   stopwatch.lap("instrumented a clone of the model");
+  // every time of the trace is from here: the runs' spans and the instrumented forward's events
+  const Clock::time_point origin = Clock::now();
+  recorder->count_from(origin);
 
   // A failed forward's error says where it raised (contract: the module path and the operator,
   // beside TorchScript's source line): the instrumented clone runs it again, unless the failure
   // was the instrumented forward's already, or a timeout or running out of memory (which a
   // second forward would only repeat)
   const auto instrumented_once = [&](std::size_t) {
-    auto scope = capture.enter();
-    OperatorEvents events(*recorder, device, false);
-    recorder->start();
-    capture.forward(inputs, ModelCapture::ForkTasks::inline_at_fork);
+    clone_forward(capture, *recorder, inputs, device, {});
   };
   const auto fail = [&](RunFailure failure, bool instrumented) {
     if (failure.raised && !instrumented)
@@ -555,7 +587,10 @@ ProfileResult profile_archive(const ProfileRequest& request) {
   InstrumentationCost cost;
   if (measures) {
     // what the instrumentation costs, off the records' times (the trace keeps the clock's)
-    cost = calibrated_cost(loaded, device, origin, request, abandoned);
+    std::string why;
+    const auto measured = calibrated_cost(loaded, device, origin, request, abandoned, why);
+    if (!measured) return fail({why, ""}, true);
+    cost = *measured;
     recorder->subtract(cost);
     stopwatch.lap("measured the instrumentation's cost");
   }
@@ -563,14 +598,11 @@ ProfileResult profile_archive(const ProfileRequest& request) {
   if (auto failure = run_instrumented(loaded, capture, *recorder, request, measures, abandoned,
                                       instrumented))
     return fail(std::move(*failure), true);
+  if (instrumented.failure) return fail({request.run.archive + ": " + *instrumented.failure, ""}, true);
   std::optional<ProfileBuilder>& fastest = instrumented.fastest;
-  const bool operators_elsewhere = instrumented.operators_elsewhere;
-  const Clock::time_point fastest_start = instrumented.start, fastest_end = instrumented.end;
   stopwatch.lap("ran the instrumented forwards");
-  summary.instrumented_ms = ms_between(fastest_start, fastest_end);
-  run_span(kInstrumentedForward, fastest_start, fastest_end);
-  if (auto why = recorder->failure(operators_elsewhere))
-    return fail({request.run.archive + ": " + *why, ""}, true);
+  summary.instrumented_ms = ms_between(instrumented.start, instrumented.end);
+  run_span(kInstrumentedForward, instrumented.start, instrumented.end);
   if (measures) {
     summary.overhead.ms = cost.of(fastest->events());
     summary.overhead.module_event_us = cost.module_event_ms * 1000;

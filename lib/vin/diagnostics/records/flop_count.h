@@ -17,6 +17,12 @@ inline constexpr FlopCount kFlopsOverflowed = FlopCount(1) << 127;
 
 inline constexpr bool flops_overflowed(FlopCount count) { return count >= kFlopsOverflowed; }
 
+/// The multiply-adds of `flops` (every FLOP rule counts 2 a multiply-add): half, or the
+/// overflowed count as it is.
+inline constexpr FlopCount macs_of(FlopCount flops) {
+  return flops_overflowed(flops) ? flops : flops / 2;
+}
+
 /// a + b, stopping at kFlopsOverflowed (both below 2^127 + 1: their sum fits 128 bits)
 inline constexpr FlopCount add_flops(FlopCount a, FlopCount b) {
   if (flops_overflowed(a) || flops_overflowed(b)) return kFlopsOverflowed;

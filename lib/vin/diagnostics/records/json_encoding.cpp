@@ -218,7 +218,7 @@ Json flops_json(FlopCount count) {
 }
 
 Json macs_json(FlopCount flops) {
-  return flops_overflowed(flops) ? Json(nullptr) : flops_json(flops / 2);
+  return flops_overflowed(flops) ? Json(nullptr) : flops_json(macs_of(flops));
 }
 
 Json to_json(const SampleValue& value) {
