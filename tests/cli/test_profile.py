@@ -124,15 +124,19 @@ def profile_warns_of_latency_it_cannot_vouch_for():
     assert warmed["warnings"] == [], warmed["warnings"]
 
 
+def operator_records(*extra):
+    """The fixture's profile with `extra`: its OperatorProfile records by operator, and its
+    summary."""
+    lines = [json.loads(l) for l in profile(*extra).stdout.splitlines()]
+    return {l["operator"]: l for l in lines if l["record"] == "OperatorProfile"}, lines[-1]
+
+
 @torch_test
 def profile_module_narrows_the_operators_to_those_inside():
     # contract 9.3: --module encoder keeps the operator calls made inside encoder (its conv,
     # norm, block), not the root's own (its embedding, its head); the FLOPs stay the forward's
-    def records(*extra):
-        lines = [json.loads(l) for l in profile(*extra).stdout.splitlines()]
-        return {l["operator"]: l for l in lines if l["record"] == "OperatorProfile"}, lines[-1]
-    every, whole = records()
-    inside, narrowed = records("--module", "encoder")
+    every, whole = operator_records()
+    inside, narrowed = operator_records("--module", "encoder")
     assert inside and set(inside) < set(every), (sorted(inside), sorted(every))
     assert all(inside[o]["calls"] <= every[o]["calls"] for o in inside), inside
     assert "aten::conv1d" in inside and "aten::embedding" in every and \
@@ -247,11 +251,8 @@ def profile_table_fits_its_width_and_folds_by_depth():
 
 @torch_test
 def profile_nested_operators_counts_every_call():
-    def operators(*extra):
-        lines = [json.loads(l) for l in profile(*extra).stdout.splitlines()]
-        return {l["operator"]: l for l in lines if l["record"] == "OperatorProfile"}, lines[-1]
-    outer, outer_summary = operators()
-    every, summary = operators("--nested-operators")
+    outer, outer_summary = operator_records()
+    every, summary = operator_records("--nested-operators")
     assert summary["nested_operators"] is True and outer_summary["nested_operators"] is False
     # the operators dispatched from the code's: more records, each outermost one's calls kept
     assert set(outer) < set(every), (sorted(outer), sorted(every))
