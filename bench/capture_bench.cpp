@@ -1,12 +1,17 @@
 // In-process benchmark of capture's instrumentation on one archive: the plain forward of the
 // loaded module against the instrumented forward (default limits, recording on) of the same
-// module, interleaved, medians of --runs after warm-up. Prints one JSON object.
+// module, interleaved, medians of --runs after warm-up. Prints one JSON object, with the
+// instrumented forward outside a scope (its observers called, nothing recorded) and the page
+// faults of each kind of forward beside them: what recording costs is mostly where its records
+// land among the forward's tensors (model_capture.cpp's StagedSnapshot).
 //
 // usage: vin-capture-bench ARCHIVE INPUTS [--runs N] [--device cpu|cuda[:N]]
 // On a CUDA device each timed forward ends with a device synchronisation, so the times are the
 // kernels' as well as the host's.
 #include <ATen/Parallel.h>
 #include <torch/csrc/autograd/grad_mode.h>
+
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
@@ -30,6 +35,13 @@ double median(std::vector<double> v) {
 
 double millis(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+// minor page faults of this process so far
+long page_faults() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_minflt;
 }
 
 }  // namespace
@@ -64,7 +76,8 @@ int main(int argc, char** argv) {
   };
   for (int i = 0; i < 5; ++i) plain_forward();  // warm-up: profiling runs and optimisation
 
-  std::vector<double> plain, instrumented;
+  std::vector<double> plain, instrumented, not_recording;
+  long plain_faults = 0, recording_faults = 0;
   std::size_t snapshots = 0;
   for (int run = 0; run < runs; ++run) {
     // a fresh capture each run, so that every timed run records up to the default quotas; its
@@ -73,24 +86,36 @@ int main(int argc, char** argv) {
     auto capture = vd::capture_model(model);
     for (int i = 0; i < 3; ++i) capture.forward(inputs);
 
-    auto t0 = Clock::now();
+    const long faults0 = page_faults();
+    const auto t0 = Clock::now();
     plain_forward();
-    auto t1 = Clock::now();
+    const auto t1 = Clock::now();
+    const long faults1 = page_faults();
+    capture.forward(inputs);  // no scope open: the observers return at once
+    vd::synchronize_device(device);
+    const auto t2 = Clock::now();
     {
-      auto scope = capture.enter();
+      auto scope = capture.enter();  // once before a capture's forwards, as capture does
+      const long faults2 = page_faults();
+      const auto t3 = Clock::now();
       capture.forward(inputs);
       vd::synchronize_device(device);
+      const auto t4 = Clock::now();
+      recording_faults += page_faults() - faults2;
+      instrumented.push_back(millis(t3, t4));
     }
-    auto t2 = Clock::now();
+    plain_faults += faults1 - faults0;
     plain.push_back(millis(t0, t1));
-    instrumented.push_back(millis(t1, t2));
+    not_recording.push_back(millis(t1, t2));
     snapshots = capture.snapshots().size();
   }
   const double p = median(plain), q = median(instrumented);
   std::printf(
       "{\"archive\": \"%s\", \"device\": \"%s\", \"runs\": %d, \"threads\": %d, "
       "\"plain_ms\": %.3f, \"instrumented_ms\": %.3f, \"ratio\": %.4f, "
-      "\"snapshots_per_run\": %zu}\n",
-      argv[1], device.str().c_str(), runs, at::get_num_threads(), p, q, q / p, snapshots);
+      "\"not_recording_ms\": %.3f, \"snapshots_per_run\": %zu, "
+      "\"faults_per_plain_forward\": %ld, \"faults_per_recording_forward\": %ld}\n",
+      argv[1], device.str().c_str(), runs, at::get_num_threads(), p, q, q / p,
+      median(not_recording), snapshots, plain_faults / runs, recording_faults / runs);
   return 0;
 }

@@ -125,6 +125,38 @@ TEST_CASE("the capture is a reusable scope; totals and call indices are cumulati
                                                    "act 3 input args 0", "act 3 output output"});
 }
 
+TEST_CASE("snapshots staged during a forward: counted before they are made, fields kept past the "
+          "pools reserved for them") {
+  // two snapshots reserve room for 8 tensor-path keys and 12 dimensions: the output's 7 keys and
+  // 12 dimensions (with the input's 2 and 2) grow the pools while the forward runs
+  auto capture = capture_model(
+      scripted("Deep",
+               "def forward(self, x):\n"
+               "  return ((((((x.reshape([1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 3]),),),),),),)\n"),
+      std::nullopt, CaptureLimits().with_max_tensors(2));
+  {
+    auto scope = capture.enter();
+    capture.forward(positional({kInput}));
+    CHECK(capture.snapshot_count() == 2);
+    CHECK(capture.summary().snapshots == 2);
+  }
+  CHECK(trace(capture) == std::vector<std::string>{"<root> 0 input args 0",
+                                                   "<root> 0 output output 0 0 0 0 0 0"});
+  const auto& snapshots = capture.snapshots();
+  REQUIRE(snapshots.size() == 2);
+  CHECK(snapshots[0].shape() == std::vector<std::int64_t>{2, 3});
+  CHECK(snapshots[1].shape() == std::vector<std::int64_t>{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 3});
+  const std::vector<SampleValue> values{0.5, -1.0, 2.0, -0.25, 0.75, -1.5};
+  for (const auto& snapshot : snapshots) {
+    CHECK((snapshot.values() == values));  // (no operator<< for a variant: not decomposed)
+    CHECK(snapshot.dtype() == "torch.float32");
+    CHECK(snapshot.device() == "cpu");
+    CHECK(snapshot.numel() == 6);
+    CHECK(snapshot.sampled_bytes() == 24);
+  }
+  CHECK(capture.stopped_by() == "max_tensors");
+}
+
 TEST_CASE("unknown module paths are rejected when the scope is entered, with suggestions") {
   auto capture = capture_model(twice_model(), std::vector<std::string>{"<root>", "axt"});
   try {

@@ -61,10 +61,10 @@ CaptureResult capture_archive(const CaptureRequest& request) {
       try {
         capture.forward(loaded.inputs()[i]);
       } catch (...) {
-        result.sources.ends.push_back(capture.snapshots().size());
+        result.sources.ends.push_back(static_cast<std::size_t>(capture.snapshot_count()));
         throw;
       }
-      result.sources.ends.push_back(capture.snapshots().size());
+      result.sources.ends.push_back(static_cast<std::size_t>(capture.snapshot_count()));
       stopwatch.lap("ran the forward on " + name);
     };
     if (auto failure = run_forwards(loaded, step, &capture, abandoned)) {

@@ -100,8 +100,11 @@ class ModelCapture : public StoppableForward {
   std::optional<std::pair<std::vector<TensorSnapshot>, CaptureSummary>> copy_when_idle(
       std::chrono::milliseconds patience) const;
 
-  /// Snapshots recorded so far, in capture order.
+  /// Snapshots recorded so far, in capture order (made from what the forwards staged: see
+  /// model_capture.cpp's StagedSnapshot; snapshot_count() makes none).
   const std::vector<TensorSnapshot>& snapshots() const;
+  /// How many snapshots were recorded so far.
+  std::int64_t snapshot_count() const;
   /// Source-dtype bytes represented by all sampled values so far.
   std::int64_t sampled_bytes() const;
   /// Whether recording is on (a Scope is alive).

@@ -331,6 +331,11 @@ std::optional<RunFailure> run_instrumented(LoadedRun& loaded, ModelCapture& capt
       const CloneTimes times = clone_forward(capture, recorder, loaded.inputs().front(),
                                              loaded.device(), {true, true, request.trace});
       if (pass == 0 && measures) passes = instrumented_passes(ms_between(times.start, times.end));
+      char line[96];
+      std::snprintf(line, sizeof line, "profile: instrumented forward %lld (%s) in %.3f ms",
+                    static_cast<long long>(pass + 1), recorded ? "recorded" : "unrecorded",
+                    ms_between(times.start, times.end));
+      log_line(LogLevel::debug, line);
       if (!recorded) return;
       if ((out.failure = recorder.failure(times.operators_elsewhere))) return;
       if (out.fastest && ms_between(times.start, times.end) >= ms_between(out.start, out.end))
