@@ -74,12 +74,12 @@ struct ModelCapture::State : GraphObserver {
   bool timed_out = false;
 
   // A snapshot taken during a forward is staged: written into storage reserved before the
-  // forward (reserve_staging: when the capture is made, and again at enter), and made a TensorSnapshot only when the snapshots are
-  // read (materialise). A record allocated among the forward's tensors, and kept, fragments the
-  // heap so that the forward's next tensors come from fresh pages: on resnet18, 64 snapshots
-  // cost ~950 page faults and 10 ms a forward that way (bench/capture_bench.cpp's
-  // faults_per_recording_forward). What is staged is the snapshot's fields, its variable-length
-  // parts as ranges of the shared pools.
+  // forward (reserve_staging: when the capture is made, and again at enter), and made a
+  // TensorSnapshot only when the snapshots are read (materialise). A record allocated among the
+  // forward's tensors, and kept, fragments the heap so that the forward's next tensors come from
+  // fresh pages: on resnet18, 64 snapshots cost ~950 page faults and 10 ms a forward that way
+  // (bench/capture_bench.cpp's faults_per_recording_forward). What is staged is the snapshot's
+  // fields, its variable-length parts as ranges of the shared pools.
   struct StagedSnapshot {
     const std::string* module_path = nullptr;  // its ModuleCalls' (modules is never resized)
     std::int64_t call_index = 0;

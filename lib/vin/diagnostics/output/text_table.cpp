@@ -909,17 +909,18 @@ std::string format_profile_table(const ProfileRecords& profile, const ProfileTab
   const std::size_t shown_operators = std::min(profile.operators.size(), kProfileTableOperators);
   for (std::size_t i = 0; i < shown_operators; ++i) {
     const OperatorProfile& o = profile.operators[i];
+    const auto time = [&](double ms) { return o.measured ? milliseconds(ms) : kNotMeasured; };
     operators.add_row({shown(o.name), with_thousands_separators(o.calls), si_count(o.flops),
-                       si_count(macs_of(o.flops)), o.measured ? milliseconds(o.self_time_ms) : kNotMeasured,
-                       o.measured ? milliseconds(o.time_ms) : kNotMeasured,
+                       si_count(macs_of(o.flops)), time(o.self_time_ms), time(o.time_ms),
                        o.measured ? share_of(o.time_ms, model_ms(s)) : kNotMeasured});
   }
   const std::size_t operators_cut = operators.fit(layout.width, {{0, 24}});
   out += operators.render() + '\n';
   if (operators_cut)
     out += wrapped(std::to_string(operators_cut) +
-                       (operators_cut == 1 ? " operator name" : " operator names") + " cut to fit " +
-                       std::to_string(layout.width) + " columns (--format jsonl has them whole)",
+                       (operators_cut == 1 ? " operator name" : " operator names") +
+                       " cut to fit " + std::to_string(layout.width) +
+                       " columns (--format jsonl has them whole)",
                    layout.width);
   if (profile.operators.size() > shown_operators)
     out += "... " + std::to_string(profile.operators.size() - shown_operators) +

@@ -603,7 +603,8 @@ ProfileResult profile_archive(const ProfileRequest& request) {
   if (auto failure = run_instrumented(loaded, capture, *recorder, request, measures, abandoned,
                                       instrumented))
     return fail(std::move(*failure), true);
-  if (instrumented.failure) return fail({request.run.archive + ": " + *instrumented.failure, ""}, true);
+  if (instrumented.failure)
+    return fail({request.run.archive + ": " + *instrumented.failure, ""}, true);
   std::optional<ProfileBuilder>& fastest = instrumented.fastest;
   stopwatch.lap("ran the instrumented forwards");
   summary.instrumented_ms = ms_between(instrumented.start, instrumented.end);
