@@ -7,8 +7,10 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <memory>
 #include <unordered_map>
@@ -143,6 +145,20 @@ std::string unknown_option_hint(CLI::App& app, int argc, char** argv) {
   return "";
 }
 
+// The status of `print` (--help or --version) once what it wrote to stdout is out; a write that
+// failed (a full device, a closed pipe) is an error naming stdout, as for every command's records.
+template <class Print>
+int help_written(Print print) {
+  errno = 0;
+  const int status = print();
+  std::cout.flush();
+  if (std::cout) return status;
+  const int error = errno;
+  std::cerr << kProgram << ": error: standard output: write failed"
+            << (error ? std::string(": ") + std::strerror(error) : std::string()) << "\n";
+  return 1;
+}
+
 }  // namespace
 
 int run_command(Command& command, const std::vector<std::string>& arguments);
@@ -194,7 +210,8 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success))
+      return help_written([&] { return app.exit(e); });  // --help, --version
     std::string hint = unknown_command_hint(commands, argc, argv);
     if (hint.empty()) hint = unknown_option_hint(app, argc, argv);
     return usage_error(hint.empty() ? e.what() : hint);
@@ -227,8 +244,6 @@ int run_command(Command& command, const std::vector<std::string>& arguments) {
     return command.run();
   } catch (const vd::UsageError& e) {
     return usage_error(e.what());
-  } catch (const vd::OutputClosed&) {
-    return error_status;  // the reader of stdout went away: end quietly, as Unix tools do
   } catch (const vd::NotRunnable& e) {
     // exit 1 even for compare, whose 1 otherwise says "different" (contract 10.3); no records
     // are written, so a script tells the two apart by an empty stdout

@@ -27,8 +27,9 @@ int write_all(int fd, std::string_view text) {
   return 0;
 }
 
+// EPIPE too (the reader of stdout went away, SIGPIPE ignored): the output is incomplete, and a
+// script that ignores SIGPIPE is told which write failed, as coreutils tell it
 [[noreturn]] void fail(const std::string& what, const std::string& action, int error) {
-  if (error == EPIPE) throw OutputClosed();
   throw Error(what + ": " + action + ": " + std::strerror(error));
 }
 

@@ -10,13 +10,6 @@
 
 namespace vin::diagnostics {
 
-/// The reader of standard output went away (EPIPE): the output is incomplete, but like other
-/// Unix tools the program ends quietly, without a message.
-class OutputClosed : public Error {
- public:
-  OutputClosed() : Error("standard output was closed") {}
-};
-
 /// Where an OutputPlan put one output (OutputPlan::destination): its staging file, the target
 /// itself (an existing device or FIFO) or "-"; `shown` is the file the user named, the name
 /// messages use. A writer given one writes it in place: the plan renames it over its target.
@@ -74,8 +67,8 @@ bool names_standard_output(const std::string& path);
 /// Writes `text` to standard output when `target` is empty or "-", else to the file `target`.
 /// A regular file (or a new one) is written to a temporary file in the same folder, then renamed
 /// over `target`; anything else that exists there (a device such as /dev/null, a FIFO) is written
-/// in place. Throws OutputClosed on EPIPE, and Error naming `target` (or "standard output") and
-/// the system's reason for any other failed open, write, close or rename.
+/// in place. Throws Error naming `target` (or "standard output") and the system's reason for a
+/// failed open, write, close or rename (EPIPE included: the reader of stdout went away).
 void write_output(const std::string& target, std::string_view text);
 /// The same for an output a plan staged: written in place, errors naming `planned.shown`.
 void write_output(const PlannedOutput& planned, std::string_view text);
