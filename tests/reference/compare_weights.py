@@ -42,6 +42,21 @@ class ConvNet(nn.Module):
         self.head = nn.Linear(8, 10)
 
 
+class RegistrationOrder(nn.Module):
+    """Submodules registered in no name order, a ModuleList past 9 and a parameter of the root:
+    named_modules() gives head, enc, enc.0, enc.1, blocks, blocks.0, ..., blocks.11, fc1, bn,
+    which a torch.save file's keys keep and a safetensors file's sorted names do not."""
+
+    def __init__(self):
+        super().__init__()
+        self.scale = nn.Parameter(torch.ones(2))
+        self.head = nn.Linear(2, 2)
+        self.enc = nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2))
+        self.blocks = nn.ModuleList([nn.Linear(2, 2) for _ in range(12)])
+        self.fc1 = nn.Linear(2, 2)
+        self.bn = nn.BatchNorm1d(2)
+
+
 class Scriptable(nn.Module):
     """A model saved in every format: TorchScript, .pt2 (where this torch exports), state dict,
     safetensors, a checkpoint nesting its state dict under DataParallel's `module.`."""
@@ -97,6 +112,7 @@ def cases():
         "convnet_bfloat16": {k: v.bfloat16() if v.is_floating_point() else v
                              for k, v in conv.items()},
         "deep_sequential": deep,  # layers 0-11: numeric order
+        "registration_order": RegistrationOrder().state_dict(),
         "transformer": nn.TransformerEncoder(nn.TransformerEncoderLayer(16, 2, 32), 2).state_dict(),
         "lstm": nn.LSTM(8, 16, num_layers=2).state_dict(),
         "every_dtype": every_dtype(),
@@ -116,6 +132,7 @@ def saved_cases():
     sgd.step()
     embed = nn.Embedding(10, 4)
     base = torch.arange(24.0)
+    whole = torch.arange(12.0).reshape(3, 4)
     return {
         # the optimizer's per-parameter state holds twice the model's elements: not the state dict
         "checkpoint_adam": {"model": net.state_dict(), "optimizer": adam.state_dict(),
@@ -135,6 +152,11 @@ def saved_cases():
         "parameters": {"w": nn.Parameter(torch.ones(3)), "frozen": nn.Parameter(
             torch.zeros(2), requires_grad=False)},
         "protocol_4": net.state_dict(),
+        # views of one storage at other offsets and shapes list each other (counted apart)
+        "row_col": {"whole": whole, "row": whole[1], "col": whole[:, 2]},
+        "dataparallel": nn.DataParallel(RegistrationOrder()).state_dict(),
+        "nested_state": {"state": RegistrationOrder().state_dict(), "step": 7,
+                         "betas": (0.9, 0.999)},
         "no_state_dict": {"epoch": 3, "names": ["a", "b"]},
     }
 
@@ -155,7 +177,8 @@ def jsonl(text):
 
 def check_records(binary, path, state_dict, metadata={"format": "pt"}):  # noqa: B006
     """The safetensors file at `path` against the reference's records of `state_dict`."""
-    return check_described(binary, path, "safetensors", metadata, records(state_dict), [])
+    return check_described(binary, path, "safetensors", metadata,
+                           records(state_dict, sorted_names=True), [])
 
 
 def check_saved(binary, path, value, fmt="torch_save_zip"):
@@ -186,30 +209,42 @@ def check_tar(binary, path, value, **kwargs):
 
 
 def check_described(binary, path, fmt, metadata, reference, values, file=None):
+    """inspect-model --tensors of `path` against the reference's five parts and values: every
+    record, and their order (contract 11.2): WeightsFile, ModelMetadata, each module followed by
+    its tensors in named_modules() order, then the checkpoint's values and its tensors outside
+    the state dict."""
     p = tool(binary, "inspect-model", path, "--tensors")
     assert p.returncode == 0, p.stderr
     lines = jsonl(p.stdout)
-    weights, model, modules, tensors = reference
+    weights, model, modules, tensors, outside = reference
     head = lines[0]
     assert head["record"] == "WeightsFile", head
     assert head["file"] == (file or path) and head["format"] == fmt, head
     assert head["metadata"] == metadata, head["metadata"]
     for field in ("state_dict_path", "files", "dtypes"):
         assert head[field] == weights[field], (field, head[field], weights[field])
-    got_values = [{k: v for k, v in r.items() if k != "record"}
-                  for r in lines if r["record"] == "CheckpointValue"]
-    assert got_values == values, (got_values, values)
-    lines = [r for r in lines[1:] if r["record"] != "CheckpointValue"]
-    lines.insert(0, head)
     got_model = {k: v for k, v in lines[1].items() if k != "record"}
     assert lines[1]["record"] == "ModelMetadata" and got_model == model, (got_model, model)
+    kinds = [r["record"] for r in lines]
+    tail = len(values) + len(outside)
+    assert kinds[len(kinds) - tail:] == ["CheckpointValue"] * len(values) + \
+        ["TensorMetadata"] * len(outside), "the checkpoint's values and tensors come last"
+    body, after = lines[2:len(lines) - tail], lines[len(lines) - tail:]
+    got_values = [{k: v for k, v in r.items() if k != "record"} for r in after[:len(values)]]
+    assert got_values == values, (got_values, values)
+    got_outside = [{k: v for k, v in r.items() if k != "record"} for r in after[len(values):]]
+    assert got_outside == outside, (got_outside, outside)
     got_modules = [{k: v for k, v in r.items() if k != "record"}
-                   for r in lines if r["record"] == "ModuleMetadata"]
+                   for r in body if r["record"] == "ModuleMetadata"]
     assert got_modules == modules, (got_modules, modules)
-    got_tensors = {}
-    for r in lines:
-        if r["record"] == "TensorMetadata":
-            got_tensors.setdefault(r["module_path"], []).append(
+    got_tensors, current = {}, None
+    for r in body:
+        assert r["record"] in ("ModuleMetadata", "TensorMetadata"), r["record"]
+        if r["record"] == "ModuleMetadata":
+            current = r["path"]
+        else:
+            assert r["module_path"] == current, ("a tensor not after its module", r)
+            got_tensors.setdefault(current, []).append(
                 {k: v for k, v in r.items() if k != "record"})
     # a module's tensors come in the file's order (the writer's: by element size, then key)
     by_key = lambda rs: sorted(rs, key=lambda r: r["key"])  # noqa: E731
@@ -297,6 +332,53 @@ def main():
         assert described(big) == described(little)
         diff_to_zero(binary, little, big)
 
+    def dataparallel_strips_to_the_plain_one():
+        # DataParallel's `module.` prefix taken off: its module `module` is the model, and a
+        # parameter of the model's root lands on the root (issue 64)
+        torch.manual_seed(3)
+        plain = RegistrationOrder()
+        paths = {}
+        for tag, value in (("plain", plain.state_dict()),
+                           ("wrapped", nn.DataParallel(plain).state_dict())):
+            paths[tag] = os.path.join(work, f"strip_{tag}.pt")
+            torch.save(value, paths[tag])
+            paths[tag + "_legacy"] = os.path.join(work, f"strip_{tag}.legacy.pt")
+            save_legacy(value, paths[tag + "_legacy"])
+        paths["plain_safetensors"] = os.path.join(work, "strip_plain.safetensors")
+        st.save(plain.state_dict(), paths["plain_safetensors"])
+        for wrapped in ("wrapped", "wrapped_legacy"):
+            for other in ("plain", "plain_legacy", "plain_safetensors"):
+                for a, b in ((paths[wrapped], paths[other]), (paths[other], paths[wrapped])):
+                    p = tool(binary, "diff", a, b, "--strip-prefix", "module.")
+                    assert (p.returncode, p.stderr) == (0, ""), (a, b, p.stdout[-600:], p.stderr)
+        p = tool(binary, "diff", paths["wrapped"], paths["plain"])
+        assert p.returncode == 1, "without --strip-prefix they differ"
+
+    def checkpoint_document_model_first():
+        # --format json: the checkpoint's values and other tensors after the modules, as in
+        # jsonl; saved json and jsonl records of it diff to 0 with the file
+        path = os.path.join(work, "checkpoint_adam.pt")
+        p = tool(binary, "inspect-model", path, "--all", "--format", "json")
+        assert p.returncode == 0, p.stderr
+        document = json.loads(p.stdout)
+        keys = list(document)
+        assert keys[-3:] == ["modules", "checkpoint_values", "checkpoint_tensors"], keys
+        assert all(t["kind"] == "checkpoint" and t["module_path"] == "<root>"
+                   for t in document["checkpoint_tensors"])
+        assert all(t["kind"] == "parameter" for m in document["modules"] for t in m["tensors"])
+        params = [v for v in document["checkpoint_values"] if v["key"].endswith(".params")]
+        assert params and all(v["type"] == "list" and v["value"] == list(range(len(v["value"])))
+                              for v in params), params
+        for fmt in ("json", "jsonl"):
+            saved = os.path.join(work, "checkpoint_adam." + fmt)
+            with open(saved, "w") as f:
+                f.write(tool(binary, "inspect-model", path, "--all", "--format", fmt).stdout)
+            for a, b in ((saved, path), (path, saved)):
+                q = tool(binary, "diff", a, b)
+                assert q.returncode == 0, (fmt, q.stdout[-600:], q.stderr)
+        table = tool(binary, "inspect-model", path, "--tensors", "--format", "table").stdout
+        assert "Checkpoint tensors:\n  optimizer.state.4.step: float32[] cpu, 4 B" in table, table[-800:]
+
     def diff_one_element():
         a, b = os.path.join(work, "one_a.safetensors"), os.path.join(work, "one_b.safetensors")
         changed = {k: v.clone() for k, v in conv.items()}
@@ -358,7 +440,10 @@ def main():
             index = os.path.join(folder, index_name)
             with open(index, "w") as f:
                 json.dump({"metadata": {"total_size": total}, "weight_map": weight_map}, f)
-            weights, model, modules, tensors = records(conv, saved=ext == ".bin")
+            # .bin shards keep the state dict's order (module order from its keys); the
+            # safetensors shards sort their names as text
+            weights, model, modules, tensors, outside = records(
+                conv, saved=ext == ".bin", sorted_names=ext == ".safetensors")
             for listed in tensors.values():
                 for t in listed:
                     t["file"] = weight_map[t["key"]]
@@ -368,7 +453,7 @@ def main():
             weights["files"] = sorted(parts)
             for path in (index, folder):
                 check_described(binary, path, "sharded", {"total_size": total},
-                                (weights, model, modules, tensors), [], file=index)
+                                (weights, model, modules, tensors, outside), [], file=index)
             p = tool(binary, "diff", folder, os.path.join(work, "convnet.safetensors"))
             assert p.returncode == 0, (ext, p.stdout[-500:], p.stderr)
 
@@ -400,6 +485,11 @@ def main():
                    tar_big_endian)
         checks.run("diff", "one changed element is its key's data_crc32; --ignore data_crc32 "
                    "gives 0", diff_one_element)
+        checks.run("checkpoint", "json, jsonl and table put the model first; saved records "
+                   "of a checkpoint diff to 0 with it", checkpoint_document_model_first)
+        checks.run("diff", "a DataParallel state dict with --strip-prefix module. diffs to 0 "
+                   "with the plain one, a root parameter included, in every format",
+                   dataparallel_strips_to_the_plain_one)
         checks.run("diff", "a model as TorchScript, .pt2, state dict, safetensors and checkpoint "
                    "gives exit 0 in every pair; one changed element is its data_crc32",
                    every_format_pair)

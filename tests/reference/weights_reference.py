@@ -40,10 +40,28 @@ def path_order(path: str):
     return () if path == "<root>" else tuple(_segment_key(s) for s in path.split("."))
 
 
-def identity(t: torch.Tensor):
-    # the storage itself (_cdata), not its data pointer: every empty storage's is 0
+def first_key_order(paths):
+    """named_modules() order as a torch.save file tells it: `paths` (each after its parent, in
+    the order the keys first named them) walked depth first, children in that order."""
+    children = {p: [] for p in paths}
+    for p in paths[1:]:
+        children[p.rsplit(".", 1)[0] if "." in p else "<root>"].append(p)
+    out, stack = [], ["<root>"]
+    while stack:
+        p = stack.pop()
+        out.append(p)
+        stack.extend(reversed(children[p]))
+    return out
+
+
+def storage_of(t: torch.Tensor):
+    """The storage itself (_cdata), not its data pointer: every empty storage's is 0."""
     s = t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage().untyped()
-    return (s._cdata, t.storage_offset(), tuple(t.shape), tuple(t.stride()), t.dtype)
+    return s._cdata
+
+
+def identity(t: torch.Tensor):
+    return (storage_of(t), t.storage_offset(), tuple(t.shape), tuple(t.stride()), t.dtype)
 
 
 def storage_crc32(t: torch.Tensor) -> str:
@@ -53,28 +71,35 @@ def storage_crc32(t: torch.Tensor) -> str:
     return "%08x" % (zlib.crc32(raw.numpy().tobytes()) if s.nbytes() else 0)
 
 
-def records(state_dict, state_dict_path=(), key_prefix="", saved=False, others=()):
-    """(WeightsFile fields, ModelMetadata, [ModuleMetadata], {module_path: [TensorMetadata]}).
-    `saved`: a torch.save file, which says each tensor's device, requires_grad and storage;
-    `others`: the (key, tensor) pairs of a checkpoint outside its state dict, listed on the
-    root and counted nowhere."""
+def records(state_dict, state_dict_path=(), key_prefix="", saved=False, others=(),
+            sorted_names=None):
+    """(WeightsFile fields, ModelMetadata, [ModuleMetadata], {module_path: [TensorMetadata]},
+    [TensorMetadata outside the state dict]).
+    `saved`: a torch.save file, which says each tensor's device, requires_grad and storage (its
+    views list each other in shared_with); `others`: the (key, tensor) pairs of a checkpoint
+    outside its state dict, listed after the modules on the root and counted nowhere;
+    `sorted_names` (by default: not `saved`): the file sorts its names as text (safetensors),
+    so modules come in path order, numeric segments by value; else in named_modules() order as
+    the keys give it."""
+    if sorted_names is None:
+        sorted_names = not saved
     keys_of = {}
     for key, t in list(state_dict.items()):
-        keys_of.setdefault(identity(t), []).append(key_prefix + key)
+        keys_of.setdefault(storage_of(t) if saved else identity(t), []).append(key_prefix + key)
     for key, t in others:
-        keys_of.setdefault(identity(t), []).append(key)
+        keys_of.setdefault(storage_of(t) if saved else identity(t), []).append(key)
     modules = {"<root>": {"direct": 0, "tensors": []}}
     seen, total, nbytes_total, dtypes = set(), 0, 0, {}
 
     def listed(module_path, name, kind, full, t):
-        ident = identity(t)
+        shared = storage_of(t) if saved else identity(t)
         return {
             "module_path": module_path, "name": name, "kind": kind, "shape": list(t.shape),
             "dtype": str(t.dtype), "device": str(t.device) if saved else None,
             "requires_grad": t.requires_grad if saved else None, "numel": t.numel(),
             "nbytes": t.numel() * t.element_size(),
             "storage_crc32": storage_crc32(t) if saved else None, "key": full,
-            "shared_with": [k for k in keys_of[ident] if k != full],
+            "shared_with": [k for k in keys_of[shared] if k != full],
             "data_crc32": data_crc32(t),
         }
 
@@ -93,18 +118,17 @@ def records(state_dict, state_dict_path=(), key_prefix="", saved=False, others=(
             nbytes_total += nbytes
             dtypes[str(t.dtype)] = dtypes.get(str(t.dtype), 0) + numel
         modules[path]["tensors"].append(listed(path, name, "parameter", key_prefix + key, t))
-    for key, t in others:
-        modules["<root>"]["tensors"].append(listed("<root>", key, "checkpoint", key, t))
+    outside = [listed("<root>", key, "checkpoint", key, t) for key, t in others]
     weights = {"state_dict_path": None if state_dict_path is None else list(state_dict_path),
                "files": [],
                "dtypes": dict(sorted(dtypes.items()))}
     model = {"model_type": None, "total_parameters": total, "trainable_parameters": None,
              "parameter_bytes": nbytes_total, "buffer_bytes": None}
-    order = sorted(modules, key=path_order)
+    order = sorted(modules, key=path_order) if sorted_names else first_key_order(list(modules))
     module_records = [{"path": p, "module_type": None, "direct_parameters": modules[p]["direct"],
                        "trainable_parameters": None, "direct_buffers": None, "training": None}
                       for p in order]
-    return weights, model, module_records, {p: modules[p]["tensors"] for p in order}
+    return weights, model, module_records, {p: modules[p]["tensors"] for p in order}, outside
 
 
 # safetensors dtype codes -> (numpy dtype, torch dtype the numpy array is viewed as)
@@ -159,8 +183,8 @@ def _value(v):
         return v[:200]
     if isinstance(v, dict):
         return {}
-    if isinstance(v, (list, tuple)):
-        return []
+    if isinstance(v, (list, tuple)):  # empty, or of plain numbers: its first 200
+        return [x for x in v[:200]]
     if isinstance(v, torch.dtype):
         return str(v)
     if type(v).__module__.startswith("numpy"):
@@ -172,8 +196,12 @@ def checkpoint_records(obj):
     """What a torch.save file holding `obj` is described as (contract 11.2), by the rule of
     docs/records.md: its state dict (the dict of tensors under string keys, reached through
     string keys, holding the most elements; the first of equals), the tensors outside it and
-    the other values. Returns records(...)'s four parts and [CheckpointValue]."""
+    the other values. Returns records(...)'s five parts and [CheckpointValue]."""
     leaves, values, candidates = [], [], []  # leaves: (key, tensor, candidate or None)
+
+    def plain_numbers(v):  # an optimizer's parameter indices, its betas: one value
+        return isinstance(v, (list, tuple)) and all(
+            type(x) in (int, float) and (type(x) is float or -2**63 <= x < 2**63) for x in v)
 
     def extra_state(k):  # nn.Module.get_extra_state's entry: any value
         return isinstance(k, str) and (k == "_extra_state" or k.endswith("._extra_state"))
@@ -181,7 +209,7 @@ def checkpoint_records(obj):
     def walk(v, key, path, parent=None):
         if isinstance(v, torch.Tensor):
             leaves.append((key, v, parent))
-        elif isinstance(v, (dict, list, tuple)) and len(v):
+        elif isinstance(v, (dict, list, tuple)) and len(v) and not plain_numbers(v):
             if isinstance(v, dict):
                 candidate = None
                 tensors = [t for k, t in v.items()

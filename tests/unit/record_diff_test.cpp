@@ -320,7 +320,8 @@ TEST_CASE("details: attributes by module.name, tensors by their full name, signa
                          std::nullopt,
                          std::nullopt,
                          std::nullopt,
-                         std::nullopt};
+                         std::nullopt,
+                         {}};
     return ModelMetadata(
         "pkg.Net", 8, 8,
         {M("<root>", "pkg.Net", 0, 0, 0, true,

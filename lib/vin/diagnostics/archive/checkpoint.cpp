@@ -1,5 +1,6 @@
 #include "vin/diagnostics/archive/checkpoint.h"
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
 #include <string_view>
@@ -18,9 +19,19 @@ using Kind = PickleValue::Kind;
 constexpr std::size_t kMaxVisits = std::size_t{8} << 20;
 constexpr std::size_t kMaxKeyBytes = std::size_t{64} << 20;
 constexpr std::size_t kMaxValueCharacters = 200;
+constexpr std::size_t kMaxValueItems = 200;
 
 bool is_container(const PickleValue& v) {
   return v.kind == Kind::dict || v.kind == Kind::list || v.kind == Kind::tuple;
+}
+
+// A list or tuple of plain numbers (an optimizer's parameter indices, betas): one value, not a
+// value per item (contract 11.2)
+bool is_number_sequence(const PickleValue& v) {
+  return (v.kind == Kind::list || v.kind == Kind::tuple) &&
+         std::all_of(v.items.begin(), v.items.end(), [](PickleRef item) {
+           return item->kind == Kind::integer || item->kind == Kind::floating;
+         });
 }
 
 // a dict key as a segment of a dotted key, and as state_dict_path writes it
@@ -160,12 +171,14 @@ CheckpointValue leaf_value(const PickleValue& v) {
       out.value = Json::object();
       return out;
     case Kind::list:
-      out.type = "list";
+    case Kind::tuple:  // empty, or of plain numbers: its first items
+      out.type = v.kind == Kind::list ? "list" : "tuple";
       out.value = Json::array();
-      return out;
-    case Kind::tuple:
-      out.type = "tuple";
-      out.value = Json::array();
+      for (std::size_t i = 0; i < v.items.size() && i < kMaxValueItems; ++i) {
+        const PickleValue& item = *v.items[i];
+        out.value.push_back(item.kind == Kind::integer ? Json(item.integer)
+                                                       : json_float(item.floating));
+      }
       return out;
     case Kind::global:  // a class or a dtype, by name
       if (v.text.rfind("torch.", 0) == 0 && dtype_named(std::string_view(v.text).substr(6))) {
@@ -229,7 +242,7 @@ class Walk {
       parents_.push_back(parent);
       return;
     }
-    if (!is_container(v) || v.items.empty() || on_path_.count(&v)) {
+    if (!is_container(v) || v.items.empty() || is_number_sequence(v) || on_path_.count(&v)) {
       CheckpointValue leaf = leaf_value(v);
       leaf.key = key;
       if (on_path_.count(&v)) leaf.value = nullptr;  // a container inside itself

@@ -61,14 +61,46 @@ bool module_path_before(const std::string& a, const std::string& b) {
   return sa.size() < sb.size();
 }
 
+namespace {
+
+// The modules in the order of their first keys, depth first: `created` lists each module after
+// its parent (add_module makes ancestors first), so a module's children are in the order the
+// keys first named them, and a walk of that tree gives named_modules()'s order.
+std::vector<std::string> first_key_order(const std::vector<std::string>& created) {
+  std::unordered_map<std::string_view, std::size_t> index;
+  index.reserve(created.size());
+  for (std::size_t i = 0; i < created.size(); ++i) index.emplace(created[i], i);
+  std::vector<std::vector<std::size_t>> children(created.size());
+  for (std::size_t i = 1; i < created.size(); ++i) {  // created[0] is the root
+    const std::string_view path = created[i];
+    const std::size_t dot = path.rfind('.');
+    const std::size_t parent = dot == std::string_view::npos ? 0 : index.at(path.substr(0, dot));
+    children[parent].push_back(i);
+  }
+  std::vector<std::string> out;
+  out.reserve(created.size());
+  std::vector<std::size_t> stack = {0};  // iterative: a key of a million segments is deep
+  while (!stack.empty()) {
+    const std::size_t at = stack.back();
+    stack.pop_back();
+    out.push_back(created[at]);
+    stack.insert(stack.end(), children[at].rbegin(), children[at].rend());
+  }
+  return out;
+}
+
+}  // namespace
+
 ModelMetadata model_of_state_dict(const std::string& file, const std::vector<StateDictTensor>& tensors,
-                                  WeightsFile weights, const InspectDetails& details) {
+                                  WeightsFile weights, const InspectDetails& details,
+                                  ModuleOrder order) {
   // every module a key names and its ancestors; each module's tensors, in the file's order
   struct Module {
     DirectCounts counts;
     std::vector<TensorMetadata> tensors;
   };
   std::unordered_map<std::string, Module> modules;
+  std::vector<std::string> created = {kRootPath};  // each module after its parent
   modules[kRootPath];
   std::size_t path_bytes = 0;
   // the module and its ancestors, their paths' bytes counted before each is made (a key of a
@@ -78,21 +110,23 @@ ModelMetadata model_of_state_dict(const std::string& file, const std::vector<Sta
       if (modules.count(path.substr(0, length))) return;
       path_bytes += length;
       if (path_bytes > kMaxModulePathBytes) throw Error(file + ": " + kModulePathsTooLongMessage);
-      modules.try_emplace(path.substr(0, length));
+      created.push_back(path.substr(0, length));
+      modules.try_emplace(created.back());
     };
     for (std::size_t dot = path.find('.'); dot != std::string::npos; dot = path.find('.', dot + 1))
       add(dot);
     add(path.size());
   };
 
-  // the same tensor under two keys: the keys that share it
+  // the keys of each storage: views of one storage list each other, whatever their offsets
   std::unordered_map<std::string, std::vector<std::string>> keys_of;
   for (const StateDictTensor& t : tensors)
-    if (!t.identity.empty()) keys_of[t.identity].push_back(t.key);
+    if (!t.storage.empty()) keys_of[t.storage].push_back(t.key);
 
   ModelCounts<std::string> counts;
   std::unordered_set<std::string> counted;  // the identities in `dtypes`
   std::map<std::string, std::int64_t> dtypes;
+  std::vector<TensorMetadata> outside;  // the checkpoint's tensors outside its state dict
   for (std::size_t i = 0; i < tensors.size(); ++i) {
     const StateDictTensor& t = tensors[i];
     auto [path, name] = t.in_state_dict ? module_and_name(t.dict_key)
@@ -120,19 +154,22 @@ ModelMetadata model_of_state_dict(const std::string& file, const std::vector<Sta
     m.key = t.key;
     m.file = t.file;
     m.data_crc32 = t.data_crc32;
-    if (!t.identity.empty())
-      for (const std::string& other : keys_of.at(t.identity))
+    if (!t.storage.empty())
+      for (const std::string& other : keys_of.at(t.storage))
         if (other != t.key) m.shared_with.push_back(other);
-    module.tensors.push_back(std::move(m));
+    (t.in_state_dict ? module.tensors : outside).push_back(std::move(m));
   }
 
-  std::vector<std::string> order;
-  order.reserve(modules.size());
-  for (const auto& entry : modules) order.push_back(entry.first);
-  std::sort(order.begin(), order.end(), module_path_before);
+  std::vector<std::string> paths;
+  if (order == ModuleOrder::first_key) {
+    paths = first_key_order(created);
+  } else {
+    paths = std::move(created);
+    std::sort(paths.begin(), paths.end(), module_path_before);
+  }
   std::vector<ModuleMetadata> records;
-  records.reserve(order.size());
-  for (const std::string& path : order) {
+  records.reserve(paths.size());
+  for (const std::string& path : paths) {
     Module& module = modules.at(path);
     ModuleDetails module_details;
     if (details.tensors) module_details.tensors = std::move(module.tensors);
@@ -141,7 +178,10 @@ ModelMetadata model_of_state_dict(const std::string& file, const std::vector<Sta
   }
   weights.dtypes.assign(dtypes.begin(), dtypes.end());
   ModelDetails model_details;
-  if (details.tensors) model_details.parameter_bytes = counts.parameter_bytes();
+  if (details.tensors) {
+    model_details.parameter_bytes = counts.parameter_bytes();
+    model_details.checkpoint_tensors = std::move(outside);
+  }
   model_details.weights_file = std::move(weights);
   return ModelMetadata(std::nullopt, counts.total(), std::nullopt, std::move(records),
                        std::move(model_details));

@@ -26,13 +26,16 @@ struct StateDictTensor {
   /// what tells two keys of one tensor (its storage, offset, shape and strides) from two
   /// tensors; empty for a tensor no other key can share (a safetensors tensor)
   std::string identity;
+  /// the storage it lies in (its key), which views of it share whatever their offsets and
+  /// shapes (TensorMetadata's shared_with); empty where no other key can share it
+  std::string storage;
   std::optional<std::string> data_crc32;  ///< with --tensors
   /// what a torch.save file says and a safetensors file does not
   std::optional<std::string> device;
   std::optional<bool> requires_grad;
   std::optional<std::string> storage_crc32;  ///< its storage record's CRC (a zip member's)
-  /// outside the state dict (a checkpoint's optimizer state): listed on the root under its
-  /// whole key (kind "checkpoint"), counted nowhere
+  /// outside the state dict (a checkpoint's optimizer state): listed after the modules under
+  /// its whole key (kind "checkpoint", ModelDetails' checkpoint_tensors), counted nowhere
   bool in_state_dict = true;
 };
 
@@ -43,17 +46,31 @@ std::pair<std::string, std::string> module_and_name(const std::string& dict_key)
 
 /// Whether module path `a` comes before `b`: segment by segment, numeric segments in numeric
 /// order and before other segments, others by their bytes, a path before its submodules (the
-/// order of the records: `layers.2` before `layers.10`).
+/// order of the records where a file sorts its names as text: `layers.2` before `layers.10`).
 bool module_path_before(const std::string& a, const std::string& b);
 
+/// The order of a weights file's modules (contract 11.2: named_modules() order, as far as the
+/// file tells it).
+enum class ModuleOrder {
+  /// the order of the file's keys, as torch.save keeps a state dict's: each module where a key
+  /// first names it, depth first, a parent before its children (what named_modules() gives
+  /// for a state_dict() saved as it was)
+  first_key,
+  /// module_path_before: where the file sorts its names as text (safetensors writers do), the
+  /// keys' order is no module's, and numeric segments are put back in numeric order
+  sorted_names,
+};
+
 /// The model of `tensors` (in the file's order): a ModuleMetadata for the root, every module a
-/// key names and their ancestors, in module_path_before order; each with its tensors'
-/// elements as direct_parameters (a weights file does not tell buffers from parameters:
+/// key names and their ancestors, in `order`; each with its tensors' elements as
+/// direct_parameters (a weights file does not tell buffers from parameters:
 /// trainable_parameters, direct_buffers, training and module_type are none); the totals and
 /// `weights.dtypes` counting each tensor once. With details.tensors, a TensorMetadata per key,
-/// in the file's order, and the bytes. Throws Error naming `file` when the module paths add up
-/// past kMaxModulePathBytes or the counts overflow.
+/// in the file's order, those outside the state dict as ModelDetails' checkpoint_tensors, and
+/// the bytes. Throws Error naming `file` when the module paths add up past kMaxModulePathBytes
+/// or the counts overflow.
 ModelMetadata model_of_state_dict(const std::string& file, const std::vector<StateDictTensor>& tensors,
-                                  WeightsFile weights, const InspectDetails& details);
+                                  WeightsFile weights, const InspectDetails& details,
+                                  ModuleOrder order);
 
 }  // namespace vin::diagnostics

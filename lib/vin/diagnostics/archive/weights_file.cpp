@@ -34,6 +34,8 @@ constexpr std::size_t kMaxIndexDepth = 16;
 struct WeightsContent {
   std::vector<StateDictTensor> tensors;
   WeightsFile weights;
+  /// a safetensors header sorts its names as text: the keys' order tells no module order
+  ModuleOrder order = ModuleOrder::first_key;
 };
 
 WeightsContent safetensors_content(const InputFile& file, const InspectDetails& details) {
@@ -53,6 +55,7 @@ WeightsContent safetensors_content(const InputFile& file, const InspectDetails& 
   }
   out.weights.file = file.path();
   out.weights.format = "safetensors";
+  out.order = ModuleOrder::sorted_names;
   out.weights.metadata = header.metadata;
   return out;
 }
@@ -83,6 +86,7 @@ WeightsContent torch_save_content(const TorchSaveSource& saved, const InspectDet
     s.numel = t.numel;
     s.nbytes = t.nbytes();
     s.identity = t.identity();
+    s.storage = t.storage_key;
     s.device = t.device;
     s.requires_grad = t.requires_grad;
     if (bytes.crc) s.storage_crc32 = crc32_text(*bytes.crc);
@@ -166,6 +170,7 @@ WeightsContent sharded_content(const ClassifiedFile& index, const InspectDetails
   WeightsContent out;
   out.weights.file = path;
   out.weights.format = "sharded";
+  out.order = ModuleOrder::sorted_names;  // unless a shard keeps its keys' order (below)
   const auto metadata = json.find("metadata");
   out.weights.metadata = metadata != json.end() ? *metadata : Json(nullptr);
   std::map<std::string, std::string> found;  // key -> the shard that holds it
@@ -180,6 +185,8 @@ WeightsContent sharded_content(const ClassifiedFile& index, const InspectDetails
       throw Error(path + ": its shard " + printable(name, 200) + " is " + what_it_is(shard) +
                   ", not a weights file");
     WeightsContent part = file_content(shard, details);
+    // torch.save shards split one state dict in its order (save_pretrained's): kept
+    if (part.order == ModuleOrder::first_key) out.order = ModuleOrder::first_key;
     out.weights.files.push_back(name);
     for (StateDictTensor& t : part.tensors) {
       if (!t.in_state_dict) continue;  // a shard's optimizer state is not the model's
@@ -190,6 +197,7 @@ WeightsContent sharded_content(const ClassifiedFile& index, const InspectDetails
       t.key = t.dict_key;
       t.file = name;
       if (!t.identity.empty()) t.identity = name + "/" + t.identity;
+      if (!t.storage.empty()) t.storage = name + "/" + t.storage;
       out.tensors.push_back(std::move(t));
     }
   }
@@ -224,7 +232,8 @@ WeightsContent content_of(const ClassifiedFile& file, const InspectDetails& deta
 
 ModelMetadata describe_torch_save(const TorchSaveSource& saved, const InspectDetails& details) {
   WeightsContent content = torch_save_content(saved, details);
-  return model_of_state_dict(saved.label(), content.tensors, std::move(content.weights), details);
+  return model_of_state_dict(saved.label(), content.tensors, std::move(content.weights), details,
+                             content.order);
 }
 
 bool is_weights_kind(FileKind kind) {
@@ -235,7 +244,8 @@ bool is_weights_kind(FileKind kind) {
 
 ModelMetadata describe_weights_file(const ClassifiedFile& file, const InspectDetails& details) {
   WeightsContent content = content_of(file, details);
-  return model_of_state_dict(file.path(), content.tensors, std::move(content.weights), details);
+  return model_of_state_dict(file.path(), content.tensors, std::move(content.weights), details,
+                             content.order);
 }
 
 std::string weights_in_directory(const std::string& directory) {

@@ -77,6 +77,10 @@ bool same_text(const FieldText& a, const FieldText& b) {
   return a.size == b.size && std::memcmp(a.data, b.data, a.size) == 0;
 }
 
+// The root's path as a record's JSON text holds it (a checkpoint's tensors outside its state
+// dict are on the root).
+constexpr std::string_view kRootPathText = "\"<root>\"";
+
 // Whether `name` is one of `names`.
 bool one_of(const std::string& name, std::initializer_list<const char*> names) {
   return std::any_of(names.begin(), names.end(), [&](const char* n) { return name == n; });
@@ -94,7 +98,7 @@ Json without(const Json& j, std::initializer_list<const char*> keys) {
 // (WeightsFile: file, format, shards), which are not the model: not compared.
 const std::initializer_list<const char*> kModelDocumentParts = {
     "record", "methods", "modules", "export_archive", "weights_file", "checkpoint_values",
-    "operators", "graph_signature"};
+    "checkpoint_tensors", "operators", "graph_signature"};
 
 void require_keys(const Json& j, const std::vector<const char*>& keys, const char* record,
                   const std::string& where) {
@@ -222,6 +226,9 @@ RecordSet model_set(const Json& document, const std::string& source, const std::
       add_tensors(set, module.at("tensors"), set.items[set.items.size() - 1].find(names().path)->text(),
                   where);
   }
+  // a checkpoint's tensors outside its state dict, on the root under their whole keys
+  if (document.contains("checkpoint_tensors"))
+    add_tensors(set, document.at("checkpoint_tensors"), kRootPathText, where);
   return set;
 }
 
@@ -479,7 +486,8 @@ RecordSet read_jsonl(RecordLines& lines, RecordSet set, const std::string& path)
       weights_file = true;  // a weights file's records: the container first
       continue;
     }
-    if (!header && record == "CheckpointValue" && weights_file) continue;  // and its values
+    // a checkpoint's values: after its model (before it in what earlier versions wrote)
+    if (record == "CheckpointValue" && weights_file) continue;
     if (!header) {
       Json j = lines.object();
       if (record == "ModelMetadata") {
@@ -530,6 +538,12 @@ RecordSet read_jsonl(RecordLines& lines, RecordSet set, const std::string& path)
                            module.has(names().attributes);
       if (const auto tensors = lines.member(names().tensors))
         add_tensors(set, parse_text(*tensors), module.find(names().path)->text(), where());
+    } else if (record == "TensorMetadata" && weights_file && modules_begun &&
+               lines.member(names().module_path) == std::optional(kRootPathText)) {
+      // a checkpoint's tensor outside its state dict: on the root, after the modules
+      RecordList& tensors = emplace_list(set.tensors, set);
+      lines.add_to(tensors);
+      require_keys(tensors[tensors.size() - 1], kTensorRequired, where);
     } else if (record == "TensorMetadata") {
       const auto module_path = lines.member(names().module_path);
       const auto module = set.items.empty() ? std::nullopt
@@ -1101,20 +1115,51 @@ void diff_tensors(const RecordSet& old_set, const RecordSet& new_set, const Diff
                   {"module_path", "name"});
 }
 
-// `set` without the modules whose whole path is a --strip-prefix prefix (`module` of a
-// DataParallel state dict): their tensors now belong to the root, which each side has already
+// `set` with the modules whose whole path is a --strip-prefix prefix (`module` of a
+// DataParallel state dict) made the root: such a module is the model, so its fields replace the
+// root's, and the counts of the tensors on either (the root of a DataParallel state dict holds
+// none) add up, as they would on a model saved without the prefix.
 RecordSet without_prefix_modules(const RecordSet& set, const DiffGate& gate) {
+  static const FieldName kCounts[] = {field_name("direct_parameters"),
+                                      field_name("trainable_parameters"),
+                                      field_name("direct_buffers")};
+  const auto is_count = [](FieldName name) {
+    return std::find(std::begin(kCounts), std::end(kCounts), name) != std::end(kCounts);
+  };
+  std::optional<std::size_t> root;
+  std::vector<std::size_t> prefixes;  // the modules that strip to the root
+  for (std::size_t i = 0; i < set.items.size(); ++i) {
+    const FieldText* path = set.items[i].find(names().path);
+    if (!path || !json_string(path->text())) continue;
+    const std::string value = json_string_value(path->text());
+    if (value == kRootPath) root = i;
+    else if (gate.stripped(value).empty()) prefixes.push_back(i);
+  }
   RecordSet out = set;
   out.items = RecordList(set.items.shared_store());
   for (std::size_t i = 0; i < set.items.size(); ++i) {
-    const RecordList::Record module = set.items[i];
-    const FieldText* path = module.find(names().path);
-    if (path && json_string(path->text())) {
-      const std::string value = json_string_value(path->text());
-      if (value != kRootPath && gate.stripped(value).empty()) continue;
+    if (std::find(prefixes.begin(), prefixes.end(), i) != prefixes.end()) continue;
+    if (i != root || prefixes.empty()) {
+      for (const FieldText& field : set.items[i]) out.items.add_field(field.name, field.text());
+      out.items.end_record();
+      continue;
     }
-    for (const FieldText& field : module) out.items.add_field(field.name, field.text());
-    out.items.end_record();
+    // the root: the prefix modules' fields over its own, the counts summed where numbers
+    Json merged = set.items.to_json(i);
+    for (const std::size_t p : prefixes) {
+      for (const FieldText& field : set.items[p]) {
+        if (field.name == names().path) continue;
+        const std::string key(field_name_text(field.name));
+        const Json value = parse_text(field.text());
+        const auto now = merged.find(key);
+        if (is_count(field.name) && now != merged.end() && now->is_number_integer() &&
+            value.is_number_integer())
+          *now = now->get<std::int64_t>() + value.get<std::int64_t>();
+        else if (!is_count(field.name) || now == merged.end() || now->is_null())
+          merged[key] = value;
+      }
+    }
+    out.items.add_object(merged);
   }
   return out;
 }

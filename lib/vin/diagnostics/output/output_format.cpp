@@ -38,11 +38,8 @@ void write_model_metadata(std::ostream& out, const ModelMetadata& model, OutputF
     case OutputFormat::jsonl: {
       if (const auto& archive = model.details().export_archive)
         out << dump_record_line("ExportArchive", to_json(*archive)) << '\n';
-      if (const auto& weights = model.details().weights_file) {
+      if (const auto& weights = model.details().weights_file)
         out << dump_record_line("WeightsFile", to_json(*weights)) << '\n';
-        for (const auto& v : weights->values)
-          out << dump_record_line("CheckpointValue", to_json(v)) << '\n';
-      }
       out << dump_record_line("ModelMetadata", header_json(model)) << '\n';
       if (const auto& signature = model.details().graph_signature)
         out << dump_record_line("GraphSignature", to_json(*signature)) << '\n';
@@ -52,17 +49,18 @@ void write_model_metadata(std::ostream& out, const ModelMetadata& model, OutputF
       for (const auto& m : model.modules()) {
         out << dump_record_line("ModuleMetadata", to_json(m, /*with_tensors=*/false)) << '\n';
         if (const auto& tensors = m.details().tensors)
-          for (const auto& t : *tensors) {
-            Json line;
-            line["module_path"] = m.path();
-            const Json fields = to_json(t);
-            for (const auto& [key, value] : fields.items()) line[key] = value;
-            out << dump_record_line("TensorMetadata", line) << '\n';
-          }
+          for (const auto& t : *tensors)
+            out << dump_record_line("TensorMetadata", to_json(t, m.path())) << '\n';
       }
       if (const auto& operators = model.details().operators)
         for (const auto& c : *operators)
           out << dump_record_line("OperatorCount", to_json(c)) << '\n';
+      // a checkpoint's other contents after its model (contract 11.2)
+      if (const auto& weights = model.details().weights_file)
+        for (const auto& v : weights->values)
+          out << dump_record_line("CheckpointValue", to_json(v)) << '\n';
+      for (const auto& t : model.details().checkpoint_tensors)
+        out << dump_record_line("TensorMetadata", to_json(t, kRootPath)) << '\n';
       return;
     }
     case OutputFormat::json:

@@ -409,6 +409,10 @@ std::string format_model_table(const ModelMetadata& model) {
     if (!weights->values.empty()) out += "Checkpoint values:\n";
     for (const auto& v : weights->values)
       out += "  " + shown(v.key) + " = " + shown(dump_line(v.value)) + " (" + shown(v.type) + ")\n";
+    if (!model.details().checkpoint_tensors.empty()) out += "Checkpoint tensors:\n";
+    for (const auto& t : model.details().checkpoint_tensors)
+      out += "  " + shown(t.key.value_or(t.name)) + ": " + shown(tensor_summary(t)) + ", " +
+             byte_size(t.nbytes) + '\n';
   }
   if (const auto& operators = model.details().operators) {
     TextTable calls;

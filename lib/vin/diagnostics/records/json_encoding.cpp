@@ -185,14 +185,7 @@ std::string python_float_text(double value) { return python_float_repr(value); }
 Json to_json(const ModelMetadata& model) {
   Json j = header_json(model);
   if (const auto& archive = model.details().export_archive) j["export_archive"] = to_json(*archive);
-  if (const auto& weights = model.details().weights_file) {
-    j["weights_file"] = to_json(*weights);
-    if (!weights->values.empty()) {
-      Json values = Json::array();
-      for (const auto& v : weights->values) values.push_back(to_json(v));
-      j["checkpoint_values"] = std::move(values);
-    }
-  }
+  if (const auto& weights = model.details().weights_file) j["weights_file"] = to_json(*weights);
   if (const auto& signature = model.details().graph_signature)
     j["graph_signature"] = to_json(*signature);
   if (const auto& operators = model.details().operators) {
@@ -208,6 +201,17 @@ Json to_json(const ModelMetadata& model) {
   Json modules = Json::array();
   for (const auto& m : model.modules()) modules.push_back(to_json(m));
   j["modules"] = std::move(modules);
+  // a checkpoint's other contents after its model (contract 11.2)
+  if (const auto& weights = model.details().weights_file; weights && !weights->values.empty()) {
+    Json values = Json::array();
+    for (const auto& v : weights->values) values.push_back(to_json(v));
+    j["checkpoint_values"] = std::move(values);
+  }
+  if (const auto& outside = model.details().checkpoint_tensors; !outside.empty()) {
+    Json list = Json::array();
+    for (const auto& t : outside) list.push_back(to_json(t, kRootPath));
+    j["checkpoint_tensors"] = std::move(list);
+  }
   return j;
 }
 

@@ -22,6 +22,10 @@ Json to_json(const ModuleMetadata& module, bool with_tensors = true);
 /// One TensorMetadata as a JSON object.
 Json to_json(const TensorMetadata& tensor);
 
+/// One TensorMetadata as a record of its own (a jsonl line; a checkpoint's tensors outside its
+/// state dict in the `json` document): `module_path` first, then its fields.
+Json to_json(const TensorMetadata& tensor, const std::string& module_path);
+
 /// One MethodSignature as a JSON object.
 Json to_json(const MethodSignature& method);
 

@@ -158,12 +158,16 @@ struct ModelDetails {
   std::optional<std::vector<OperatorCount>> operators;
   /// a torch.export program's graph signature (--signature)
   std::optional<GraphSignature> graph_signature;
+  /// a checkpoint's tensors outside its state dict (an optimizer's state), with --tensors:
+  /// kind "checkpoint", on the root under their whole keys, printed after the modules and the
+  /// checkpoint's values (contract 11.2: model first)
+  std::vector<TensorMetadata> checkpoint_tensors;
 
   friend bool operator==(const ModelDetails& a, const ModelDetails& b) {
     return a.parameter_bytes == b.parameter_bytes && a.buffer_bytes == b.buffer_bytes &&
            a.methods == b.methods && a.stopped_by == b.stopped_by &&
            a.export_archive == b.export_archive && a.weights_file == b.weights_file &&
-           a.operators == b.operators &&
+           a.checkpoint_tensors == b.checkpoint_tensors && a.operators == b.operators &&
            a.graph_signature == b.graph_signature;
   }
 };

@@ -609,6 +609,13 @@ Json to_json(const ModuleMetadata& module, bool with_tensors) {
 }
 
 Json to_json(const TensorMetadata& tensor) { return encode_fields(kTensorFields, tensor); }
+Json to_json(const TensorMetadata& tensor, const std::string& module_path) {
+  Json line;
+  line["module_path"] = module_path;
+  Json fields = to_json(tensor);
+  for (auto& [key, value] : fields.items()) line[key] = std::move(value);
+  return line;
+}
 Json to_json(const MethodSignature& method) { return encode_fields(kMethodFields, method); }
 Json header_json(const ModelStructureSpec& spec) { return encode_fields(kSpecFields, spec); }
 Json to_json(const ConfigFieldSpec& field) { return encode_fields(kConfigFieldFields, field); }
