@@ -468,6 +468,26 @@ def capture_bad_inputs_exit_1_naming_the_file():
             raise AssertionError(f"{name}: {e}") from None
 
 
+@torch_test
+def an_npz_with_one_name_twice_is_a_usage_error_for_every_command_that_runs():
+    # numpy.load keeps one of two members named alike: the tool does not guess (issue 64)
+    model = fixture("convnet.pt")
+    for name, says in (("duplicate_member.npz", r"two arrays named 'arr_0' \(the member "
+                                                r"arr_0\.npy twice\)"),
+                       ("duplicate_name.npz", r"two arrays named 'x' \(the members x and "
+                                              r"x\.npy\)")):
+        inputs = fixture("inputs/" + name)
+        for args in (["capture", model, "--inputs", inputs],
+                     ["profile", model, "--inputs", inputs],
+                     ["compare", model, model, "--inputs", inputs],
+                     ["compare", inputs, model, "--shape", "images=1x3x8x8"]):
+            p = run(*args)
+            try:
+                assert_clean_error(p, 2, re.escape(inputs) + ": " + says)
+            except AssertionError as e:
+                raise AssertionError(f"{args}: {e}") from None
+
+
 # --- --stats ----------------------------------------------------------------------------------
 
 @torch_test

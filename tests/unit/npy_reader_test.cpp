@@ -4,6 +4,7 @@
 #include <string>
 
 #include "fixtures.h"
+#include "vin/diagnostics/archive/file_kind.h"
 #include "vin/diagnostics/archive/npy_reader.h"
 #include "vin/diagnostics/records/error.h"
 
@@ -160,4 +161,16 @@ TEST_CASE("damaged .npz files") {
         std::string::npos);
   CHECK(npz_error("object.npz").find("object arrays") != std::string::npos);
   CHECK(npz_error("uint16.npz").find("'<u2'") != std::string::npos);
+}
+
+TEST_CASE("an .npz whose members give one name twice is ambiguous: a usage error, nothing read") {
+  for (const auto& [file, says] :
+       {std::pair<std::string, std::string>{"duplicate_member.npz",
+                                            "two arrays named 'arr_0' (the member arr_0.npy twice)"},
+        {"duplicate_name.npz", "two arrays named 'x' (the members x and x.npy)"}}) {
+    const ClassifiedFile zip = classify_file(fixture("inputs/" + file), "an .npz file");
+    REQUIRE(zip.zip);
+    CHECK_THROWS_WITH_AS(npz_array_names(*zip.zip), doctest::Contains(says.c_str()), UsageError);
+    CHECK_THROWS_WITH_AS(read_npz_file(*zip.zip), doctest::Contains(says.c_str()), UsageError);
+  }
 }

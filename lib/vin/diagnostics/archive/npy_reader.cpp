@@ -6,6 +6,8 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <string>
+#include <unordered_map>
 
 #include "vin/diagnostics/archive/file_kind.h"
 #include "vin/diagnostics/records/error.h"
@@ -344,7 +346,29 @@ NpyArray read_npy_file(const std::string& path) {
   return read_npy_file(*InputFile::open(path, "an .npy file"));
 }
 
+std::vector<std::string> npz_array_names(const ZipArchive& zip) {
+  std::vector<std::string> names;
+  std::unordered_map<std::string, const std::string*> member_of;  // name -> its first member
+  for (const ZipArchive::Entry& entry : zip.entries()) {
+    const std::string& member = entry.name;
+    const bool npy = member.size() >= 4 && member.compare(member.size() - 4, 4, ".npy") == 0;
+    std::string name = npy ? member.substr(0, member.size() - 4) : member;
+    const auto [first, added] = member_of.emplace(name, &member);
+    if (!added)
+      throw UsageError(zip.path() + ": two arrays named '" + printable(name, 200) + "' (" +
+                       (*first->second == member ? "the member " + printable(member, 200) +
+                                                       " twice"
+                                                 : "the members " + printable(*first->second, 200) +
+                                                       " and " + printable(member, 200)) +
+                       "): which one is meant is ambiguous (numpy.load would keep one); save "
+                       "each array under a name of its own");
+    names.push_back(std::move(name));
+  }
+  return names;
+}
+
 std::vector<NpyArray> read_npz_file(const ZipArchive& zip) {
+  npz_array_names(zip);  // no array read before the names are known to be unambiguous
   std::vector<NpyArray> arrays;
   const auto& entries = zip.entries();
   for (std::size_t i = 0; i < entries.size(); ++i) {

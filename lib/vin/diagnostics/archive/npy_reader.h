@@ -41,7 +41,14 @@ NpyArray read_npy_file(const std::string& path);
 /// The same for a file opened already.
 NpyArray read_npy_file(const InputFile& file);
 
-/// Reads every array of an .npz file (numpy.savez / savez_compressed), in archive order.
+/// The names of an .npz file's arrays (its members without `.npy`), in archive order, read
+/// from its directory alone. Throws UsageError naming the file and the name where two members
+/// give one name (`x.npy` twice): numpy.load would silently keep one of them, so which array
+/// an input or a saved side is would be a guess.
+std::vector<std::string> npz_array_names(const ZipArchive& zip);
+
+/// Reads every array of an .npz file (numpy.savez / savez_compressed), in archive order
+/// (npz_array_names' check first).
 std::vector<NpyArray> read_npz_file(const std::string& path);
 /// The same for a zip opened already (its members checked when it was opened).
 std::vector<NpyArray> read_npz_file(const ZipArchive& zip);

@@ -366,10 +366,10 @@ void check_npz_names(const ZipArchive& zip, const torch::jit::Module& model) {
   const std::string& path = zip.path();
   std::vector<bool> positional;  // which arr_N are present
   std::vector<std::string> names;
-  for (const ZipArchive::Entry& entry : zip.entries()) {
-    const std::string& member = entry.name;
-    if (member.size() < 4 || member.compare(member.size() - 4, 4, ".npy") != 0) continue;
-    const std::string name = member.substr(0, member.size() - 4);
+  std::size_t member = 0;
+  for (const std::string& name : npz_array_names(zip)) {  // two members of one name refused
+    const std::string& entry = zip.entries()[member++].name;
+    if (entry.size() < 4 || entry.compare(entry.size() - 4, 4, ".npy") != 0) continue;
     const long index = positional_index(name);
     if (index < 0) {
       names.push_back(name);
