@@ -324,7 +324,8 @@ def module_patterns_select_every_path_below():
     assert "<root>" in {json.loads(l).get("module_path") for l in everything.stdout.splitlines()}
     assert_clean_error(run("capture", fixture("resnet18.pt"), "--inputs",
                            fixture("inputs/image32.npz"), "--module", "layer9.*"), 2,
-                       r"no module path matches 'layer9\.\*'; closest registered paths:")
+                       r"--module 'layer9\.\*': no module path matches it; closest registered "
+                       r"paths:")
 
 
 @torch_test
@@ -433,9 +434,9 @@ def capture_usage_errors_exit_2():
         (("--max-bytes", "-5"), r"error: --max-bytes: must be a positive integer, got '-5'\n"),
         (("--max-container-depth", "two"),
          r"error: --max-container-depth: must be a positive integer, got 'two'\n"),
-        (("--module", "encoder.blok"), r"unknown module path 'encoder\.blok'; closest registered "
-                                       r"paths: 'encoder\.block'"),
-        (("--device", "banana"), r"invalid device 'banana'"),
+        (("--module", "encoder.blok"), r"--module 'encoder\.blok': unknown module path; closest "
+                                       r"registered paths: 'encoder\.block'"),
+        (("--device", "banana"), r"--device banana: not a device"),
         (("--format", "xml"), r"xml"),
     ]
     for extra, pattern in cases:
@@ -448,7 +449,7 @@ def capture_usage_errors_exit_2():
     p = capture("--device", "cuda")
     has_cuda = p.returncode == 0
     if not has_cuda:
-        assert p.returncode == 2 and "device 'cuda' is not available" in p.stderr, p.stderr
+        assert p.returncode == 2 and "--device cuda: not available" in p.stderr, p.stderr
 
 
 @torch_test
@@ -657,10 +658,16 @@ def a_shape_the_allocator_refuses_names_the_option_and_the_bytes():
 def a_device_that_does_not_exist_is_refused_not_mapped_to_another():
     for command in ("capture", "profile"):
         p = run(command, fixture("convnet.pt"), "--shape", "images=1x3x8x8", "--device", "cpu:1")
-        assert_clean_error(p, 2, r"device 'cpu:1' does not exist: there is one cpu device")
-    p = run("compare", fixture("convnet.pt"), fixture("convnet.pt"), "--shape", "images=1x3x8x8",
-            "--device-b", "cpu:3")
-    assert_clean_error(p, 2, r"device 'cpu:3' does not exist")
+        assert_clean_error(p, 2, r"--device cpu:1: no such device: there is one cpu device")
+    for option in ("--device-a", "--device-b"):
+        p = run("compare", fixture("convnet.pt"), fixture("convnet.pt"), "--shape",
+                "images=1x3x8x8", option, "cpu:3")
+        assert_clean_error(p, 2, option + r" cpu:3: no such device")
+    # every way a device can be wrong names the option with the value (issue 64)
+    for device, says in (("banana", "not a device"), ("meta:2", "no such device"),
+                         ("mps", "not supported")):
+        p = run("profile", fixture("convnet.pt"), "--shape", "images=1x3x8x8", "--device", device)
+        assert_clean_error(p, 2, "--device " + device + ": " + says)
 
 if __name__ == "__main__":
     sys.exit(cli_common.main(cli_common.TESTS))

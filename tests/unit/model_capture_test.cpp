@@ -163,7 +163,8 @@ TEST_CASE("unknown module paths are rejected when the scope is entered, with sug
     auto scope = capture.enter();
     FAIL("enter() accepted an unknown path");
   } catch (const UsageError& e) {
-    CHECK(std::string(e.what()) == "unknown module path 'axt'; closest registered paths: 'act'");
+    CHECK(std::string(e.what()) ==
+          "--module 'axt': unknown module path; closest registered paths: 'act'");
   }
   CHECK(!capture.active());
 }

@@ -63,14 +63,14 @@ TEST_CASE("select_module_paths: exact paths and patterns, in registration order"
   CHECK(select_module_paths({"<root>", "<root>"}, kPaths) == std::vector<std::string>{"<root>"});
   CHECK_THROWS_WITH_AS(
       select_module_paths({"layer4.*"}, kPaths),
-      "no module path matches 'layer4.*'; closest registered paths: 'layer3' 'layer3.0' "
-      "'layer30'",
+      "--module 'layer4.*': no module path matches it; closest registered paths: 'layer3' "
+      "'layer3.0' 'layer30'",
       UsageError);
   CHECK_THROWS_AS(select_module_paths({"layer9"}, kPaths), UsageError);
   // nothing like a typo of it: the nearest paths all the same (contract 7.4), and where the rest
   // are
   CHECK_THROWS_WITH_AS(select_module_paths({"nosuchthing"}, kPaths),
-                       "unknown module path 'nosuchthing'; closest registered paths: '<root>' 'fc' "
-                       "'layer3'; run inspect-model to list them all",
+                       "--module 'nosuchthing': unknown module path; closest registered paths: "
+                       "'<root>' 'fc' 'layer3'; run inspect-model to list them all",
                        UsageError);
 }

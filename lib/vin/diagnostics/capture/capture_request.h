@@ -35,6 +35,8 @@ struct ForwardRun {
   /// forward starts from (torch/random_start.h)
   std::uint64_t seed = 0;
   std::string device = "cpu";  ///< map location of the archive and of the inputs
+  /// the option that gave `device` ("--device", compare's "--device-a"), which its errors name
+  std::string device_option = "--device";
   bool eval = false;           ///< switch every module to eval mode first
   /// --quantized-engine: the backend of quantized operators ("qnnpack", "fbgemm", "onednn",
   /// "x86"), as torch.backends.quantized.engine; nothing: LibTorch's default

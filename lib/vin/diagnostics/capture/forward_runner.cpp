@@ -154,7 +154,7 @@ void select_quantized_engine(const std::string& name) {
 LoadedRun::LoadedRun(const ForwardRun& run, const std::function<void(const char*)>& on_stage,
                      const ArchiveLayout* probed)
     : run_(run),
-      device_(resolve_device(run.device)),
+      device_(resolve_device(run.device, run.device_option)),
       input_names_(run.inputs),
       random_start_(run.seed) {
   // before the load: its packed parameters are packed for the engine in force at __setstate__

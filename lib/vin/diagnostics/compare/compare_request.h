@@ -43,6 +43,7 @@ struct CompareRequest {
     ForwardRun side_run = run;
     side_run.archive = side.path;
     side_run.device = side.device;
+    side_run.device_option = &side == &b ? "--device-b" : "--device-a";
     return side_run;
   }
 };

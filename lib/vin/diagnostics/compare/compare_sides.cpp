@@ -422,7 +422,7 @@ std::optional<std::string> run_side(PreparedSide& p, const Sink& sink,
 CompareResult compare_sides(const CompareRequest& request) {
   // a tensor on the meta device has a shape and no values: there is nothing to compare
   for (const auto& [flag, side] : {std::pair{"--device-a", &request.a}, {"--device-b", &request.b}})
-    if (resolve_device(side->device).is_meta())
+    if (resolve_device(side->device, flag).is_meta())
       throw UsageError(std::string(flag) + " " + side->device +
                        ": compare compares values, and a tensor on the meta device holds none "
                        "(a shape and no data); run both sides on cpu or cuda");

@@ -31,7 +31,8 @@ struct TorchPlugin {
   void (*set_log_sink)(LogSink sink);
 };
 
-inline constexpr int kTorchPluginAbi = 13;  // 13: FlopCount in the profile records, ProfileSummary::measured
+// 14: ForwardRun::device_option; 13: FlopCount in the profile records, ProfileSummary::measured
+inline constexpr int kTorchPluginAbi = 14;
 /// The plugin's one exported symbol: `extern "C" const TorchPlugin* vin_torch_plugin_v1()`.
 inline constexpr const char* kTorchPluginEntry = "vin_torch_plugin_v1";
 inline constexpr const char* kTorchPluginFile = "libvin_torch_plugin.so";

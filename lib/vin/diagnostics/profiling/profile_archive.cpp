@@ -468,7 +468,7 @@ bool checked_measures(const ProfileRequest& request) {
   if (request.threads && (*request.threads < 1 || *request.threads > kMaxProfileThreads))
     throw UsageError("--threads: must be an integer in [1, " +
                      std::to_string(kMaxProfileThreads) + "]");
-  const bool measures = !resolve_device(request.run.device).is_meta();
+  const bool measures = !resolve_device(request.run.device, request.run.device_option).is_meta();
   if (request.trace && !measures)
     throw UsageError(
         "--trace: a trace is the forward's timeline, and on --device meta no time is "

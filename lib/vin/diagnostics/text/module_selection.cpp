@@ -97,9 +97,10 @@ std::vector<std::string> select_module_paths(const std::vector<std::string>& arg
       }
     }
     if (any) continue;
-    std::string message =
-        (is_path_pattern(argument) ? "no module path matches '" : "unknown module path '") +
-        printable(argument, 200) + "'";
+    // the option named first (issue 64: option errors name the option)
+    std::string message = "--module '" + printable(argument, 200) + "': " +
+                          (is_path_pattern(argument) ? "no module path matches it"
+                                                     : "unknown module path");
     // for a pattern, the paths nearest its literal start (`layer4.*` -> near `layer4.`)
     const std::string_view literal = std::string_view(argument).substr(
         0, is_path_pattern(argument) ? argument.find_first_of("*?[") : argument.size());

@@ -237,29 +237,28 @@ std::string unknown_operator_message(const std::string& op) {
   return message;
 }
 
-c10::Device resolve_device(const std::string& device) {
+c10::Device resolve_device(const std::string& device, const std::string& option) {
+  const std::string given = option + " " + printable(device, 100) + ": ";
   c10::Device parsed(c10::kCPU);
   try {
     parsed = c10::Device(device);
   } catch (const std::exception&) {
-    throw UsageError("invalid device '" + device + "' (expected e.g. cpu, cuda, cuda:0)");
+    throw UsageError(given + "not a device (expected e.g. cpu, cuda, cuda:0)");
   }
   if (parsed.is_cuda()) {
     if (!torch::cuda::is_available())
-      throw UsageError("device '" + device +
-                       "' is not available: this LibTorch build or machine has no CUDA device");
+      throw UsageError(given + "not available: this LibTorch build or machine has no CUDA device");
     const auto count = static_cast<std::int64_t>(torch::cuda::device_count());
     if (parsed.has_index() && parsed.index() >= count)
-      throw UsageError("device '" + device + "' is not available: " + std::to_string(count) +
+      throw UsageError(given + "not available: " + std::to_string(count) +
                        " CUDA device(s) present");
   } else if (!parsed.is_cpu() && !parsed.is_meta()) {
-    throw UsageError("device '" + device + "' is not supported (use cpu or cuda[:N])");
+    throw UsageError(given + "not supported (use cpu or cuda[:N])");
   } else if (parsed.has_index() && parsed.index() != 0) {
     // LibTorch parses cpu:1 and maps it to the one CPU device; it does not exist
-    throw UsageError("device '" + device + "' does not exist: there is one " +
-                     (parsed.is_cpu() ? std::string("cpu") : std::string("meta")) + " device (" +
-                     (parsed.is_cpu() ? "cpu" : "meta") + " or " +
-                     (parsed.is_cpu() ? "cpu:0" : "meta:0") + ")");
+    const std::string kind = parsed.is_cpu() ? "cpu" : "meta";
+    throw UsageError(given + "no such device: there is one " + kind + " device (" + kind +
+                     " or " + kind + ":0)");
   }
   return parsed;
 }

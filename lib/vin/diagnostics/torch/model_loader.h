@@ -22,8 +22,9 @@ torch::jit::Module load_torchscript_archive(const std::string& path,
                                             const std::string& device = "cpu");
 
 /// Parses a device string ("cpu", "cuda", "cuda:1") and checks that this LibTorch build and
-/// machine can use it; throws UsageError otherwise.
-c10::Device resolve_device(const std::string& device);
+/// machine can use it; throws UsageError naming `option` (the option that gave it) and the
+/// value otherwise.
+c10::Device resolve_device(const std::string& device, const std::string& option = "--device");
 
 /// The one-line reason of a LibTorch exception: what_without_backtrace() for c10::Error, first
 /// line only (TorchScript compile errors go on with source excerpts).
