@@ -667,6 +667,49 @@ def output_budget_attacks():
                 ("m/constants.pkl", pickle.dumps((), protocol=2))]),
         [(["inspect-model", "{file}", "--attributes"], "safe", 0),
          (["inspect-model", "{file}", "--all"], "safe", 0)])
+    # one value of a million ints held once (a list of 100 references to a list of 100
+    # references to range(100): 2 KB of pickle) and named by 500 modules (issue 64): walked
+    # once per budget, not once per module (the walk of each used to take 19-40 s in all)
+    million = [[list(range(100))] * 100] * 100
+    node_class = type("Leaf", (), {"__module__": "__torch__"})
+    root_node = root.__new__(root)
+    root_node.__dict__["training"] = True
+    for i in range(500):
+        node = node_class.__new__(node_class)
+        node.__dict__.update({"training": True, "values": million})
+        root_node.__dict__[f"l{i}"] = node
+    fake.Leaf, fake.Root = node_class, root
+    saved, sys.modules["__torch__"] = sys.modules.get("__torch__"), fake
+    try:
+        data_pkl = pickle.dumps(root_node, protocol=2)
+    finally:
+        if saved is None:
+            del sys.modules["__torch__"]
+        else:
+            sys.modules["__torch__"] = saved
+    code = ("class Leaf(Module):\n  __parameters__ = []\n  __buffers__ = []\n"
+            "  training : bool\n  values : List[List[List[int]]]\n"
+            "class Root(Module):\n  __parameters__ = []\n  __buffers__ = []\n"
+            "  training : bool\n" + "".join(f"  l{i} : __torch__.Leaf\n" for i in range(500)))
+    runs = [(["inspect-model", "{file}", "--attributes"], "safe", 0),
+            (["inspect-model", "{file}", "--all"], "safe", 0)]
+    add("memo_million_values_500_modules.pt",
+        zip_of([("m/version", b"3\n"), ("m/data.pkl", data_pkl),
+                ("m/code/__torch__.py", code.encode()),
+                ("m/constants.pkl", pickle.dumps((), protocol=2))]), runs)
+    # the same in PyTorch 1.0-1.2's model.json archive: attributes.pkl holds the value once
+    # (id 1), each of the 500 submodules' attribute names it
+    attributes_pkl = pickle.dumps((True, million), protocol=2)
+    legacy_main = {"name": "root", "attributes": [{"type": "bool", "name": "training", "id": "0"}],
+                   "submodules": [{"name": f"m{i}", "attributes": [
+                       {"type": "bool", "name": "training", "id": "0"},
+                       {"type": "List[List[List[int]]]", "name": "values", "id": "1"}]}
+                       for i in range(500)]}
+    add("legacy_million_values_500_modules.pt",
+        zip_of([("m/version", b"1\n"), ("m/attributes.pkl", attributes_pkl),
+                ("m/model.json", json.dumps({"protoVersion": "3", "producerName": "pytorch",
+                                             "mainModule": legacy_main,
+                                             "tensors": []}).encode())]), runs)
     rank, modules = 100_000, 10_000
     tensor = {"dims": ["1"] * rank, "offset": "0", "strides": ["1"] * rank,
               "requiresGrad": True, "dataType": "FLOAT", "data": {"key": "tensors/0"},
@@ -737,9 +780,9 @@ def option_value_attacks():
         [([command, "{file}", *shape], "usage", 2, asks) for command in ("capture", "profile")] +
         [(["compare", "{file}", "{file}", *shape], "usage", 2, asks)] +
         [([command, "{file}", *small, "--device", "cpu:1"], "usage", 2,
-          "device 'cpu:1' does not exist") for command in ("capture", "profile")] +
+          "--device cpu:1: no such device") for command in ("capture", "profile")] +
         [(["compare", "{file}", "{file}", *small, "--device-b", "cpu:1"], "usage", 2,
-          "device 'cpu:1' does not exist")] +
+          "--device-b cpu:1: no such device")] +
         [(["profile", "{file}", *small, "--device", "meta"], "repeatable", 0, None,
           {"stdout_has": '"latency_ms": null, "throughput": null, "warnings": [], "flops": 24, '
                          '"macs": 12, "uncounted_operators": [], "flops_complete": true, '

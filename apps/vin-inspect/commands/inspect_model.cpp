@@ -7,6 +7,7 @@
 #include "../torch_access.h"
 #include "vin/diagnostics/archive/export_archive.h"
 #include "vin/diagnostics/archive/model_source.h"
+#include "vin/diagnostics/text/printable.h"
 
 namespace vd = vin::diagnostics;
 
@@ -60,6 +61,11 @@ class InspectModel : public Command {
       }
     }();
     spdlog::debug("{} modules, {} parameters", model.modules().size(), model.total_parameters());
+    if (model.details().stopped_by)  // the records say it too (ModelMetadata's stopped_by)
+      spdlog::warn("{}: the details reached the output budget, which what the file holds "
+                   "bounds (docs/safety.md): the attribute values past it are given by their "
+                   "type and the tensors past it are not listed (stopped_by: {})",
+                   vd::printable(archive_, 400), *model.details().stopped_by);
     write_records(plan, archive_, [&](std::ostream& out) {
       vd::write_model_metadata(out, model, output_.parsed_format());
     });

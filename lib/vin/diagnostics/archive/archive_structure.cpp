@@ -133,7 +133,7 @@ class StructureWalker {
           throw UnfitPaths{std::move(why)};
         children.emplace_back(name, value);
       } else if (details_.attributes && is_described_attribute(name, value)) {
-        attributes.set(key, budget_.admit(attribute_value(value)));
+        attributes.set(key, admitted_attribute(value, budget_));
       }
     }
     ModuleDetails module_details;

@@ -333,9 +333,9 @@ class LegacyReader {
         const PickleRef value = id >= 0 ? attribute_at(id) : nullptr;
         training = value && value->kind == PickleValue::Kind::boolean && value->boolean;
       } else if (details_.attributes && !is_bookkeeping_name(name) && type != "Tensor") {
-        attributes.set(
-            name,
-            budget_.admit(id >= 0 ? attribute_value(typed_list_items(attribute_at(id))) : Json()));
+        attributes.set(name, id >= 0
+                                 ? admitted_attribute(typed_list_items(attribute_at(id)), budget_)
+                                 : budget_.admit(Json()));
       }
     }
     ModuleDetails module_details;

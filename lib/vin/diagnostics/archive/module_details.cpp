@@ -1,5 +1,8 @@
 #include "vin/diagnostics/archive/module_details.h"
 
+#include <limits>
+#include <optional>
+
 #include "vin/diagnostics/text/type_names.h"
 
 namespace vin::diagnostics {
@@ -12,46 +15,78 @@ constexpr int kMaxValueDepth = 32;  // deeper containers are described by their 
 
 bool is_plain(const Json& value) { return !value.is_object(); }
 
-Json value_at_depth(PickleRef value, int depth) {
+// nothing once the value passes `room`
+std::optional<Json> value_at_depth(PickleRef value, int depth, PrintRoom& room) {
+  const auto marker = [&](const char* type) -> std::optional<Json> {
+    Json m = type_marker(type);
+    if (!room.spend(printed_size(m, room.left))) return std::nullopt;
+    return m;
+  };
   switch (value->kind) {
     case Kind::none:
-      return nullptr;
     case Kind::boolean:
-      return value->boolean;
     case Kind::integer:
-      return value->integer;
     case Kind::floating:
+      if (!room.spend(8)) return std::nullopt;
+      if (value->kind == Kind::none) return Json(nullptr);
+      if (value->kind == Kind::boolean) return Json(value->boolean);
+      if (value->kind == Kind::integer) return Json(value->integer);
       return json_float(value->floating);
     case Kind::string:
-      return value->text;
+      if (!room.spend(value->text.size() + 2)) return std::nullopt;
+      return Json(value->text);
     case Kind::tuple:
     case Kind::list: {
-      const char* marker = value->kind == Kind::tuple ? "builtins.tuple" : "builtins.list";
-      if (depth >= kMaxValueDepth) return type_marker(marker);
+      const char* type = value->kind == Kind::tuple ? "builtins.tuple" : "builtins.list";
+      if (depth >= kMaxValueDepth) return marker(type);
+      if (!room.spend(2 + value->items.size())) return std::nullopt;
       Json items = Json::array();
       for (const PickleRef item : value->items) {
-        Json converted = value_at_depth(item, depth + 1);
-        if (!is_plain(converted)) return type_marker(marker);
-        items.push_back(std::move(converted));
+        std::optional<Json> converted = value_at_depth(item, depth + 1, room);
+        if (!converted) return std::nullopt;
+        if (!is_plain(*converted)) return marker(type);
+        items.push_back(std::move(*converted));
       }
       return items;
     }
     case Kind::dict:
-      return type_marker("builtins.dict");
+      return marker("builtins.dict");
     case Kind::bytes:
-      return type_marker("builtins.bytes");
+      return marker("builtins.bytes");
     case Kind::tensor:
-      return type_marker("torch.Tensor");
+      return marker("torch.Tensor");
     case Kind::object:
-      return type_marker(python_type_name(value->text));
+      return marker(python_type_name(value->text).c_str());
     case Kind::opaque:  // a call such as torch.device('cpu'): the callable names the type
-      if (!value->text.empty()) return type_marker(value->text);
+      if (!value->text.empty()) return marker(value->text.c_str());
       break;
     case Kind::global:
     case Kind::storage:
       break;
   }
   throw UnsupportedPickle("an attribute value this reader cannot describe");
+}
+
+// The type marker of a value past the budget: DetailBudget's for the JSON it would have been
+// (a tuple prints as a list; a value described by its type marker, an object, as a dict)
+const char* marker_type(PickleRef value) {
+  switch (value->kind) {
+    case Kind::none:
+      return "builtins.NoneType";
+    case Kind::boolean:
+      return "builtins.bool";
+    case Kind::integer:
+      return "builtins.int";
+    case Kind::floating:
+      return "builtins.float";
+    case Kind::string:
+      return "builtins.str";
+    case Kind::tuple:
+    case Kind::list:
+      return "builtins.list";
+    default:
+      return "builtins.dict";
+  }
 }
 
 }  // namespace
@@ -111,6 +146,18 @@ std::optional<TensorMetadata> listed_tensor(const std::string& name, const char*
   return t;
 }
 
-Json attribute_value(PickleRef value) { return value_at_depth(value, 0); }
+Json attribute_value(PickleRef value) {
+  PrintRoom room{std::numeric_limits<std::uint64_t>::max()};
+  return *value_at_depth(value, 0, room);
+}
+
+Json admitted_attribute(PickleRef value, DetailBudget& budget) {
+  return budget.admit_shared(value, [&](std::uint64_t limit, bool& fits) {
+    PrintRoom room{limit};
+    std::optional<Json> built = value_at_depth(value, 0, room);
+    fits = built.has_value();
+    return fits ? std::move(*built) : type_marker(marker_type(value));
+  });
+}
 
 }  // namespace vin::diagnostics

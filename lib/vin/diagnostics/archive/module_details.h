@@ -42,4 +42,10 @@ std::int64_t tensor_nbytes(PickleRef tensor);
 /// anything else as a type marker (docs/records.md).
 Json attribute_value(PickleRef value);
 
+/// attribute_value within `budget`: the value when it fits, else its type marker (the budget
+/// says it stopped). The value is built no further than the budget's room, and a value the
+/// pickle holds once (a memo reference) that did not fit is not built again for the next
+/// module that names it.
+Json admitted_attribute(PickleRef value, DetailBudget& budget);
+
 }  // namespace vin::diagnostics

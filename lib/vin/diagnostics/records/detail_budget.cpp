@@ -81,9 +81,18 @@ bool DetailBudget::charge(std::uint64_t size) {
   return false;
 }
 
+Json DetailBudget::refuse(const Json& marker) {
+  stopped_by_ = "detail_budget";
+  return marker;
+}
+
+Json DetailBudget::type_marker_of(const Json& value) {
+  return type_marker(python_type_of(value));
+}
+
 Json DetailBudget::admit(Json value) {
   if (charge(printed_size(value, left_))) return value;
-  return type_marker(python_type_of(value));
+  return type_marker_of(value);
 }
 
 bool DetailBudget::admit_tensor(std::size_t rank, std::size_t text_bytes) {

@@ -3,6 +3,8 @@
 #include <zlib.h>
 
 #include <cstdint>
+#include <limits>
+#include <optional>
 #include <unordered_set>
 
 #include "vin/diagnostics/archive/zip_archive.h"
@@ -24,32 +26,70 @@ bool is_module(const c10::IValue& value) {
 
 // A value as docs/records.md writes attributes and defaults: JSON scalars and arrays of them,
 // anything else as a type marker (the archive reader's attribute_value, for IValues).
-Json record_value(const c10::IValue& value, int depth = 0) {
-  if (value.isNone()) return nullptr;
-  if (value.isBool()) return value.toBool();
-  if (value.isInt()) return value.toInt();
-  if (value.isDouble()) return json_float(value.toDouble());
-  if (value.isString()) return value.toStringRef();
+// nothing once the value passes `room` (a value LibTorch holds once may be named by every
+// module: it is built no further than the budget's room)
+std::optional<Json> record_value(const c10::IValue& value, int depth, PrintRoom& room) {
+  const auto marker = [&](const std::string& type) -> std::optional<Json> {
+    Json m = type_marker(type);
+    if (!room.spend(printed_size(m, room.left))) return std::nullopt;
+    return m;
+  };
+  if (value.isNone() || value.isBool() || value.isInt() || value.isDouble()) {
+    if (!room.spend(8)) return std::nullopt;
+    if (value.isNone()) return Json(nullptr);
+    if (value.isBool()) return Json(value.toBool());
+    if (value.isInt()) return Json(value.toInt());
+    return json_float(value.toDouble());
+  }
+  if (value.isString()) {
+    if (!room.spend(value.toStringRef().size() + 2)) return std::nullopt;
+    return Json(value.toStringRef());
+  }
   if (value.isTuple() || value.isList()) {
-    const char* marker = value.isTuple() ? "builtins.tuple" : "builtins.list";
-    if (depth >= kMaxValueDepth) return type_marker(marker);
+    const char* type = value.isTuple() ? "builtins.tuple" : "builtins.list";
+    if (depth >= kMaxValueDepth) return marker(type);
     const auto items = value.isTuple() ? value.toTupleRef().elements() : value.toListRef();
+    if (!room.spend(2 + items.size())) return std::nullopt;
     Json out = Json::array();
     for (const c10::IValue& item : items) {
-      Json converted = record_value(item, depth + 1);
-      if (converted.is_object()) return type_marker(marker);
-      out.push_back(std::move(converted));
+      std::optional<Json> converted = record_value(item, depth + 1, room);
+      if (!converted) return std::nullopt;
+      if (converted->is_object()) return marker(type);
+      out.push_back(std::move(*converted));
     }
     return out;
   }
-  if (value.isGenericDict()) return type_marker("builtins.dict");
-  if (value.isTensor()) return type_marker("torch.Tensor");
-  if (value.isDevice()) return type_marker("torch.device");
+  if (value.isGenericDict()) return marker("builtins.dict");
+  if (value.isTensor()) return marker("torch.Tensor");
+  if (value.isDevice()) return marker("torch.device");
   if (value.isObject()) {
     const auto& name = value.toObjectRef().type()->name();
-    return type_marker(name ? python_type_name(name->qualifiedName()) : "builtins.object");
+    return marker(name ? python_type_name(name->qualifiedName()) : "builtins.object");
   }
-  return type_marker(python_type_name(value.type()->str()));
+  return marker(python_type_name(value.type()->str()));
+}
+
+Json record_value(const c10::IValue& value) {
+  PrintRoom room{std::numeric_limits<std::uint64_t>::max()};
+  return *record_value(value, 0, room);
+}
+
+// record_value within `budget`; a list or tuple LibTorch holds once (one pointer, however many
+// modules name it) is built no more once it did not fit
+Json admitted_value(const c10::IValue& value, DetailBudget& budget) {
+  const void* source =
+      value.isPtrType() ? static_cast<const void*>(value.internalToPointer()) : nullptr;
+  const auto build = [&](std::uint64_t limit, bool& fits) {
+    PrintRoom room{limit};
+    std::optional<Json> built = record_value(value, 0, room);
+    fits = built.has_value();
+    // past the room (a string or a container): the marker DetailBudget::admit gives, a tuple
+    // printed as a list
+    return fits ? std::move(*built)
+                : type_marker(value.isString() ? "builtins.str" : "builtins.list");
+  };
+  if (!source) return budget.admit(record_value(value));  // a scalar: small
+  return budget.admit_shared(source, build);
 }
 
 // The CRC-32 of the tensor's whole storage: what the archive's zip directory records for the
@@ -143,7 +183,7 @@ class ModelWalker {
         const std::string& name = type->getAttributeName(slot);
         if (details_.attributes && !is_bookkeeping_name(name) && name != "training" &&
             !is_module(value) && !value.isTensor())
-          attributes.set(name, budget_.admit(record_value(value)));
+          attributes.set(name, admitted_value(value, budget_));
         continue;
       }
       if (!value.isTensor()) continue;  // a slot registered as None
@@ -173,7 +213,7 @@ class ModelWalker {
       for (size_t i = 0; i < type->numConstants(); ++i)
         if (!is_bookkeeping_name(type->getConstantName(i)))
           attributes.set(type->getConstantName(i),
-                         budget_.admit(record_value(type->getConstant(i))));
+                         admitted_value(type->getConstant(i), budget_));
       module_details.attributes = attributes.take();
     }
     modules_.emplace_back(path.empty() ? kRootPath : path, module_type_name(module),
