@@ -878,7 +878,40 @@ def file_kind_attacks():
     add("kind_pk_cut.safetensors", safetensors_bytes(0x4B50)[:4000],
         [(["inspect-model", "{file}"], "error", 1, "its header of 19280 bytes runs past the end"),
          (["diff", "{file}", "{file}"], "error", 2, "not a valid safetensors file"),
-         (["inspect-config", "{file}"], "error", 1, "a safetensors file")])
+         (["inspect-config", "{file}"], "error", 1,
+          "a broken safetensors file (its header of 19280 bytes runs past the end")])
+    # broken safetensors files (issue 64): named by the format they claim (their shape, or
+    # their name where the content is no other format), with the rule they break, never "not a
+    # zip file" or "a damaged zip"
+    def broken(why):
+        return [(["inspect-model", "{file}"], "error", 1, "not a valid safetensors file: " + why),
+                (["diff", "{file}", "{file}"], "error", 2, "not a valid safetensors file: " + why),
+                (["inspect-config", "{file}"], "error", 1, "a broken safetensors file (" + why),
+                (["capture", "{file}", "--shape", "x=1"], "error", 1,
+                 "a broken safetensors file (" + why),
+                (["profile", "{file}", "--shape", "x=1"], "error", 1,
+                 "a broken safetensors file (" + why)]
+    def unclosed(header_bytes):  # the header's closing brace turned into an x
+        good = safetensors_bytes(header_bytes)
+        end = good.rindex(b"}", 0, 8 + header_bytes)
+        return good[:end] + b"x" + good[end + 1:]
+    not_json = b'{"w": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}'
+    for name, data in (
+            ("kind_unclosed.safetensors", struct.pack("<Q", len(not_json)) + not_json + bytes(8)),
+            ("kind_unclosed.bin", struct.pack("<Q", len(not_json)) + not_json + bytes(8)),
+            ("kind_pk_unclosed.safetensors", unclosed(0x4B50)),
+            ("kind_pk_unclosed.bin", unclosed(0x4B50))):
+        add(name, data, broken("its header is not valid JSON"))
+    absurd = struct.pack("<Q", 1 << 63) + safetensors_bytes(128)[8:]
+    add("kind_absurd.safetensors", absurd,
+        broken("its header of 9223372036854775808 bytes is larger than the format's limit"))
+    add("kind_absurd.bin", absurd,
+        broken("its header of 9223372036854775808 bytes is larger than the format's limit"))
+    past = struct.pack("<Q", 100_000_001) + safetensors_bytes(128)[8:]
+    add("kind_past_limit.safetensors", past,
+        broken("its header of 100000001 bytes is larger than the format's limit"))
+    add("kind_text.safetensors", "not weights at all\n",
+        broken("its header of 7451598620781211502 bytes is larger than the format's limit"))
     add("kind_lfs.safetensors",
         "version https://git-lfs.github.com/spec/v1\n"
         "oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\n"
@@ -1110,9 +1143,15 @@ def sharded_attacks(refused):
           refused("its weight_map puts a.w in shard-b.safetensors, which does not hold it"))
     index("sharded_outside.index.json", {"a.w": "../shard-a.safetensors"}, 8,
           refused("which is not a file beside the index"))
+    add("shard-text.bin", "not weights\n", [])
+    index("sharded_not_weights.index.json", {"a.w": "shard-text.bin"}, 8,
+          refused("its shard shard-text.bin is a text file, not a weights file"))
+    # a shard named .safetensors is judged as one: its reader names the rule it breaks
     add("shard-text.safetensors", "not weights\n", [])
-    index("sharded_not_weights.index.json", {"a.w": "shard-text.safetensors"}, 8,
-          refused("its shard shard-text.safetensors is"))
+    index("sharded_broken_shard.index.json", {"a.w": "shard-text.safetensors"}, 8,
+          refused("sharded_broken_shard.index.json: its shard "
+                  f"{os.path.join(OUT, 'shard-text.safetensors')}: not a valid safetensors file: "
+                  "its header of"))
 
 def legacy_parts(value):
     """torch.save(value) in the legacy format, as its five pickles and the storages after them."""

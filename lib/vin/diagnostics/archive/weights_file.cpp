@@ -179,7 +179,12 @@ WeightsContent sharded_content(const ClassifiedFile& index, const InspectDetails
     if (!is_weights_kind(shard.kind) || shard.kind == FileKind::weights_index)
       throw Error(path + ": its shard " + printable(name, 200) + " is " + what_it_is(shard) +
                   ", not a weights file");
-    WeightsContent part = file_content(shard, details);
+    WeightsContent part;
+    try {
+      part = file_content(shard, details);
+    } catch (const Error& e) {  // what is wrong with the shard, said of the set given
+      throw Error(path + ": its shard " + e.what());
+    }
     out.weights.files.push_back(name);
     for (StateDictTensor& t : part.tensors) {
       if (!t.in_state_dict) continue;  // a shard's optimizer state is not the model's
