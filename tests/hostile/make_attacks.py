@@ -1258,6 +1258,65 @@ def tar_attacks(refused):
          (["diff", "{file}", "{file}"], "records", 0, None, {"stdout_has": '"identical": true'})])
 
 
+def foreign_global_attacks():
+    """Pickles that import posix.system (os.system on Linux), then break: cut short, two values
+    at STOP, an opcode no pickle has (issue 64). Wherever a pickle is read (a torch.save zip's
+    data.pkl, the legacy and the tar format, a TorchScript archive's data.pkl, capture's inputs)
+    the refusal names the global before the problem found later, never only "bad STOP"."""
+    import torch_save_tar_writer as tw
+
+    class Call:
+        def __reduce__(self):
+            return (os.system, (f"touch {PWNED}",))
+    call = pickle.dumps(Call(), protocol=2)
+    assert call.startswith(b"\x80\x02cposix\nsystem\n") and call.endswith(b".")
+
+    def broken(pkl):  # each way to break a pickle that ends with its STOP
+        return {"cut": pkl[:-4], "two_at_stop": pkl[:-1] + b"N.", "junk": pkl[:-1] + b"\xfe."}
+    named = "imports posix.system, a global this reader does not rebuild"
+
+    def weights_runs():
+        return [(["inspect-model", "{file}"], "error", 1, named),
+                (["diff", "{file}", "{file}"], "error", 2, named),
+                (["capture", "{model}", "--inputs", "{file}"], "error", 1, named)]
+    legacy, ends = legacy_parts({"w": torch.ones(2)})
+    # a TorchScript data.pkl with the global imported (and popped) before the module
+    members = archive_members(Small())
+    data = next(d for n, d in members if n.endswith("/data.pkl"))
+    injected = b"\x80\x02cposix\nsystem\n0" + data[2:]
+    for how, pkl in broken(call).items():
+        add(f"global_{how}.pt", torch_save_bytes({"w": torch.ones(2)}, {"data.pkl": pkl}),
+            weights_runs())
+        add(f"global_{how}_legacy.pt", legacy[:ends[2]] + pkl, weights_runs())
+        add(f"global_{how}_tar.pt",
+            tw.tar_file({**tw.members({"w": torch.ones(2)}), "pickle": pkl}), weights_runs())
+    for how, pkl in broken(injected).items():
+        add(f"global_{how}_archive.pt",
+            zip_of(replaced(members, r"/data\.pkl$", lambda _, pkl=pkl: pkl)),
+            [(["inspect-model", "{file}"], "error", 1, named),
+             (["diff", "{file}", "{file}"], "error", 2, named),
+             (["capture", "{file}", "--inputs", "{input}"], "error", 1, named)])
+    # a .pt2's nested torch.save (the flat zip of torch 2.6): its data.pkl
+    with zipfile.ZipFile(os.path.join(PT2, "torch-2.6", "tied.pt2")) as z:
+        state = z.read("serialized_state_dict.pt")
+    for how, pkl in broken(call).items():
+        inner = io.BytesIO()
+        with zipfile.ZipFile(io.BytesIO(state)) as nested, zipfile.ZipFile(inner, "w") as w:
+            for info in nested.infolist():
+                data = nested.read(info.filename)
+                w.writestr(info, pkl if info.filename.endswith("/data.pkl") else data)
+        add(f"global_{how}_nested.pt2",
+            pt2_with("torch-2.6/tied.pt2", {"serialized_state_dict.pt": inner.getvalue()}),
+            [(["inspect-model", "{file}"], "error", 1, named),
+             (["diff", "{file}", "{file}"], "error", 2, named)])
+    # whole, a state dict's call is a CheckpointValue (checkpoint_attacks); a call as the whole
+    # value is refused, named as the call it is
+    add("global_whole.pt", torch_save_bytes({"w": torch.ones(2)}, {"data.pkl": call}),
+        [(["inspect-model", "{file}"], "error", 1,
+          "whose value is made by calling posix.system, a global this reader does not rebuild"),
+         (["diff", "{file}", "{file}"], "error", 2, "made by calling posix.system")])
+
+
 def pickle_with_offset(saved, old, new):
     """data.pkl of the torch.save file `saved` with the storage offset `old` (the BININT1 after
     the storage's BINPERSID) made `new`."""
@@ -1291,6 +1350,7 @@ def main():
     export_archive_attacks()
     zip_layout_attacks()
     checkpoint_attacks()
+    foreign_global_attacks()
     with open(os.path.join(OUT, "manifest.json"), "w") as f:
         json.dump({"never_created": [PWNED, PWNED_SETSTATE], "files": MANIFEST}, f, indent=1)
     print(f"wrote {len(MANIFEST)} attack files to {OUT}")
