@@ -348,7 +348,35 @@ def diff_gates_flops_within_a_tolerance():
                 (["--only", "flop"], r"--only flop: .*the closest: flops"),
                 (["--ignore", "flops", "--only", "flops"], r"--ignore flops and --only flops"),
                 (["--ignore", "flops", "--tolerance", "flops=5%"],
-                 r"--ignore flops and --tolerance flops")):
+                 r"--ignore flops and --tolerance flops"),
+                # two limits for one field are ambiguous but for one '+' and one '-' (issue 64)
+                (["--tolerance", "flops=5%", "--tolerance", "flops=+10%"],
+                 r"--tolerance flops=\+10%: flops has a symmetric limit already \(5%\); two "
+                 r"limits for one field are ambiguous"),
+                (["--tolerance", "flops=+10%", "--tolerance", "flops=5%"],
+                 r"--tolerance flops=5%: flops has a '\+' limit already \(\+10%\)"),
+                (["--tolerance", "flops=-10%", "--tolerance", "flops=600"],
+                 r"--tolerance flops=600: flops has a '-' limit already"),
+                (["--tolerance", "flops=-1%", "--tolerance", "flops=-2%"], r"'-' limit already"),
+                (["--tolerance", "flops=+1%", "--tolerance", "flops=-2%", "--tolerance",
+                  "flops=+3%"], r"--tolerance flops=\+3%: flops has a '\+' limit already"),
+                # every error names the option and the field, an empty one too
+                (["--only", ""], r"--only '': no compared record has this field"),
+                (["--ignore", ""], r"--ignore '': no compared record has this field"),
+                (["--tolerance", "=5%"], r"--tolerance =5%: expected FIELD=LIMIT"),
+                (["--only", "module_path"], r"--only module_path: records are matched by "
+                                            r"module_path, which is never compared"),
+                (["--ignore", "operator"], r"--ignore operator: records are matched by operator"),
+                (["--tolerance", "flops=5%%"], r"--tolerance flops=5%%: the limit '5%%' is not"),
+                (["--tolerance", "flops=+-5%"], r"--tolerance flops=\+-5%: the limit"),
+                (["--tolerance", "flops=.5"], r"--tolerance flops=\.5: the limit"),
+                (["--tolerance", "flops=5."], r"--tolerance flops=5\.: the limit"),
+                (["--tolerance", "flops=1e3"], r"--tolerance flops=1e3: the limit"),
+                (["--tolerance", "flops= 5%"], r"--tolerance flops= 5%: the limit"),
+                (["--tolerance", "latency_ms=5%", "--ignore", "latency_ms"],
+                 r"--ignore latency_ms and --tolerance latency_ms"),
+                (["--only", "operators", "--ignore", "operators"], r"--ignore operators and "
+                                                                   r"--only operators")):
             p = run("diff", old, new, *options)
             if message is None:
                 assert p.returncode == 1, p.stderr  # an absolute limit of 5: beyond
