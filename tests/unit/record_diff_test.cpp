@@ -438,6 +438,18 @@ TEST_CASE("markdown code spans hold any text whole in a table cell") {
   CHECK(markdown_code("x`y``z") == "```x`y``z```");
   CHECK(markdown_code("`edge") == "`` `edge ``");
   CHECK(markdown_code("a\\b\nc\td\x01") == "`a\\\\b\\nc\\td\\u0001`");
+  // nothing that could end a line stays: CR, DEL, C1 (NEL), the line and paragraph separators;
+  // a byte that is not UTF-8 as the records write it; other text as it is
+  CHECK(markdown_code("r\rdel\x7f") == "`r\\rdel\\u007f`");
+  CHECK(markdown_code("nel\xC2\x85 ls\xE2\x80\xA8 ps\xE2\x80\xA9") ==
+        "`nel\\u0085 ls\\u2028 ps\\u2029`");
+  CHECK(markdown_code("bad\xFF\xC3") == "`bad\\udcff\\udcc3`");
+  CHECK(markdown_code("caf\xC3\xA9 \xE6\xA8\xA1") == "`caf\xC3\xA9 \xE6\xA8\xA1`");
+  // a value's JSON keeps its escapes, which are the same: a newline `\n`, a backslash `\\`
+  CHECK(markdown_json_code(R"("a\nb\\c|d\u001b")") == R"(`"a\nb\\c\|d\u001b"`)");
+  CHECK(markdown_json_code(R"("\b\f")") == R"(`"\u0008\u000c"`)");
+  CHECK(markdown_json_code("[\"x`\"]") == "``[\"x`\"]``");
+  CHECK(markdown_json_code(dump_line(Json("line\nbreak\x7f"))) == R"(`"line\nbreak\u007f"`)");
 }
 
 namespace {
