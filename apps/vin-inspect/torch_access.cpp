@@ -8,6 +8,8 @@
 #include <string>
 
 #include "progress_line.h"
+#include "vin/diagnostics/archive/archive_layout.h"
+#include "vin/diagnostics/archive/file_kind.h"
 #include "vin/diagnostics/plugin/operator_libraries.h"
 #include "vin/diagnostics/records/error.h"
 
@@ -79,6 +81,15 @@ const vd::TorchPlugin& torch_plugin() {
   }();
   (void)libraries_loaded;
   return plugin;
+}
+
+void name_unrunnable_files(const std::vector<std::string>& paths, bool saved_tensors) {
+  if (VIN_WITH_TORCH) return;
+  for (const std::string& path : paths) {
+    const vd::ClassifiedFile file = vd::classify_file(path, "a TorchScript archive");
+    if (saved_tensors && file.kind == vd::FileKind::other_zip) continue;
+    vd::probe_torchscript_archive(file);  // throws for anything but a TorchScript archive
+  }
 }
 
 void add_load_library(CLI::App& sub) {

@@ -19,6 +19,14 @@ namespace vin::cli {
 /// in a build without LibTorch, Error when the plugin or a library cannot be loaded.
 const diagnostics::TorchPlugin& torch_plugin();
 
+/// In a build without LibTorch, what capture, compare and profile would refuse before loading
+/// anything: each of `paths` (a model to run, or with `saved_tensors` an .npz of compare's) told
+/// apart and refused naming what it is (saved records, a broken safetensors file, ...), so that
+/// such a file gets the same answer whether or not the build has LibTorch; only a file that
+/// could run meets torch_plugin()'s "built without LibTorch". Does nothing where LibTorch is
+/// built in: the plugin tells the files apart as it opens them (once).
+void name_unrunnable_files(const std::vector<std::string>& paths, bool saved_tensors = false);
+
 /// --load-library PATH (repeatable): a library of custom operators loaded after the plugin.
 void add_load_library(CLI::App& sub);
 /// The libraries a command loads ($VIN_INSPECT_LIBRARIES, then --load-library): inputs no

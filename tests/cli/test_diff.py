@@ -348,7 +348,35 @@ def diff_gates_flops_within_a_tolerance():
                 (["--only", "flop"], r"--only flop: .*the closest: flops"),
                 (["--ignore", "flops", "--only", "flops"], r"--ignore flops and --only flops"),
                 (["--ignore", "flops", "--tolerance", "flops=5%"],
-                 r"--ignore flops and --tolerance flops")):
+                 r"--ignore flops and --tolerance flops"),
+                # two limits for one field are ambiguous but for one '+' and one '-' (issue 64)
+                (["--tolerance", "flops=5%", "--tolerance", "flops=+10%"],
+                 r"--tolerance flops=\+10%: flops has a symmetric limit already \(5%\); two "
+                 r"limits for one field are ambiguous"),
+                (["--tolerance", "flops=+10%", "--tolerance", "flops=5%"],
+                 r"--tolerance flops=5%: flops has a '\+' limit already \(\+10%\)"),
+                (["--tolerance", "flops=-10%", "--tolerance", "flops=600"],
+                 r"--tolerance flops=600: flops has a '-' limit already"),
+                (["--tolerance", "flops=-1%", "--tolerance", "flops=-2%"], r"'-' limit already"),
+                (["--tolerance", "flops=+1%", "--tolerance", "flops=-2%", "--tolerance",
+                  "flops=+3%"], r"--tolerance flops=\+3%: flops has a '\+' limit already"),
+                # every error names the option and the field, an empty one too
+                (["--only", ""], r"--only '': no compared record has this field"),
+                (["--ignore", ""], r"--ignore '': no compared record has this field"),
+                (["--tolerance", "=5%"], r"--tolerance =5%: expected FIELD=LIMIT"),
+                (["--only", "module_path"], r"--only module_path: records are matched by "
+                                            r"module_path, which is never compared"),
+                (["--ignore", "operator"], r"--ignore operator: records are matched by operator"),
+                (["--tolerance", "flops=5%%"], r"--tolerance flops=5%%: the limit '5%%' is not"),
+                (["--tolerance", "flops=+-5%"], r"--tolerance flops=\+-5%: the limit"),
+                (["--tolerance", "flops=.5"], r"--tolerance flops=\.5: the limit"),
+                (["--tolerance", "flops=5."], r"--tolerance flops=5\.: the limit"),
+                (["--tolerance", "flops=1e3"], r"--tolerance flops=1e3: the limit"),
+                (["--tolerance", "flops= 5%"], r"--tolerance flops= 5%: the limit"),
+                (["--tolerance", "latency_ms=5%", "--ignore", "latency_ms"],
+                 r"--ignore latency_ms and --tolerance latency_ms"),
+                (["--only", "operators", "--ignore", "operators"], r"--ignore operators and "
+                                                                   r"--only operators")):
             p = run("diff", old, new, *options)
             if message is None:
                 assert p.returncode == 1, p.stderr  # an absolute limit of 5: beyond
@@ -433,13 +461,14 @@ def diff_format_markdown_renders_as_one_table_whatever_the_names():
         assert tables.tags <= {"p", "strong", "code", "table", "thead", "tbody", "tr", "th",
                                "td"}, tables.tags
         assert "<script" not in html_text and "<a " not in html_text, html_text
-        # each name whole in its cell, escaped as contract 9.4 settles
+        # each name whole in its cell, escaped as contract 9.4 settles; a value is its JSON,
+        # whose escapes are the same ones (a newline `\n`, a backslash `\\`)
         for name, r in zip(hostile, rows):
             shown = name.replace("\\", "\\\\").replace("\n", "\\n")
             assert r[2] == shown, (r, name)
             assert r[:2] + r[3:4] == ["changed", "module", "module_type"], r
-            assert r[4] == json.dumps(name).replace("\\", "\\\\"), (r[4], name)
-            assert r[5] == json.dumps(name + "|2").replace("\\", "\\\\"), (r[5], name)
+            assert r[4] == json.dumps(name), (r[4], name)
+            assert r[5] == json.dumps(name + "|2"), (r[5], name)
     # numbers: the change exact for integers of any size, the percent of the old value
     with tempfile.TemporaryDirectory() as tmp:
         old, new = (os.path.join(tmp, f"linear{w}.jsonl") for w in (100, 103))
@@ -457,6 +486,107 @@ def diff_format_markdown_renders_as_one_table_whatever_the_names():
             for r in table[1:]:
                 assert (r[3], r[4], r[5], r[6], r[7], r[8]) == \
                     ("flops", "20000", "20600", "+600", "+3.00%", "✓ within"), r
+
+
+def markdown_lines_hold(markdown, rows):
+    """Checks that `markdown` is diff's summary line, a blank line, the header, the delimiter and
+    `rows` rows of nine cells (inside one fold or not), a line each: no name broke a line."""
+    lines = markdown.splitlines()
+    assert lines[0].startswith("**vin-inspect diff** ") and lines[0].endswith(
+        ("exit status 0", "exit status 1")), lines[0]
+    folded = lines[2].startswith("<details>")
+    if folded:
+        assert re.fullmatch(r"<details><summary>\d+ changes</summary>", lines[2]), lines[2]
+        assert lines[3] == "" and lines[-2:] == ["", "</details>"], lines[-3:]
+    table = lines[4:-2] if folded else lines[2:]
+    assert len(table) == rows + 2, (len(table), rows, markdown)
+    for line in table:
+        assert line.startswith("| ") and line.endswith(" |"), line
+        assert len(re.findall(r"(?<!\\)\|", line)) == 10, line  # nine cells, `|` in them as \|
+
+
+@test
+def diff_format_markdown_shows_a_newline_in_any_name_as_backslash_n():
+    # issue 64: names and values holding newlines (CR, tab, escape, DEL, C1 and the Unicode line
+    # separator too) in module paths, tensor names, attribute values, config field paths and
+    # values, and file names: shown `\n` (`\r`, `\t`, `\uXXXX`) in their code span, never a
+    # line break in a PR comment
+    odd = "\n\r\t\x1b\x7f\u0085\u2028"
+    shown = "\\n\\r\\t\\u001b\\u007f\\u0085\\u2028"
+    with tempfile.TemporaryDirectory() as tmp:
+        records = run("model", fixture("convnet.pt"), "--all").stdout.splitlines()
+
+        def model(path, changed):
+            with open(path, "w") as f:
+                for line in records:
+                    r = json.loads(line)
+                    if r.get("path") not in (None, "<root>"):
+                        r["path"] += odd
+                        r["attributes"] = {"note" + odd: "was" + odd if not changed
+                                           else "now" + odd}
+                    if r["record"] == "TensorMetadata":
+                        r["module_path"] += odd
+                        r["name"] += odd
+                        if changed:
+                            r["dtype"] = "torch.float16" + odd
+                    f.write(json.dumps(r) + "\n")
+        old, new = os.path.join(tmp, "old" + odd + ".jsonl"), os.path.join(tmp, "new\n.jsonl")
+        model(old, False)
+        model(new, True)
+        p = run("diff", old, new, "--format", "markdown")
+        assert p.returncode == 1, p.stderr
+        tensors = sum('"TensorMetadata"' in l for l in records)
+        modules = sum('"ModuleMetadata"' in l for l in records) - 1
+        markdown_lines_hold(p.stdout, tensors + modules)
+        summary = p.stdout.splitlines()[0]
+        assert "old" + shown + ".jsonl` → `" in summary and "new\\n.jsonl`" in summary, summary
+        got = rendered(p.stdout)
+        if got:
+            tables, html_text = got
+            (table,) = tables.tables
+            assert all(len(r) == 9 for r in table[1:]), table
+            cells = [c for r in table[1:] for c in r[2:6]]
+            assert not any(ch in c for c in cells for ch in odd), cells
+            tensor = next(r for r in table[1:] if r[1] == "tensor")
+            assert tensor[2:6] == ["stem.0" + shown + ".weight" + shown, "dtype",
+                                   '"torch.float32"', json.dumps("torch.float16" + odd)], tensor
+            attribute = next(r for r in table[1:] if r[1] == "attribute")
+            assert attribute[2:6] == ["stem" + shown + ".note" + shown, "",
+                                      json.dumps("was" + odd), json.dumps("now" + odd)], attribute
+            assert attribute[4] == '"was' + shown + '"', attribute
+        # past 50 changes the table folds: the <details> block holds whole too
+        many = os.path.join(tmp, "many" + odd + ".jsonl")
+        with open(many, "w") as f:
+            f.write(records[0] + "\n")
+            for i in range(60):
+                f.write(json.dumps({"record": "ModuleMetadata", "path": f"m{i}" + odd,
+                                    "module_type": "t" + odd, "direct_parameters": 0,
+                                    "trainable_parameters": 0, "direct_buffers": 0,
+                                    "training": False}) + "\n")
+        more = os.path.join(tmp, "more.jsonl")
+        with open(many) as f, open(more, "w") as g:
+            g.write(f.read().replace("t\\n", "u\\n"))
+        p = run("diff", many, more, "--format", "markdown")
+        assert p.returncode == 1, p.stderr
+        markdown_lines_hold(p.stdout, 60)
+        # a configuration: a field's path (JSON) and its values
+        config = run("inspect-config", os.path.join(ARGS.source, "configs/net.yaml")).stdout
+        sides = []
+        for value in ("a" + odd, "b" + odd):
+            path = os.path.join(tmp, f"config{len(sides)}" + odd + ".jsonl")
+            with open(path, "w") as f:
+                for line in config.splitlines():
+                    r = json.loads(line)
+                    if r.get("path") == ["dropout"]:
+                        r["path"], r["value"] = ["drop" + odd], value
+                    f.write(json.dumps(r) + "\n")
+            sides.append(path)
+        p = run("diff", *sides, "--format", "markdown")
+        assert p.returncode == 1, p.stderr
+        markdown_lines_hold(p.stdout, 1)
+        row = p.stdout.splitlines()[-1]
+        assert "| `" + json.dumps(["drop" + odd]) + "` | `value` | `" + json.dumps("a" + odd) + \
+            "` | `" + json.dumps("b" + odd) + "` |" in row, row
 
 
 @test

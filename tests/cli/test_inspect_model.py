@@ -143,6 +143,42 @@ def each_bad_input_gets_a_clear_one_line_error():
             raise AssertionError(f"{name or 'directory'}: {e}") from None
 
 
+@test
+def saved_records_are_named_as_records_wherever_a_model_is_expected():
+    # what inspect-model, inspect-config and diff write (jsonl or json), given where a model or a
+    # configuration is expected: named as records and by the command that wrote them, in every
+    # build (capture, compare and profile tell the file apart before they ask for LibTorch)
+    with tempfile.TemporaryDirectory() as tmp:
+        saved = []
+        for command, args in (("inspect-model", [fixture("convnet.pt")]),
+                              ("inspect-config", [os.path.join(ARGS.source, "configs/net.yaml")]),
+                              ("diff", [fixture("convnet.pt"), fixture("everything.pt")])):
+            for form in ("jsonl", "json"):
+                path = os.path.join(tmp, f"{command}.{form}")
+                p = run(command, *args, "--format", form, "-o", path)
+                assert p.returncode in (0, 1), p.stderr
+                what = "jsonl" if form == "jsonl" else "a --format json document"
+                saved.append((path, f"saved records ({what}, as {command} writes)"))
+        for path, named in saved:
+            for args, status in ((["inspect-model", path], 1), (["inspect-config", path], 1),
+                                 (["capture", path, "--shape", "x=1"], 1),
+                                 (["profile", path, "--shape", "x=1"], 1),
+                                 (["compare", path, fixture("convnet.pt"), "--shape", "x=1"], 2)):
+                p = run(*args)
+                try:
+                    assert_clean_error(p, status, re.escape(f"{path}: {named}"))
+                except AssertionError as e:
+                    raise AssertionError(f"{args}: {e}") from None
+        # a JSON file that is no records is named JSON, and inspect-config reads it as YAML
+        plain = os.path.join(tmp, "plain.json")
+        with open(plain, "w") as f:
+            f.write('{"depth": 5}\n')
+        assert_clean_error(run("inspect-model", plain), 1,
+                           re.escape(f"{plain}: a JSON file, not a TorchScript archive"))
+        p = run("inspect-config", plain)
+        assert p.returncode == 0 and '"path": ["depth"]' in p.stdout, p.stderr
+
+
 @torch_test
 def details_are_bounded_by_what_was_read():
     # one 2 MB string held once in the pickle and named by 100 modules: the records stop at the

@@ -921,7 +921,40 @@ def file_kind_attacks():
     add("kind_pk_cut.safetensors", safetensors_bytes(0x4B50)[:4000],
         [(["inspect-model", "{file}"], "error", 1, "its header of 19280 bytes runs past the end"),
          (["diff", "{file}", "{file}"], "error", 2, "not a valid safetensors file"),
-         (["inspect-config", "{file}"], "error", 1, "a safetensors file")])
+         (["inspect-config", "{file}"], "error", 1,
+          "a broken safetensors file (its header of 19280 bytes runs past the end")])
+    # broken safetensors files (issue 64): named by the format they claim (their shape, or
+    # their name where the content is no other format), with the rule they break, never "not a
+    # zip file" or "a damaged zip"
+    def broken(why):
+        return [(["inspect-model", "{file}"], "error", 1, "not a valid safetensors file: " + why),
+                (["diff", "{file}", "{file}"], "error", 2, "not a valid safetensors file: " + why),
+                (["inspect-config", "{file}"], "error", 1, "a broken safetensors file (" + why),
+                (["capture", "{file}", "--shape", "x=1"], "error", 1,
+                 "a broken safetensors file (" + why),
+                (["profile", "{file}", "--shape", "x=1"], "error", 1,
+                 "a broken safetensors file (" + why)]
+    def unclosed(header_bytes):  # the header's closing brace turned into an x
+        good = safetensors_bytes(header_bytes)
+        end = good.rindex(b"}", 0, 8 + header_bytes)
+        return good[:end] + b"x" + good[end + 1:]
+    not_json = b'{"w": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}'
+    for name, data in (
+            ("kind_unclosed.safetensors", struct.pack("<Q", len(not_json)) + not_json + bytes(8)),
+            ("kind_unclosed.bin", struct.pack("<Q", len(not_json)) + not_json + bytes(8)),
+            ("kind_pk_unclosed.safetensors", unclosed(0x4B50)),
+            ("kind_pk_unclosed.bin", unclosed(0x4B50))):
+        add(name, data, broken("its header is not valid JSON"))
+    absurd = struct.pack("<Q", 1 << 63) + safetensors_bytes(128)[8:]
+    add("kind_absurd.safetensors", absurd,
+        broken("its header of 9223372036854775808 bytes is larger than the format's limit"))
+    add("kind_absurd.bin", absurd,
+        broken("its header of 9223372036854775808 bytes is larger than the format's limit"))
+    past = struct.pack("<Q", 100_000_001) + safetensors_bytes(128)[8:]
+    add("kind_past_limit.safetensors", past,
+        broken("its header of 100000001 bytes is larger than the format's limit"))
+    add("kind_text.safetensors", "not weights at all\n",
+        broken("its header of 7451598620781211502 bytes is larger than the format's limit"))
     add("kind_lfs.safetensors",
         "version https://git-lfs.github.com/spec/v1\n"
         "oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\n"
@@ -1153,9 +1186,15 @@ def sharded_attacks(refused):
           refused("its weight_map puts a.w in shard-b.safetensors, which does not hold it"))
     index("sharded_outside.index.json", {"a.w": "../shard-a.safetensors"}, 8,
           refused("which is not a file beside the index"))
+    add("shard-text.bin", "not weights\n", [])
+    index("sharded_not_weights.index.json", {"a.w": "shard-text.bin"}, 8,
+          refused("its shard shard-text.bin is a text file, not a weights file"))
+    # a shard named .safetensors is judged as one: its reader names the rule it breaks
     add("shard-text.safetensors", "not weights\n", [])
-    index("sharded_not_weights.index.json", {"a.w": "shard-text.safetensors"}, 8,
-          refused("its shard shard-text.safetensors is"))
+    index("sharded_broken_shard.index.json", {"a.w": "shard-text.safetensors"}, 8,
+          refused("sharded_broken_shard.index.json: its shard "
+                  f"{os.path.join(OUT, 'shard-text.safetensors')}: not a valid safetensors file: "
+                  "its header of"))
 
 def legacy_parts(value):
     """torch.save(value) in the legacy format, as its five pickles and the storages after them."""
@@ -1262,6 +1301,65 @@ def tar_attacks(refused):
          (["diff", "{file}", "{file}"], "records", 0, None, {"stdout_has": '"identical": true'})])
 
 
+def foreign_global_attacks():
+    """Pickles that import posix.system (os.system on Linux), then break: cut short, two values
+    at STOP, an opcode no pickle has (issue 64). Wherever a pickle is read (a torch.save zip's
+    data.pkl, the legacy and the tar format, a TorchScript archive's data.pkl, capture's inputs)
+    the refusal names the global before the problem found later, never only "bad STOP"."""
+    import torch_save_tar_writer as tw
+
+    class Call:
+        def __reduce__(self):
+            return (os.system, (f"touch {PWNED}",))
+    call = pickle.dumps(Call(), protocol=2)
+    assert call.startswith(b"\x80\x02cposix\nsystem\n") and call.endswith(b".")
+
+    def broken(pkl):  # each way to break a pickle that ends with its STOP
+        return {"cut": pkl[:-4], "two_at_stop": pkl[:-1] + b"N.", "junk": pkl[:-1] + b"\xfe."}
+    named = "imports posix.system, a global this reader does not rebuild"
+
+    def weights_runs():
+        return [(["inspect-model", "{file}"], "error", 1, named),
+                (["diff", "{file}", "{file}"], "error", 2, named),
+                (["capture", "{model}", "--inputs", "{file}"], "error", 1, named)]
+    legacy, ends = legacy_parts({"w": torch.ones(2)})
+    # a TorchScript data.pkl with the global imported (and popped) before the module
+    members = archive_members(Small())
+    data = next(d for n, d in members if n.endswith("/data.pkl"))
+    injected = b"\x80\x02cposix\nsystem\n0" + data[2:]
+    for how, pkl in broken(call).items():
+        add(f"global_{how}.pt", torch_save_bytes({"w": torch.ones(2)}, {"data.pkl": pkl}),
+            weights_runs())
+        add(f"global_{how}_legacy.pt", legacy[:ends[2]] + pkl, weights_runs())
+        add(f"global_{how}_tar.pt",
+            tw.tar_file({**tw.members({"w": torch.ones(2)}), "pickle": pkl}), weights_runs())
+    for how, pkl in broken(injected).items():
+        add(f"global_{how}_archive.pt",
+            zip_of(replaced(members, r"/data\.pkl$", lambda _, pkl=pkl: pkl)),
+            [(["inspect-model", "{file}"], "error", 1, named),
+             (["diff", "{file}", "{file}"], "error", 2, named),
+             (["capture", "{file}", "--inputs", "{input}"], "error", 1, named)])
+    # a .pt2's nested torch.save (the flat zip of torch 2.6): its data.pkl
+    with zipfile.ZipFile(os.path.join(PT2, "torch-2.6", "tied.pt2")) as z:
+        state = z.read("serialized_state_dict.pt")
+    for how, pkl in broken(call).items():
+        inner = io.BytesIO()
+        with zipfile.ZipFile(io.BytesIO(state)) as nested, zipfile.ZipFile(inner, "w") as w:
+            for info in nested.infolist():
+                data = nested.read(info.filename)
+                w.writestr(info, pkl if info.filename.endswith("/data.pkl") else data)
+        add(f"global_{how}_nested.pt2",
+            pt2_with("torch-2.6/tied.pt2", {"serialized_state_dict.pt": inner.getvalue()}),
+            [(["inspect-model", "{file}"], "error", 1, named),
+             (["diff", "{file}", "{file}"], "error", 2, named)])
+    # whole, a state dict's call is a CheckpointValue (checkpoint_attacks); a call as the whole
+    # value is refused, named as the call it is
+    add("global_whole.pt", torch_save_bytes({"w": torch.ones(2)}, {"data.pkl": call}),
+        [(["inspect-model", "{file}"], "error", 1,
+          "whose value is made by calling posix.system, a global this reader does not rebuild"),
+         (["diff", "{file}", "{file}"], "error", 2, "made by calling posix.system")])
+
+
 def pickle_with_offset(saved, old, new):
     """data.pkl of the torch.save file `saved` with the storage offset `old` (the BININT1 after
     the storage's BINPERSID) made `new`."""
@@ -1295,6 +1393,7 @@ def main():
     export_archive_attacks()
     zip_layout_attacks()
     checkpoint_attacks()
+    foreign_global_attacks()
     with open(os.path.join(OUT, "manifest.json"), "w") as f:
         json.dump({"never_created": [PWNED, PWNED_SETSTATE], "files": MANIFEST}, f, indent=1)
     print(f"wrote {len(MANIFEST)} attack files to {OUT}")

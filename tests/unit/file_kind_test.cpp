@@ -182,15 +182,57 @@ TEST_CASE("every file is named for what it is, from its structure (contract 11.1
   CHECK(safetensors_of(0x4B50).substr(0, 2) == "PK");
   CHECK(kind_of("pk.safetensors", safetensors_of(0x4B50)) == FileKind::safetensors);
   // one cut short is still one (its reader says what is wrong), but not where a zip's
-  // signature begins the file; a header that does not close is not one
+  // signature begins the file and its name does not say safetensors
   std::string cut = safetensors_of(0x4B50);
   cut.resize(1000);
   CHECK(kind_of("cut.safetensors", cut) == FileKind::safetensors);
   CHECK_THROWS_WITH_AS(kind_of("cut.zip", "PK\x03\x04" + cut.substr(4)),
                        doctest::Contains("truncated or damaged zip archive"), Error);
+  CHECK(kind_of("cut_zip.safetensors", "PK\x03\x04" + cut.substr(4)) == FileKind::safetensors);
+  // a header that does not close is a broken one, by its shape whatever its name, and its
+  // reader names the rule it breaks (what_it_is too)
   std::string open = safetensors_of(128);
   open[8 + 127] = 'x';
-  CHECK(kind_of("open.safetensors", open) != FileKind::safetensors);
+  CHECK(kind_of("open.safetensors", open) == FileKind::safetensors);
+  CHECK(kind_of("open.bin", open) == FileKind::safetensors);
+  const ClassifiedFile broken = classify_file(scratch("broken.bin", open));
+  CHECK(what_it_is(broken) ==
+        "a broken safetensors file (its header is not valid JSON (or not UTF-8))");
+  CHECK(what_it_is(classify_file(scratch("whole.bin", safetensors_of(128)))) ==
+        "a safetensors file");
+  // a length of 2^63: no zero high bytes, but bytes no text has
+  std::string absurd = safetensors_of(128);
+  absurd.replace(0, 8, std::string("\0\0\0\0\0\0\0\x80", 8));
+  CHECK(kind_of("absurd.bin", absurd) == FileKind::safetensors);
+  CHECK(what_it_is(classify_file(scratch("absurd.bin", absurd))) ==
+        "a broken safetensors file (its header of 9223372036854775808 bytes is larger than the "
+        "format's limit of 100,000,000)");
+  // a length whose first bytes are "PK", the header not JSON: not a damaged zip
+  std::string pk = safetensors_of(0x4B50);
+  pk[8 + 2] = '\x01';
+  CHECK(kind_of("pk.safetensors", pk) == FileKind::safetensors);
+  CHECK(kind_of("pk.bin", pk) == FileKind::safetensors);
+  // a header of exactly the format's limit is one (the limit is inclusive), all padding or not
+  const std::string limit = std::string("\x00\xe1\xf5\x05\0\0\0\0", 8) + "{}" +
+                            std::string(100'000'000 - 2, ' ');
+  CHECK(kind_of("limit.bin", limit) == FileKind::safetensors);
+  std::filesystem::remove(scratch("limit.bin", ""));
+  // the name is a hint where the content is no other format: text, a JSON object without a key
+  CHECK(kind_of("text.safetensors", "12345678{\"a\": 1}\n") == FileKind::safetensors);
+  CHECK(kind_of("brace.safetensors", "{\x01\x02\x03\x04\x05\x06\x07x") == FileKind::safetensors);
+  CHECK(kind_of("notes.safetensors", "a: 1\n") == FileKind::safetensors);
+  // ...and content that is clearly another format wins over the name
+  CHECK(kind_of("zip.safetensors", contents(fixture("plain.zip"))) == FileKind::other_zip);
+  CHECK(kind_of("sd.safetensors", contents(fixture("state_dict.pt"))) ==
+        FileKind::torch_save_zip);
+  CHECK(kind_of("tar.safetensors", tar_of({"model.safetensors"})) == FileKind::tar);
+  CHECK(kind_of("records.safetensors", "{\"record\": \"ModelMetadata\"}\n") ==
+        FileKind::records);
+  CHECK(kind_of("dict.safetensors", std::string("\x80\x02}q\x00X\x01\x00\x00\x00aK\x01s.", 15)) ==
+        FileKind::pickle);
+  // an .npy header of 123 bytes puts '{' at byte 8 after binary bytes: its magic wins
+  CHECK(kind_of("odd.npy", std::string("\x93NUMPY\x01\x00{\x00", 10) + std::string(123, ' ')) ==
+        FileKind::npy);
   // a length past the format's limit is still one (its reader refuses it), not "a zip file";
   // text never has the length's zero high bytes
   std::string huge = safetensors_of(128);
@@ -234,4 +276,30 @@ TEST_CASE("every file is named for what it is, from its structure (contract 11.1
   CHECK(kind_of("m.jsonl", "\xEF\xBB\xBF{\"record\": \"ModelMetadata\"}\n") == FileKind::records);
   CHECK(kind_of("m.json", "{\n  \"model_type\": \"x\"\n}\n") == FileKind::records);
   CHECK(kind_of("notes.yaml", "a: 1\n") == FileKind::text);
+}
+
+TEST_CASE("saved records are named as records, and by the command that wrote them") {
+  const auto what = [](const std::string& name, const std::string& bytes) {
+    const ClassifiedFile file = classify_file(scratch(name, bytes));
+    return std::pair(what_it_is(file), saved_records_of(file));
+  };
+  using Named = std::pair<std::string, std::optional<std::string>>;
+  CHECK(what("m.jsonl", "\xEF\xBB\xBF{\"record\": \"ModelMetadata\", \"model_type\": null}\n") ==
+        Named{"saved records (jsonl, as inspect-model writes)", "inspect-model"});
+  CHECK(what("c.jsonl", "{\"record\": \"ModelStructureSpec\"}\n") ==
+        Named{"saved records (jsonl, as inspect-config writes)", "inspect-config"});
+  CHECK(what("p.jsonl", "{\"record\": \"ModuleProfile\"}\n").second == "profile");
+  CHECK(what("d.jsonl", "{\"record\": \"Change\"}\n").second == "diff");
+  CHECK(what("s.jsonl", "{\"record\": \"TensorSnapshot\"}\n").second == "capture");
+  CHECK(what("t.jsonl", "{\"record\": \"TensorComparison\"}\n").second == "compare");
+  CHECK(what("n.jsonl", "{\"record\": \"SomethingNewer\"}\n") ==
+        Named{"saved records (jsonl)", ""});
+  CHECK(what("m.json", "{\n  \"model_type\": \"x\",\n  \"modules\": []\n}\n") ==
+        Named{"saved records (a --format json document, as inspect-model writes)",
+              "inspect-model"});
+  CHECK(what("c.json", "{\n  \"config_type\": null\n}\n").second == "inspect-config");
+  CHECK(what("d.json", "{\n  \"kind\": \"model\"\n}\n").second == "diff");
+  // other JSON is named JSON (YAML reads it as a mapping: inspect-config takes it)
+  CHECK(what("other.json", "{\"a\": 1}") == Named{"a JSON file", std::nullopt});
+  CHECK(what("nokey.json", "{ [1] }") == Named{"a JSON file", std::nullopt});
 }

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "byte_literal.h"
+#include "vin/diagnostics/archive/pickle_reader.h"
 #include "vin/diagnostics/archive/pickle_safety.h"
 
 using vin::diagnostics::pickle_problem;
@@ -100,10 +101,12 @@ TEST_CASE("sizes LibTorch's unpickler would trust are checked first (torch_save_
 
 TEST_CASE("stack shapes LibTorch's unpickler would pop blindly are refused (torch_save_fuzzer)") {
   // EMPTY_LIST, MARK, GLOBAL, APPENDS, then BUILD with one value left: LibTorch pops two
+  // (m.f is a global the reader does not rebuild: named before the problem)
   const std::string build = BYTES("\x80\x02](cm\nf\nebN.");
-  CHECK(
-      pickle_problem(build) ==
-      std::optional<std::string>("opcode 0x62 at byte 10 needs 2 value(s) on the stack, finds 1"));
+  CHECK(pickle_problem(build) ==
+        std::optional<std::string>(
+            "imports m.f, a global this reader does not rebuild (nothing is called), and then: "
+            "opcode 0x62 at byte 10 needs 2 value(s) on the stack, finds 1"));
   CHECK(pickle_problem(BYTES("\x80\x02K\x01t.")) ==
         std::optional<std::string>("opcode 0x74 at byte 4 needs a MARK, and none is open"));
   // fixed pops do not reach below the last MARK
@@ -116,4 +119,69 @@ TEST_CASE("stack shapes LibTorch's unpickler would pop blindly are refused (torc
                                    "aq\x01]q\x02(K\x01K\x02K\x03\x86q\x03"
                                    "es."))
                   .has_value());
+}
+
+TEST_CASE("a problem later in a pickle never hides a global it imported before (issue 64)") {
+  const std::string named =
+      "imports posix.system, a global this reader does not rebuild (nothing is called), and "
+      "then: ";
+  // posix.system('true') as pickle.dumps writes it, then broken three ways
+  const std::string call = BYTES("\x80\x02"
+                                  "cposix\nsystem\nq\x00X\x04\x00\x00\x00trueq\x01\x85q\x02R");
+  CHECK_FALSE(pickle_problem(call + ".").has_value());  // whole: for its reader to name
+  // two values at STOP: LibTorch's unpickler would take the last; refused, naming the global
+  CHECK(pickle_problem(call + "N.") ==
+        std::optional<std::string>(named +
+                                   "opcode 0x2e at byte 34 ends the pickle with 2 values on the "
+                                   "stack, not one"));
+  CHECK(pickle_problem(call) ==
+        std::optional<std::string>(named + "the pickle ends without a STOP"));
+  CHECK(pickle_problem(call + BYTES("\xff.")) ==
+        std::optional<std::string>(named + "opcode 0xff at byte 33 is no pickle opcode"));
+  CHECK(pickle_problem(call + BYTES("X\x09\x00")) ==
+        std::optional<std::string>(named + "the pickle ends inside the opcode at byte 33"));
+  // protocol 4's STACK_GLOBAL, its strings memoized and read back; and more than one
+  const std::string stacked = BYTES(
+      "\x80\x04\x8c\x05posix\x94\x8c\x06system\x94\x93h\x00\x8c\x04" "eval\x94\x93"
+      "\x8c\x08" "builtins\x8c\x04" "exec\x93\xfe");
+  CHECK(pickle_problem(stacked) ==
+        std::optional<std::string>("imports posix.system and 2 more, globals this reader does not "
+                                   "rebuild (nothing is called), and then: opcode 0xfe at byte 47 "
+                                   "is no pickle opcode"));
+  // what the reader rebuilds is never named: a state dict cut short is LibTorch's to refuse
+  const std::string tensors = BYTES("\x80\x02"
+                                     "ccollections\nOrderedDict\nq\x00)Rq\x01");
+  CHECK_FALSE(pickle_problem(tensors).has_value());
+  CHECK_FALSE(pickle_problem(tensors + BYTES("\xfe")).has_value());
+}
+
+TEST_CASE("the reader names the globals it does not rebuild before its own problems") {
+  const std::string call = BYTES("\x80\x02"
+                                  "cposix\nsystem\nq\x00X\x04\x00\x00\x00trueq\x01\x85q\x02R");
+  const std::string named =
+      "imports posix.system, a global this reader does not rebuild (nothing is called), and "
+      "then: ";
+  CHECK_THROWS_WITH_AS(read_pickle(call + "N."), (named + "bad STOP").c_str(), UnsupportedPickle);
+  CHECK_THROWS_WITH_AS(read_pickle(call), (named + "no STOP").c_str(), TruncatedPickle);
+  CHECK_THROWS_WITH_AS(read_pickle(call + BYTES("\xfe")),
+                       (named + "opcode 254 not understood").c_str(), UnsupportedPickle);
+  // read whole, the call is kept as an opaque value and the document says what it imported
+  const PickleDocument document = read_pickle(call + ".");
+  CHECK(document.root->kind == PickleValue::Kind::opaque);
+  CHECK(document.root->text == "posix.system");
+  CHECK_FALSE(document.foreign.empty());
+  CHECK(document.foreign.before("x") == named + "x");
+  // Python 2's module names are Python 3's; what the reader rebuilds is not foreign
+  CHECK(global_name("__builtin__", "eval") == "builtins.eval");
+  CHECK(global_name("copy_reg", "_reconstructor") == "copyreg._reconstructor");
+  for (const char* rebuilt :
+       {"torch._utils._rebuild_tensor_v2", "torch._utils._rebuild_parameter",
+        "collections.OrderedDict", "torch.FloatStorage", "torch.cuda.HalfStorage",
+        "torch.float32", "torch.jit._pickle.build_intlist", "__torch__.Net",
+        "copyreg._reconstructor", "numpy.core.multiarray.scalar", "torch.device"})
+    CHECK_MESSAGE(rebuilt_global(rebuilt), rebuilt);
+  for (const char* foreign : {"posix.system", "nt.system", "builtins.eval", "os.system",
+                              "subprocess.Popen", "torch.load", "argparse.Namespace",
+                              "torch.Storage_evil", "torch.float32x"})
+    CHECK_MESSAGE(!rebuilt_global(foreign), foreign);
 }

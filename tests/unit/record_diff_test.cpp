@@ -401,11 +401,56 @@ TEST_CASE("tolerance limits: both ways, one way, at the limit, from zero") {
   CHECK_THROWS_AS(DiffGate({"flops"}, {"flops"}, {}), UsageError);
 }
 
+TEST_CASE("two limits for one field are a usage error but for one '+' and one '-'") {
+  // each pair in both orders: only {+, -} is unambiguous (contract 9.4)
+  const char* kinds[] = {"flops=5%", "flops=+10%", "flops=-10%", "flops=600"};
+  for (const char* a : kinds)
+    for (const char* b : kinds) {
+      const std::string first = a, second = b;
+      const bool one_each = (first[6] == '+' && second[6] == '-') ||
+                            (first[6] == '-' && second[6] == '+');
+      CAPTURE(first);
+      CAPTURE(second);
+      if (one_each) {
+        CHECK_NOTHROW(DiffGate({}, {}, {first, second}));
+      } else {
+        const std::string named = "--tolerance " + second + ": flops has a ";
+        CHECK_THROWS_WITH_AS(DiffGate({}, {}, {first, second}),
+                             doctest::Contains(named.c_str()), UsageError);
+      }
+    }
+  CHECK_THROWS_WITH_AS(DiffGate({}, {}, {"flops=5%", "flops=+10%"}),
+                       "--tolerance flops=+10%: flops has a symmetric limit already (5%); two "
+                       "limits for one field are ambiguous, but one '+' and one '-' (flops=+5% "
+                       "with flops=-10%)",
+                       UsageError);
+  CHECK_THROWS_AS(DiffGate({}, {}, {"flops=+5%", "flops=-6%", "flops=-1%"}), UsageError);
+  // the same limit twice is two limits too; other fields are each their own
+  CHECK_THROWS_AS(DiffGate({}, {}, {"flops=5%", "flops=5%"}), UsageError);
+  CHECK_NOTHROW(DiffGate({}, {}, {"flops=5%", "macs=+10%", "macs=-1%", "time_ms=3"}));
+  // an empty field is named as such
+  CHECK_THROWS_WITH_AS(DiffGate({""}, {""}, {}),
+                       "--ignore '' and --only '': a field is compared or not, not both",
+                       UsageError);
+}
+
 TEST_CASE("markdown code spans hold any text whole in a table cell") {
   CHECK(markdown_code("a|b") == "`a\\|b`");
   CHECK(markdown_code("x`y``z") == "```x`y``z```");
   CHECK(markdown_code("`edge") == "`` `edge ``");
   CHECK(markdown_code("a\\b\nc\td\x01") == "`a\\\\b\\nc\\td\\u0001`");
+  // nothing that could end a line stays: CR, DEL, C1 (NEL), the line and paragraph separators;
+  // a byte that is not UTF-8 as the records write it; other text as it is
+  CHECK(markdown_code("r\rdel\x7f") == "`r\\rdel\\u007f`");
+  CHECK(markdown_code("nel\xC2\x85 ls\xE2\x80\xA8 ps\xE2\x80\xA9") ==
+        "`nel\\u0085 ls\\u2028 ps\\u2029`");
+  CHECK(markdown_code("bad\xFF\xC3") == "`bad\\udcff\\udcc3`");
+  CHECK(markdown_code("caf\xC3\xA9 \xE6\xA8\xA1") == "`caf\xC3\xA9 \xE6\xA8\xA1`");
+  // a value's JSON keeps its escapes, which are the same: a newline `\n`, a backslash `\\`
+  CHECK(markdown_json_code(R"("a\nb\\c|d\u001b")") == R"(`"a\nb\\c\|d\u001b"`)");
+  CHECK(markdown_json_code(R"("\b\f")") == R"(`"\u0008\u000c"`)");
+  CHECK(markdown_json_code("[\"x`\"]") == "``[\"x`\"]``");
+  CHECK(markdown_json_code(dump_line(Json("line\nbreak\x7f"))) == R"(`"line\nbreak\u007f"`)");
 }
 
 namespace {

@@ -84,6 +84,7 @@ class Capture : public Command {
       plan.discard();
       std::cerr << "vin-inspect: error: " << vd::printable(*result.error, 2000) << "\n";
     };
+    name_unrunnable_files({request_.run.archive});
     const vd::CaptureResult result = torch_plugin().capture_archive(request_);
     // the records of a forward that raised are printed too (what ran before it is the point of
     // capturing); written to a file, they go with the failed command's other files

@@ -61,6 +61,7 @@ class Compare : public Command {
       std::cerr << "vin-inspect: error: " << vd::printable(message, 2000) << "\n";
       std::_Exit(2);
     };
+    name_unrunnable_files({request_.a.path, request_.b.path}, /*saved_tensors=*/true);
     const vd::CompareResult result = torch_plugin().compare_sides(request_);
     write_records(plan, request_.b.path, [&](std::ostream& out) {
       vd::write_comparison(out, result, output_.parsed_format());

@@ -33,7 +33,8 @@ class Diff : public Command {
         ->type_name("FIELD");
     sub.add_option("--tolerance", tolerances_,
                    "FIELD=LIMIT: a numeric change within LIMIT (5%, +5%, -10%, 600) is reported "
-                   "but does not make the exit status 1 (repeatable)")
+                   "but does not make the exit status 1 (repeatable: one limit per field, or one "
+                   "+ and one -)")
         ->type_name("FIELD=LIMIT");
     sub.add_option("--strip-prefix", strip_prefixes_,
                    "Take PREFIX off the module paths and tensor names of both sides before "

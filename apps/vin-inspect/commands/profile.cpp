@@ -79,6 +79,7 @@ class Profile : public Command {
       plan.discard();
       std::cerr << "vin-inspect: error: " << vd::printable(message, 2000) << "\n";
     };
+    name_unrunnable_files({request_.run.archive});
     const vd::ProfileResult result = torch_plugin().profile_archive(request_);
     left_to_the_exit().push_back(result.models);
     request_.on_progress = nullptr;

@@ -92,14 +92,18 @@ ArchiveLayout probe_torchscript_archive(const ClassifiedFile& file) {
       throw Error(path +
                   ": a legacy (pre-zip) torch.save pickle, not a TorchScript archive; export the "
                   "model with torch.jit.save(torch.jit.script(model), path)");
-    case FileKind::npy:
-    case FileKind::records:
-    case FileKind::text:
+    case FileKind::text:  // no reader's: the last word only for a file nothing recognises
       throw Error(path +
                   ": not a zip file, so not a TorchScript archive (torch.jit.save writes zip "
                   "archives)");
+    case FileKind::records:
+      if (saved_records_of(file))
+        throw Error(path + ": " + what_it_is(file) +
+                    ", not a model file; diff compares saved records with a model");
+      throw Error(path + ": " + what_it_is(file) + ", not a TorchScript archive");
     case FileKind::lfs_pointer:
       throw Error(path + ": " + what_it_is(file));
+    case FileKind::npy:
     case FileKind::safetensors:
     case FileKind::weights_index:
     case FileKind::torch_save_tar:

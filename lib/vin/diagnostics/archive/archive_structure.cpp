@@ -221,7 +221,9 @@ class ArchiveConstants {
     }
     const PickleRef root = document_->root;
     if (root->kind != Kind::tuple || index >= root->items.size())
-      throw UnsupportedPickle("CONSTANTS.c" + std::to_string(index) + " is not in constants.pkl");
+      throw UnsupportedPickle("constants.pkl: " + document_->foreign.before(
+                                                     "CONSTANTS.c" + std::to_string(index) +
+                                                     " is not in it"));
     return attribute_value(root->items[index]);
   }
 
@@ -246,6 +248,9 @@ std::optional<ModelMetadata> read_archive_metadata(const ArchiveLayout& layout,
       },
       kMaxRecordBytes, kMaxRecordBytes + kCodeLimits.max_bytes,
       details.tensors ? &checksums : nullptr);
+  // the globals data.pkl imports that the reader does not rebuild: named before whatever
+  // stops the walk later, which would hide them (posix.system, then "not a module object")
+  ForeignGlobals foreign;
   try {
     ClassSources classes;
     const std::string* data = nullptr;
@@ -261,7 +266,14 @@ std::optional<ModelMetadata> read_archive_metadata(const ArchiveLayout& layout,
     if (!data) throw UnsupportedPickle("no data.pkl");
     if (const auto problem = pickle_problem(*data))
       throw Error(path + ": the record data.pkl cannot be read safely: " + *problem);
-    const PickleDocument document = read_pickle(*data);
+    const PickleDocument document = [&] {
+      try {
+        return read_pickle(*data);
+      } catch (const UnsupportedPickle& e) {
+        throw UnsupportedPickle("data.pkl: " + std::string(e.what()));
+      }
+    }();
+    foreign = document.foreign;
     ArchiveConstants constant(path, constants);
     std::uint64_t bytes_read = 0;
     for (const auto& [name, bytes] : records) bytes_read += bytes.size();
@@ -281,7 +293,7 @@ std::optional<ModelMetadata> read_archive_metadata(const ArchiveLayout& layout,
     return StructureWalker(classes, details, checksums, data_crc, std::ref(constant), bytes_read)
         .run(document.root);
   } catch (const UnsupportedPickle& e) {
-    if (why_not) *why_not = e.what();
+    if (why_not) *why_not = foreign.empty() ? e.what() : "data.pkl: " + foreign.before(e.what());
     return std::nullopt;
   } catch (const CountOverflow&) {
     throw Error(path + ": " + kCountOverflowMessage);

@@ -10,16 +10,22 @@
 #include "vin/diagnostics/archive/export_archive.h"
 #include "vin/diagnostics/archive/safetensors_file.h"
 #include "vin/diagnostics/archive/tar_archive.h"
+#include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/text/printable.h"
 
 namespace vin::diagnostics {
 namespace {
 
-// The first key of the JSON object a text file starts with (after white space and a UTF-8
-// byte-order mark, which editors on Windows write before jsonl too): "" for an object whose
-// first key is not within the first 64 KiB; nothing when the first byte that is not white space
-// is not '{' (reads no further than that byte, or the key).
-std::optional<std::string> first_object_key(const InputFile& file) {
+// The first member of the JSON object a text file starts with (after white space and a UTF-8
+// byte-order mark, which editors on Windows write before jsonl too): its key ("" for an object
+// whose first key is not within the first 64 KiB) and, where the value is a short string, that
+// string (a jsonl record's name: `{"record": "ModelMetadata", ...`); nothing when the first byte
+// that is not white space is not '{' (reads no further than that byte, or the member).
+struct FirstMember {
+  std::string key;
+  std::string text;
+};
+std::optional<FirstMember> first_object_member(const InputFile& file) {
   std::vector<char> chunk(64 * 1024);
   const std::uint64_t start = file.starts_with("\xEF\xBB\xBF") ? 3 : 0;
   const std::size_t got = file.read_at(start, chunk.data(), chunk.size());
@@ -33,19 +39,62 @@ std::optional<std::string> first_object_key(const InputFile& file) {
       const std::size_t more = file.read_at(at, chunk.data(), chunk.size());
       for (std::size_t k = 0; k < more; ++k)
         if (!std::isspace(static_cast<unsigned char>(chunk[k])))
-          return chunk[k] == '{' ? std::optional<std::string>("") : std::nullopt;
+          return chunk[k] == '{' ? std::optional<FirstMember>(FirstMember{}) : std::nullopt;
       if (more == 0) break;
     }
     return std::nullopt;
   }
   if (chunk[i] != '{') return std::nullopt;
   ++i;
+  FirstMember out;
+  // a string without escapes from chunk[i], the opening quote; "" where there is none
+  const auto plain_string = [&]() -> std::string {
+    if (i == got || chunk[i] != '"') return "";
+    const std::size_t begin = ++i;
+    while (i < got && chunk[i] != '"' && chunk[i] != '\\') ++i;
+    if (i == got || chunk[i] != '"') return "";
+    return std::string(chunk.data() + begin, i++ - begin);
+  };
   skip_space();
-  if (i == got || chunk[i] != '"') return std::string();
-  const std::size_t begin = ++i;
-  while (i < got && chunk[i] != '"' && chunk[i] != '\\') ++i;
-  if (i == got || chunk[i] != '"') return std::string();
-  return std::string(chunk.data() + begin, i - begin);
+  out.key = plain_string();
+  if (out.key.empty()) return out;
+  skip_space();
+  if (i == got || chunk[i++] != ':') return out;
+  skip_space();
+  out.text = plain_string();
+  return out;
+}
+
+// The command whose records (jsonl or --format json) a file holds, told by the first record's
+// name (jsonl) or the document's first key (json); nothing for other JSON.
+std::optional<std::string_view> records_writer(const FirstMember& first) {
+  struct Writer {
+    std::string_view first;  // a record's name, or a document's first key
+    std::string_view command;
+  };
+  static constexpr Writer kJsonl[] = {
+      {"ModelMetadata", "inspect-model"},   {"WeightsFile", "inspect-model"},
+      {"ExportArchive", "inspect-model"},   {"CheckpointValue", "inspect-model"},
+      {"ModuleMetadata", "inspect-model"},  {"ModelStructureSpec", "inspect-config"},
+      {"ConfigFieldSpec", "inspect-config"}, {"ModuleProfile", "profile"},
+      {"OperatorProfile", "profile"},       {"ProfileSummary", "profile"},
+      {"Change", "diff"},                   {"DiffSummary", "diff"},
+      {"TensorSnapshot", "capture"},        {"CaptureSummary", "capture"},
+      {"TensorComparison", "compare"},      {"ComparisonSummary", "compare"}};
+  // the first key of each --format json document (output_format.cpp writes them)
+  static constexpr Writer kJson[] = {
+      {"model_type", "inspect-model"}, {"export_archive", "inspect-model"},
+      {"config_type", "inspect-config"}, {"modules", "profile"},
+      {"kind", "diff"},                {"snapshots", "capture"},
+      {"comparisons", "compare"}};
+  if (first.key == "record") {
+    for (const Writer& w : kJsonl)
+      if (w.first == first.text) return w.command;
+    return std::string_view();  // a record of a kind this version does not write: records still
+  }
+  for (const Writer& w : kJson)
+    if (w.first == first.key) return w.command;
+  return std::nullopt;
 }
 
 // safetensors: an 8-byte little-endian header length N, then N bytes of a JSON object (padded
@@ -72,6 +121,34 @@ bool is_safetensors(const InputFile& file) {
     end -= n;
   }
   return false;
+}
+
+// A safetensors file that breaks the format's rules, told by its shape: the header's '{' at
+// byte 8 after a length whose high four bytes are zero (under 4 GiB) or that holds bytes no
+// text has (2^63's zeros). Its reader then names the rule it breaks (a header past the limit,
+// JSON that does not close) instead of the file falling through to "not a zip file". A zip's
+// own signature wins: a zip's local header never has zeros then '{' there, but a zip cut short
+// is a damaged zip, as its reader says.
+bool shaped_like_safetensors(const InputFile& file) {
+  const std::string_view head = file.head();
+  if (head.size() < 9 || head[8] != '{') return false;
+  if (file.starts_with("PK\x03\x04") || file.starts_with("PK\x05\x06")) return false;
+  const bool binary = std::any_of(head.begin(), head.begin() + 8, [](char c) {
+    const auto b = static_cast<unsigned char>(c);
+    return b < 0x09 || (b > 0x0d && b < 0x20) || b == 0x7f;
+  });
+  return binary || starts_like_safetensors(head);
+}
+
+// Whether `path` is named as a safetensors file (`model.safetensors`): a hint, taken only where
+// the content is clearly nothing else (what classify_file says).
+bool named_safetensors(std::string_view path) {
+  constexpr std::string_view kSuffix = ".safetensors";
+  if (path.size() < kSuffix.size()) return false;
+  const std::string_view tail = path.substr(path.size() - kSuffix.size());
+  return std::equal(tail.begin(), tail.end(), kSuffix.begin(), [](char a, char b) {
+    return std::tolower(static_cast<unsigned char>(a)) == b;
+  });
 }
 
 // The pickled magic number legacy torch.save files begin with (0x1950a86a20f9469cfc6c, a LONG1
@@ -113,7 +190,7 @@ std::string_view describe(FileKind kind) {
       "a TorchScript file of PyTorch 1.0's previews (PYTORCH1)",
       "an .npy array",
       "a pickle (a torch.save file before PyTorch 1.6)",
-      "JSON records",
+      "JSON (saved records, or another JSON file)",
       "a text file",
       "a safetensors file",
       "the index of a sharded checkpoint (JSON)",
@@ -147,6 +224,18 @@ bool unread_kind(FileKind kind) {
 }
 
 std::string what_it_is(const ClassifiedFile& file) {
+  if (file.kind == FileKind::records) {
+    const auto first = first_object_member(*file.file);
+    const auto writer = first ? records_writer(*first) : std::nullopt;
+    if (!writer) return "a JSON file";
+    const std::string form = first->key == "record" ? "jsonl" : "a --format json document";
+    return "saved records (" + form +
+           (writer->empty() ? std::string() : ", as " + std::string(*writer) + " writes") + ")";
+  }
+  if (file.kind == FileKind::safetensors) {  // what its reader would refuse, named
+    const auto problem = safetensors_problem(*file.file);
+    return problem ? "a broken safetensors file (" + *problem + ")" : "a safetensors file";
+  }
   if (file.kind != FileKind::lfs_pointer) return std::string(describe(file.kind));
   // `version ...`, `oid sha256:HEX`, `size N`, a line each (git-lfs's spec: under 1,024 bytes)
   char text[1024];
@@ -166,30 +255,41 @@ std::string what_it_is(const ClassifiedFile& file) {
          ", not the file itself: fetch it with `git lfs pull`";
 }
 
-ClassifiedFile classify_file(const std::string& path, std::string_view what) {
-  ClassifiedFile out;
-  out.file = InputFile::open(path, what);
+std::optional<std::string> saved_records_of(const ClassifiedFile& file) {
+  if (file.kind != FileKind::records) return std::nullopt;
+  const auto first = first_object_member(*file.file);
+  const auto writer = first ? records_writer(*first) : std::nullopt;
+  if (!writer) return std::nullopt;
+  return std::string(*writer);
+}
+
+namespace {
+
+// What a file that is not empty and not a well-formed safetensors file is, by its magic numbers
+// and structure; `named`: its name ends with .safetensors, which decides where the content is
+// no other format (a zip that does not open, text): a safetensors file broken past recognition
+// by its shape is then judged by the format it claims, and its reader names the rule it breaks.
+FileKind content_kind(ClassifiedFile& out, bool named) {
   const InputFile& file = *out.file;
-  if (file.size() == 0) {
-    out.kind = FileKind::empty;
-  } else if (is_safetensors(file)) {  // before the magic numbers its length may look like
-    out.kind = FileKind::safetensors;
-  } else if (file.starts_with("PK")) {
-    out.zip = std::make_shared<const ZipArchive>(out.file);
-    out.kind = zip_kind(*out.zip);
-  } else if (file.starts_with("PYTORCH1")) {
-    out.kind = FileKind::pytorch1_container;
-  } else if (file.starts_with("\x93NUMPY")) {
-    out.kind = FileKind::npy;
-  } else if (file.starts_with("\x80")) {
-    out.kind = is_legacy_torch_save(file) ? FileKind::legacy_pickle : FileKind::pickle;
-  } else if (file.starts_with("7z\xBC\xAF\x27\x1C")) {
-    out.kind = FileKind::seven_zip;
-  } else if (starts_compressed(file)) {
-    out.kind = FileKind::compressed;
-  } else if (file.starts_with(kLfsPointer)) {
-    out.kind = FileKind::lfs_pointer;
-  } else if (const auto tar = read_tar(file, 16)) {  // the first members tell
+  if (file.starts_with("PYTORCH1")) return FileKind::pytorch1_container;
+  if (file.starts_with("\x93NUMPY")) return FileKind::npy;
+  if (file.starts_with("7z\xBC\xAF\x27\x1C")) return FileKind::seven_zip;
+  if (starts_compressed(file)) return FileKind::compressed;
+  if (file.starts_with(kLfsPointer)) return FileKind::lfs_pointer;
+  if (file.starts_with("\x80") && is_legacy_torch_save(file)) return FileKind::legacy_pickle;
+  // after the magic numbers above, one of which (an .npy header of 123 bytes) has that shape too
+  if (shaped_like_safetensors(file)) return FileKind::safetensors;
+  if (file.starts_with("PK")) {
+    try {
+      out.zip = std::make_shared<const ZipArchive>(out.file);
+    } catch (const Error&) {
+      if (named) return FileKind::safetensors;  // a length whose first bytes are "PK"
+      throw;
+    }
+    return zip_kind(*out.zip);
+  }
+  if (file.starts_with("\x80")) return FileKind::pickle;
+  if (const auto tar = read_tar(file, 16)) {  // the first members tell
     const auto has = [&](const char* name) {
       return std::any_of(tar->members.begin(), tar->members.end(),
                          [&](const TarMember& m) { return m.name == name; });
@@ -197,13 +297,29 @@ ClassifiedFile classify_file(const std::string& path, std::string_view what) {
     // PyTorch 0.2 and 0.3 wrote sys_info first (its name alone tells a file cut short)
     const bool torch_save = (has("pickle") && has("storages")) ||
                             (!tar->members.empty() && tar->members.front().name == "sys_info");
-    out.kind = torch_save ? FileKind::torch_save_tar : FileKind::tar;
-  } else if (const auto key = first_object_key(file)) {
-    out.kind = *key == "weight_map" || *key == "metadata" ? FileKind::weights_index
-                                                          : FileKind::records;
-  } else {
-    out.kind = FileKind::text;
+    return torch_save ? FileKind::torch_save_tar : FileKind::tar;
   }
+  if (const auto first = first_object_member(file)) {
+    if (first->key == "weight_map" || first->key == "metadata") return FileKind::weights_index;
+    // '{' then no key a JSON object has: the length of a header of 123 bytes ('{')
+    if (named && first->key.empty()) return FileKind::safetensors;
+    return FileKind::records;
+  }
+  return named ? FileKind::safetensors : FileKind::text;
+}
+
+}  // namespace
+
+ClassifiedFile classify_file(const std::string& path, std::string_view what) {
+  ClassifiedFile out;
+  out.file = InputFile::open(path, what);
+  const InputFile& file = *out.file;
+  if (file.size() == 0)
+    out.kind = FileKind::empty;
+  else if (is_safetensors(file))  // before the magic numbers its length may look like
+    out.kind = FileKind::safetensors;
+  else
+    out.kind = content_kind(out, named_safetensors(path));
   return out;
 }
 

@@ -3,6 +3,7 @@
 // and the readers then take the file and the zip it opened (docs/inputs.md, Telling files apart).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -20,7 +21,8 @@ enum class FileKind {
   pytorch1_container,   ///< starts with PYTORCH1: the container of PyTorch 1.0's previews
   npy,                  ///< numpy's .npy (starts with \x93NUMPY)
   legacy_pickle,        ///< torch.save before PyTorch 1.6: a pickle of its magic number first
-  records,              ///< text whose first byte that is not white space is '{': jsonl or json
+  records,  ///< text whose first byte that is not white space is '{': saved records (jsonl or
+            ///< json, saved_records_of) or another JSON file
   text,                 ///< any other text, YAML above all
   safetensors,   ///< an 8-byte little-endian length, a JSON object header of that length, data
   weights_index,  ///< JSON whose first key is "weight_map" or "metadata": a sharded checkpoint's
@@ -54,16 +56,26 @@ struct ClassifiedFile {
 /// other sides refuse them naming what they are (what_it_is).
 bool unread_kind(FileKind kind);
 
-/// What `file` is, in words for a refusal: describe(kind), and for a Git LFS pointer the size
-/// and object it points to and how to fetch it.
+/// What `file` is, in words for a refusal: describe(kind); for a Git LFS pointer the size and
+/// object it points to and how to fetch it; for JSON, saved records and the command that wrote
+/// them (its first record's name, or its --format json document's first key), or "a JSON file".
 std::string what_it_is(const ClassifiedFile& file);
+
+/// For JSON (FileKind::records) that holds records this tool writes: the command that wrote
+/// them ("inspect-model", "profile", ...; "" for a record name this version does not write);
+/// nothing for any other file, or JSON of another kind (which YAML reads as a mapping).
+std::optional<std::string> saved_records_of(const ClassifiedFile& file);
 
 /// Opens `path` (InputFile::open) and tells what it is from its structure: a safetensors
 /// header whose length and braces fit the file (whatever its first bytes are: `PK` or 0x80
 /// among them), a zip's directory, a tar's header, a JSON object's first key, and otherwise
-/// its first bytes. Throws Error naming the file when it cannot be opened, or when it starts as a zip
-/// that is damaged or holds a member that cannot be read safely (ZipArchive). A file of another
-/// kind than its reader wants is for that reader to refuse, with its own words.
+/// its first bytes. A safetensors file that breaks the format is still one where its shape says
+/// so (a '{' at byte 8 after a binary length) or where its name ends with .safetensors and the
+/// content is no other format (text, a zip that does not open): its reader then names the rule
+/// it breaks. Content that is clearly another format wins over the name. Throws Error naming
+/// the file when it cannot be opened, or when it starts as a zip that is damaged or holds a
+/// member that cannot be read safely (ZipArchive; not for a file named .safetensors). A file of
+/// another kind than its reader wants is for that reader to refuse, with its own words.
 /// `what`: what the caller wants, for the message about a directory (InputFile::open).
 ClassifiedFile classify_file(const std::string& path, std::string_view what = {});
 

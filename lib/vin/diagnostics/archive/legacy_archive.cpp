@@ -282,7 +282,9 @@ class LegacyReader {
     const PickleRef root = attributes_->root;
     if ((root->kind != PickleValue::Kind::tuple && root->kind != PickleValue::Kind::list) ||
         id < 0 || static_cast<std::size_t>(id) >= root->items.size())
-      throw MalformedLegacy{"an attribute whose id " + std::to_string(id) + " is not in attributes.pkl"};
+      throw MalformedLegacy{"attributes.pkl: " +
+                            attributes_->foreign.before("an attribute whose id " +
+                                                        std::to_string(id) + " is not in it")};
     return root->items[static_cast<std::size_t>(id)];
   }
 

@@ -1,9 +1,13 @@
 #include "vin/diagnostics/archive/pickle_reader.h"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
+#include <iterator>
 
 #include "vin/diagnostics/archive/pickle_opcodes.h"
+#include "vin/diagnostics/text/dtypes.h"
+#include "vin/diagnostics/text/printable.h"
 
 namespace vin::diagnostics {
 namespace {
@@ -66,6 +70,17 @@ class Machine {
   }
 
   PickleDocument run() && {
+    try {
+      return std::move(*this).read();
+    } catch (const TruncatedPickle& e) {  // the type kept: a legacy file's reader reads on
+      throw TruncatedPickle(doc_.foreign.before(e.what()));
+    } catch (const UnsupportedPickle& e) {
+      throw UnsupportedPickle(doc_.foreign.before(e.what()));
+    }
+  }
+
+ private:
+  PickleDocument read() && {
     PickleOpcode code;
     while (pos_ < p_.size()) {
       switch (next_opcode(p_, pos_, code)) {
@@ -91,7 +106,6 @@ class Machine {
     throw TruncatedPickle("no STOP");
   }
 
- private:
   // the opcodes that push one value read from their argument (false: not one of them)
   bool push_constant(Op op, const PickleOpcode& code) {
     switch (op) {
@@ -267,13 +281,9 @@ class Machine {
         // "module\nname\n" between the opcode and pos_
         const std::string_view lines = p_.substr(code.at + 1, pos_ - code.at - 2);
         const std::size_t nl = lines.find('\n');
-        std::string module(lines.substr(0, nl));
-        const std::string name(lines.substr(nl + 1));
-        // protocol 2 names Python 3's modules as Python 2 had them (pickle's fix_imports)
-        if (module == "__builtin__") module = "builtins";
-        if (module == "copy_reg") module = "copyreg";
         auto v = make(Kind::global);
-        v->text = module + "." + name;
+        v->text = global_name(lines.substr(0, nl), lines.substr(nl + 1));
+        doc_.foreign.meet(v->text);
         push(v);
         break;
       }
@@ -315,7 +325,8 @@ class Machine {
         if (module->kind != Kind::string || name->kind != Kind::string)
           throw UnsupportedPickle("STACK_GLOBAL of values that are not strings");
         auto v = make(Kind::global);
-        v->text = module->text + "." + name->text;
+        v->text = global_name(module->text, name->text);
+        doc_.foreign.meet(v->text);
         push(v);
         break;
       }
@@ -512,6 +523,61 @@ PickleRef reduce(Machine& m, PickleRef callable, PickleRef args) {
 }
 
 }  // namespace
+
+std::string global_name(std::string_view module, std::string_view name) {
+  // protocol 2 names Python 3's modules as Python 2 had them (pickle's fix_imports)
+  const std::string_view python3 = module == "__builtin__" ? "builtins"
+                                   : module == "copy_reg"  ? "copyreg"
+                                                           : module;
+  return std::string(python3) + "." + std::string(name);
+}
+
+bool rebuilt_global(std::string_view name) {
+  // what reduce() rebuilds, and what the readers of its values name as data (checkpoint's
+  // leaf values, saved_tensor's storages and quantizers)
+  static constexpr std::string_view kRebuilt[] = {
+      "torch._utils._rebuild_tensor_v2", "torch._utils._rebuild_qtensor",
+      "torch._utils._rebuild_parameter", "torch._utils._rebuild_parameter_with_state",
+      "collections.OrderedDict",         "builtins.set",
+      "builtins.frozenset",              "builtins.object",
+      "copyreg._reconstructor",          "_codecs.encode",
+      "builtins.int",  // the name a LONG wider than 64 bits is kept under
+      "numpy.core.multiarray.scalar",    "numpy.dtype",
+      "torch.per_tensor_affine",         "torch.per_channel_affine",
+      "torch.per_tensor_symmetric",      "torch.per_channel_symmetric",
+      "torch.per_channel_affine_float_qparams",
+      // values TorchScript pickles as calls, described by their type (module_details)
+      "torch.device",                    "builtins.complex",
+      // PyTorch 1.1 and 1.2's typed lists (legacy_archive)
+      "__main__.IntList",                "__main__.DoubleList",
+      "__main__.BoolList",               "__main__.TensorList"};
+  // TorchScript's typed containers, and its classes: objects with their state, never run
+  static constexpr std::string_view kPrefixes[] = {"torch.jit._pickle.", "__torch__."};
+  if (std::find(std::begin(kRebuilt), std::end(kRebuilt), name) != std::end(kRebuilt))
+    return true;
+  for (const std::string_view prefix : kPrefixes)
+    if (name.substr(0, prefix.size()) == prefix) return true;
+  constexpr std::string_view kTorch = "torch.", kStorage = "Storage";
+  if (name.substr(0, kTorch.size()) != kTorch) return false;
+  // a storage type (torch.FloatStorage, torch.cuda.HalfStorage) or a dtype (torch.float32)
+  const std::string_view rest = name.substr(kTorch.size());
+  return (rest.size() > kStorage.size() &&
+          rest.substr(rest.size() - kStorage.size()) == kStorage) ||
+         dtype_named(rest) != nullptr;
+}
+
+void ForeignGlobals::meet(const std::string& name) {
+  if (rebuilt_global(name)) return;
+  if (count_++ == 0) first_ = name;
+}
+
+std::string ForeignGlobals::before(const std::string& problem) const {
+  if (count_ == 0) return problem;
+  return "imports " + printable(first_, 200) +
+         (count_ > 1 ? " and " + std::to_string(count_ - 1) + " more" : std::string()) +
+         (count_ > 1 ? ", globals" : ", a global") +
+         " this reader does not rebuild (nothing is called), and then: " + problem;
+}
 
 PickleRef dict_value(PickleRef dict, std::string_view key) {
   if (dict->kind != Kind::dict) return nullptr;

@@ -71,6 +71,36 @@ class TruncatedPickle : public UnsupportedPickle {
   using UnsupportedPickle::UnsupportedPickle;
 };
 
+/// `module.name` of a pickle's global, Python 2's module names (protocol 2's GLOBAL, pickle's
+/// fix_imports) as Python 3's: `__builtin__` is `builtins`, `copy_reg` is `copyreg`.
+std::string global_name(std::string_view module, std::string_view name);
+
+/// Whether the reader rebuilds the global `name` (`module.name`) as data, or names what it
+/// stands for as data (a storage type, a dtype, a TorchScript class, the pickle machinery
+/// that names an object's class): tensors, parameters, OrderedDict, TorchScript's typed
+/// containers, numpy scalars. Any other global (posix.system, builtins.eval, a class of yours)
+/// is an opaque value, never called, and named in a refusal of the pickle that imports it.
+bool rebuilt_global(std::string_view name);
+
+/// The globals outside rebuilt_global that a pickle imports, in the order met: what a refusal
+/// of the pickle names first, so that a problem found later in the stream (a bad STOP, a
+/// truncation, an opcode no reader knows, a value the reader cannot describe) never hides what
+/// loading it would have called.
+class ForeignGlobals {
+ public:
+  /// A global met in the stream: counted where rebuilt_global does not know it.
+  void meet(const std::string& name);
+  bool empty() const { return count_ == 0; }
+  /// `problem` after the first foreign global and the count of the others ("imports
+  /// posix.system, a global this reader does not rebuild (nothing is called), and then: bad
+  /// STOP"), or `problem` as it is where there is none.
+  std::string before(const std::string& problem) const;
+
+ private:
+  std::string first_;
+  std::size_t count_ = 0;
+};
+
 /// Every value a pickle built, and the one its STOP left on the stack.
 struct PickleDocument {
   /// The values, made in blocks of kBlockValues that never move (values point at each other).
@@ -82,6 +112,9 @@ struct PickleDocument {
   PickleRef root = nullptr;
   /// the bytes the pickle took, its STOP included (the next pickle of a file starts there)
   std::size_t end = 0;
+  /// the globals it imports that the reader does not rebuild (kept as opaque values): a
+  /// refusal of what it holds names them
+  ForeignGlobals foreign;
 };
 
 /// The value of the string key `key` in `dict`, or null (also when `dict` is no dict).
@@ -103,9 +136,10 @@ struct PersistentTensor {
 /// Persistent ids (strings) and the tensors they stand for.
 using PersistentTensors = std::unordered_map<std::string, PersistentTensor>;
 
-/// Runs the pickle. A BINPERSID of a string that `persistent` holds is that tensor, made as
-/// torch._utils._rebuild_tensor_v2 of its storage would be (and refused as it would be when
-/// the storage cannot hold it).
+/// Runs the pickle. Its UnsupportedPickle (and TruncatedPickle) name the first global it
+/// imported that the reader does not rebuild, before the problem (ForeignGlobals). A BINPERSID
+/// of a string that `persistent` holds is that tensor, made as torch._utils._rebuild_tensor_v2
+/// of its storage would be (and refused as it would be when the storage cannot hold it).
 PickleDocument read_pickle(std::string_view pickle, const PersistentTensors* persistent = nullptr);
 
 }  // namespace vin::diagnostics

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "vin/diagnostics/archive/pickle_opcodes.h"
+#include "vin/diagnostics/archive/pickle_reader.h"
 
 namespace vin::diagnostics {
 namespace {
@@ -19,6 +20,7 @@ struct Shape {
   std::size_t expanded = 1;
   std::size_t type_depth = 0;
   bool restore_type_tag = false;
+  std::string_view text;  // a string's or bytes' text (STACK_GLOBAL's module and name)
 };
 
 std::size_t bracket_depth(std::string_view text) {
@@ -47,9 +49,26 @@ void absorb(Shape& container, const Shape* items, std::size_t n) {
   }
 }
 
-}  // namespace
+// The value a push opcode that ends at `pos` makes (a GLOBAL met by `foreign`).
+Shape leaf(std::string_view p, std::size_t pos, const PickleOpcode& code,
+           ForeignGlobals& foreign) {
+  Shape out;
+  if (code.counted && !is(code, Op::LONG1) && !is(code, Op::LONG4)) {  // strings, bytes
+    out.text = p.substr(pos - code.value, code.value);
+    out.type_depth = bracket_depth(out.text);
+  }
+  if (is(code, Op::GLOBAL)) {  // "module\nname\n" between the opcode and pos
+    const std::string_view lines = p.substr(code.at + 1, pos - code.at - 2);
+    const std::size_t nl = lines.find('\n');
+    out.restore_type_tag = lines == "torch.jit._pickle\nrestore_type_tag";
+    foreign.meet(global_name(lines.substr(0, nl), lines.substr(nl + 1)));
+  }
+  return out;
+}
 
-std::optional<std::string> pickle_problem(std::string_view p, const PickleLimits& limits) {
+// pickle_problem's scan; `foreign` gets the globals met, which the problem is said after
+std::optional<std::string> scan(std::string_view p, const PickleLimits& limits,
+                                ForeignGlobals& foreign) {
   std::vector<Shape> stack;
   std::vector<std::size_t> marks;  // the stack size at each open MARK
   std::unordered_map<std::uint64_t, Shape> memo;
@@ -83,9 +102,14 @@ std::optional<std::string> pickle_problem(std::string_view p, const PickleLimits
       case OpcodeRead::too_long:
         return "a length of " + std::to_string(code.value) + " bytes at byte " +
                std::to_string(code.at) + " runs past the end of the pickle";
-      case OpcodeRead::truncated:  // LibTorch reports these without allocating
-      case OpcodeRead::unknown:    // LibTorch refuses opcodes it does not know either
-        return std::nullopt;
+      // LibTorch reports these without allocating, and refuses opcodes it does not know; but
+      // after a global the reader does not rebuild they are refused here, naming the global
+      case OpcodeRead::truncated:
+        if (foreign.empty()) return std::nullopt;
+        return "the pickle ends inside the opcode at byte " + std::to_string(code.at);
+      case OpcodeRead::unknown:
+        if (foreign.empty()) return std::nullopt;
+        return problem_at("is no pickle opcode");
     }
     const StackEffect effect = stack_effect(code.op);
     using K = StackEffect::Kind;
@@ -99,17 +123,15 @@ std::optional<std::string> pickle_problem(std::string_view p, const PickleLimits
         break;
       case K::stop:
         if (available() < 1) return needs(1);
+        // LibTorch's unpickler takes the last value; the reader refuses more than one, which
+        // after a foreign global is said here, naming it
+        if (!foreign.empty() && (stack.size() != 1 || !marks.empty()))
+          return problem_at("ends the pickle with " + std::to_string(stack.size()) +
+                            " values on the stack, not one");
         return std::nullopt;
-      case K::push: {
-        Shape leaf;
-        if (code.counted && !is(code, Op::LONG1) && !is(code, Op::LONG4))  // strings, bytes
-          leaf.type_depth = bracket_depth(p.substr(pos - code.value, code.value));
-        if (is(code, Op::GLOBAL))
-          leaf.restore_type_tag =
-              p.substr(code.at + 1, pos - code.at - 1) == "torch.jit._pickle\nrestore_type_tag\n";
-        stack.push_back(leaf);
+      case K::push:
+        stack.push_back(leaf(p, pos, code, foreign));
         break;
-      }
       case K::memo_put:
         // a pickler numbers its memo entries from 0, one per PUT
         if (!is(code, Op::MEMOIZE) && code.value > p.size())
@@ -130,6 +152,8 @@ std::optional<std::string> pickle_problem(std::string_view p, const PickleLimits
       case K::build: {
         if (available() < effect.takes) return needs(effect.takes);
         const Shape* taken = stack.data() + stack.size() - effect.takes;
+        if (is(code, Op::STACK_GLOBAL) && !taken[0].text.empty() && !taken[1].text.empty())
+          foreign.meet(global_name(taken[0].text, taken[1].text));
         // restore_type_tag(value, "List[...]"): LibTorch parses the type string recursively
         if (is(code, Op::REDUCE) && taken[0].restore_type_tag &&
             taken[1].type_depth > limits.max_type_depth)
@@ -182,7 +206,19 @@ std::optional<std::string> pickle_problem(std::string_view p, const PickleLimits
         break;
     }
   }
+  if (!foreign.empty()) return std::string("the pickle ends without a STOP");
   return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> pickle_problem(std::string_view p, const PickleLimits& limits) {
+  // what the pickle imports is named before a problem found after it: a refusal that only
+  // says "bad STOP" would hide posix.system
+  ForeignGlobals foreign;
+  const auto problem = scan(p, limits, foreign);
+  if (!problem) return std::nullopt;
+  return foreign.before(*problem);
 }
 
 }  // namespace vin::diagnostics

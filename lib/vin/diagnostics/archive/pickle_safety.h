@@ -34,7 +34,10 @@ struct PickleLimits {
 /// entry no PUT made, a length prefix longer than the bytes that follow it, an opcode that takes
 /// more values than the stack holds above the last MARK or needs a MARK when none is open, and
 /// anything beyond `limits`. The scan stops at STOP or at an opcode it does not know (LibTorch
-/// refuses those itself).
+/// refuses those itself), or where the pickle ends; the last two are refused too after a global
+/// the reader does not rebuild (rebuilt_global). Every problem names the first such global the
+/// pickle imported before it (ForeignGlobals), so that what loading would call is never hidden
+/// by a problem found later in the stream.
 std::optional<std::string> pickle_problem(std::string_view pickle, const PickleLimits& limits = {});
 
 }  // namespace vin::diagnostics

@@ -186,6 +186,15 @@ SafetensorsHeader read_safetensors_header(const InputFile& file) {
   }
 }
 
+std::optional<std::string> safetensors_problem(const InputFile& file) {
+  try {
+    read_header(file);
+    return std::nullopt;
+  } catch (const Invalid& invalid) {
+    return invalid.why;
+  }
+}
+
 std::uint32_t crc32_of_range(const InputFile& file, std::uint64_t begin, std::uint64_t end) {
   constexpr std::size_t kPiece = std::size_t{1} << 20;
   std::vector<unsigned char> piece(

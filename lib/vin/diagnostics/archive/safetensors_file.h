@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -57,6 +58,10 @@ inline bool starts_like_safetensors(std::string_view head) {
 /// that are not numel times the element size, tensors whose bytes leave a hole, overlap, or do
 /// not end where the file ends, and a `__metadata__` that is not an object of strings.
 SafetensorsHeader read_safetensors_header(const InputFile& file);
+
+/// What read_safetensors_header would refuse in `file` (the WHY of its message), or nothing for
+/// a header that keeps every rule: how a refusal by another reader names a broken one.
+std::optional<std::string> safetensors_problem(const InputFile& file);
 
 /// The CRC-32 of the bytes [begin, end) of `file`, read a piece at a time (TensorMetadata's
 /// data_crc32: a safetensors tensor's bytes are its elements, row-major and little-endian).

@@ -10,6 +10,7 @@
 
 #include "vin/diagnostics/archive/checkpoint.h"
 #include "vin/diagnostics/archive/legacy_torch_save.h"
+#include "vin/diagnostics/archive/pickle_reader.h"
 #include "vin/diagnostics/archive/torch_save_tar.h"
 #include "vin/diagnostics/archive/safetensors_file.h"
 #include "vin/diagnostics/archive/state_dict_model.h"
@@ -93,6 +94,15 @@ WeightsContent torch_save_content(const TorchSaveSource& saved, const InspectDet
     if (details.tensors) s.data_crc32 = crc32_text(elements_crc32(t, bytes));
     out.tensors.push_back(std::move(s));
   }
+  const PickleRef root = saved.root();
+  // the whole value made by a call the reader does not rebuild (posix.system(...)): named as the
+  // call it is, not as the class of an object
+  if (root->kind == PickleValue::Kind::opaque && !root->text.empty() &&
+      !rebuilt_global(root->text) && checkpoint.tensors.empty())
+    throw Error(path + ": a torch.save file whose value is made by calling " +
+                printable(root->text, 200) +
+                ", a global this reader does not rebuild (nothing is called); it holds no "
+                "tensors to describe");
   if (checkpoint.state_dict_path.is_null() && checkpoint.values.size() == 1 &&
       checkpoint.values[0].key.empty() && checkpoint.values[0].value.is_null() &&
       checkpoint.tensors.empty())  // one object and nothing else: torch.save(model)
@@ -184,7 +194,12 @@ WeightsContent sharded_content(const ClassifiedFile& index, const InspectDetails
     if (!is_weights_kind(shard.kind) || shard.kind == FileKind::weights_index)
       throw Error(path + ": its shard " + printable(name, 200) + " is " + what_it_is(shard) +
                   ", not a weights file");
-    WeightsContent part = file_content(shard, details);
+    WeightsContent part;
+    try {
+      part = file_content(shard, details);
+    } catch (const Error& e) {  // what is wrong with the shard, said of the set given
+      throw Error(path + ": its shard " + e.what());
+    }
     // torch.save shards split one state dict in its order (save_pretrained's): kept
     if (part.order == ModuleOrder::first_key) out.order = ModuleOrder::first_key;
     out.weights.files.push_back(name);

@@ -510,7 +510,9 @@ ModelStructureSpec read_config_file(const ClassifiedFile& file, UnwalkedValues* 
   }
   if (file.kind == FileKind::empty)
     throw Error(path + ": empty file, not a configuration rendering (a YAML mapping)");
-  if (unread_kind(file.kind))
+  // JSON is YAML too, but records this tool wrote are no rendering (their walk would describe
+  // the records' fields as a configuration)
+  if (unread_kind(file.kind) || saved_records_of(file))
     throw Error(path + ": " + what_it_is(file) +
                 (file.kind == FileKind::lfs_pointer
                      ? std::string()

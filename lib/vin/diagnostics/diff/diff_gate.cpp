@@ -79,6 +79,10 @@ bool values_within(const Json& a, const Json& b, const std::vector<ToleranceLimi
 
 }  // namespace
 
+std::string field_in_message(const std::string& field) {
+  return field.empty() ? "''" : printable(field, 80);
+}
+
 ToleranceLimit ToleranceLimit::parse(const std::string& limit, const std::string& flag) {
   ToleranceLimit out;
   out.text = limit;
@@ -127,23 +131,30 @@ DiffGate::DiffGate(std::vector<std::string> ignore, std::vector<std::string> onl
     const std::string field = given.substr(0, eq);
     ToleranceLimit limit = ToleranceLimit::parse(given.substr(eq + 1), flag);
     auto& limits = limits_[field];
+    // two limits for one field would each say how far it may move: ambiguous, but for one '+'
+    // and one '-' limit, which bound one direction each (contract 9.4)
+    using D = ToleranceLimit::Direction;
     for (const ToleranceLimit& other : limits)
-      if (other.direction == limit.direction)
-        throw UsageError(flag + ": " + printable(field, 80) + " has a " +
-                         (limit.direction == ToleranceLimit::Direction::both
-                              ? std::string("symmetric")
-                          : limit.direction == ToleranceLimit::Direction::growth ? "'+'"
-                                                                                 : "'-'") +
-                         " limit already (" + other.text + ")");
+      if (other.direction == limit.direction || other.direction == D::both ||
+          limit.direction == D::both)
+        throw UsageError(flag + ": " + field_in_message(field) + " has a " +
+                         (other.direction == D::both     ? std::string("symmetric")
+                          : other.direction == D::growth ? "'+'"
+                                                         : "'-'") +
+                         " limit already (" + other.text +
+                         "); two limits for one field are ambiguous, but one '+' and one '-' "
+                         "(" + field_in_message(field) + "=+5% with " + field_in_message(field) +
+                         "=-10%)");
     limits.push_back(std::move(limit));
   }
   for (const std::string& field : ignore_) {
+    const std::string name = field_in_message(field);
     if (only_.count(field))
-      throw UsageError("--ignore " + printable(field, 80) + " and --only " + printable(field, 80) +
+      throw UsageError("--ignore " + name + " and --only " + name +
                        ": a field is compared or not, not both");
     if (limits_.count(field))
-      throw UsageError("--ignore " + printable(field, 80) + " and --tolerance " +
-                       printable(field, 80) + "=...: an ignored field has no tolerance");
+      throw UsageError("--ignore " + name + " and --tolerance " + name +
+                       "=...: an ignored field has no tolerance");
   }
 }
 

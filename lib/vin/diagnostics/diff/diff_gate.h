@@ -15,6 +15,10 @@
 
 namespace vin::diagnostics {
 
+/// A field name as --ignore, --only and --tolerance's errors show it: printable, `''` where
+/// empty (an empty shell variable), so that every such error names the field it is about.
+std::string field_in_message(const std::string& field);
+
 /// One LIMIT of `--tolerance`: `[+|-]DIGITS[.DIGITS][%]`.
 struct ToleranceLimit {
   enum class Direction { both, growth, decrease };
@@ -32,9 +36,10 @@ struct ToleranceLimit {
 class DiffGate {
  public:
   DiffGate() = default;
-  /// From the options as given (`tolerances` as FIELD=LIMIT). Throws UsageError for a LIMIT of
-  /// another form, two limits of one kind for a field, a field in --ignore and in --only or
-  /// --tolerance.
+  /// From the options as given (`tolerances` as FIELD=LIMIT). Throws UsageError, naming the
+  /// option and the field, for a LIMIT of another form, two limits for a field but one '+' and
+  /// one '-' (two of one kind, or a symmetric one beside any other), a field in --ignore and in
+  /// --only or --tolerance.
   DiffGate(std::vector<std::string> ignore, std::vector<std::string> only,
            const std::vector<std::string>& tolerances,
            std::vector<std::string> strip_prefixes = {});

@@ -614,13 +614,15 @@ void for_each_list(const RecordSet& set, Visit visit) {
     if (*list) visit(**list);
 }
 
-// Every field name the records of `set` have, as --ignore may name them.
-void collect_field_names(const RecordSet& set, std::set<std::string>& out) {
+// Every field name the records of `set` have, as --ignore may name them; `matched_by` gets
+// those that identify a record (a module's path, a tensor's name), which are never compared.
+void collect_field_names(const RecordSet& set, std::set<std::string>& out,
+                         std::set<std::string>& matched_by) {
   for (const auto& [key, value] : set.header.items()) out.insert(key);
   const auto add = [&](const RecordList& list, std::initializer_list<const char*> identity) {
     for (const FieldName name : list.names()) {
       const std::string& text = field_name_text(name);
-      if (!one_of(text, identity)) out.insert(text);
+      (one_of(text, identity) ? matched_by : out).insert(text);
     }
   };
   add(set.items, {"path", "module_path"});
@@ -668,20 +670,24 @@ void for_each_value(const RecordSet& set, const std::string& field, Visit visit)
 // --tolerance field holds numbers; else a UsageError naming the option, the field and the
 // closest names.
 void check_named_fields(const RecordSet& old_set, const RecordSet& new_set, const DiffGate& gate) {
-  std::set<std::string> known;
-  collect_field_names(old_set, known);
-  collect_field_names(new_set, known);
+  std::set<std::string> known, matched_by;
+  collect_field_names(old_set, known, matched_by);
+  collect_field_names(new_set, known, matched_by);
   for (const auto& [flag, field] : gate.named_fields()) {
+    if (!known.count(field) && matched_by.count(field))
+      throw UsageError(flag + " " + field_in_message(field) + ": records are matched by " +
+                       field_in_message(field) + ", which is never compared");
     if (!known.count(field)) {
       const auto near =
           closest_matches(field, std::vector<std::string>(known.begin(), known.end()));
       std::string hint;
       for (const auto& n : near) hint += (hint.empty() ? "" : ", ") + n;
-      throw UsageError(flag + " " + printable(field, 80) + ": no compared record has this field" +
+      throw UsageError(flag + " " + field_in_message(field) +
+                       ": no compared record has this field" +
                        (hint.empty() ? "" : "; the closest: " + hint));
     }
     if (flag != "--tolerance") continue;
-    const std::string name = printable(field, 80);  // a lambda captures no structured binding
+    const std::string name = field_in_message(field);  // a lambda captures no structured binding
     for (const RecordSet* set : {&old_set, &new_set})
       for_each_value(*set, field, [&name](const Json& v) {
         if (!numeric(v))

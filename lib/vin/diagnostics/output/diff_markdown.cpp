@@ -6,6 +6,7 @@
 
 #include "vin/diagnostics/records/exact_integer.h"
 #include "vin/diagnostics/records/json_encoding.h"
+#include "vin/diagnostics/records/utf8.h"
 
 namespace vin::diagnostics {
 namespace {
@@ -34,9 +35,97 @@ std::string html_escaped(const std::string& text) {
   return out;
 }
 
-// a JSON value as one line, a string as its text
-std::string plain_text(const Json& value) {
-  return value.is_string() ? value.get<std::string>() : dump_line(value);
+void append_code_point(std::string& out, unsigned code) {
+  char text[8];
+  std::snprintf(text, sizeof text, "\\u%04x", code);
+  out += text;
+}
+
+// Text from the records as a code span shows it, on one line and whole in a table cell: `|`
+// as `\|`, a backslash as `\\`, newline, CR and tab as `\n`, `\r`, `\t`, other control
+// characters (C0, DEL, C1) and the line and paragraph separators U+2028/U+2029 as `\uXXXX`, a
+// byte that is not UTF-8 as `\udcXX` (as the records write it); other text as it is.
+std::string escaped_text(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x80) {
+      const std::size_t length = utf8_sequence_length(text, i);
+      if (length == 0) {
+        append_code_point(out, 0xDC00 + c);
+        ++i;
+        continue;
+      }
+      const char32_t code = utf8_code_point(text, i, length);
+      if (code <= 0x9F || code == 0x2028 || code == 0x2029)
+        append_code_point(out, static_cast<unsigned>(code));
+      else
+        out.append(text.substr(i, length));
+      i += length;
+      continue;
+    }
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '|')
+      out += "\\|";
+    else if (c == '\n')
+      out += "\\n";
+    else if (c == '\r')
+      out += "\\r";
+    else if (c == '\t')
+      out += "\\t";
+    else if (c < 0x20 || c == 0x7F)
+      append_code_point(out, c);
+    else
+      out += static_cast<char>(c);
+    ++i;
+  }
+  return out;
+}
+
+// A value's JSON text (dump_line: ASCII, every control character already an escape) as a code
+// span shows it: JSON's escapes are the ones escaped_text writes (`\n`, `\\`, `\uXXXX`), so
+// they stay as they are, a newline in a value showing as `\n` as it does in a name; only `|`
+// is escaped, `\b` and `\f` written as the `\uXXXX` of the rest, and DEL, which JSON leaves
+// bare, as `\u007f`.
+std::string escaped_json(std::string_view json) {
+  std::string out;
+  out.reserve(json.size());
+  for (std::size_t i = 0; i < json.size(); ++i) {
+    const auto c = static_cast<unsigned char>(json[i]);
+    if (c == '\\' && i + 1 < json.size()) {
+      const char escape = json[++i];
+      if (escape == 'b' || escape == 'f') {
+        append_code_point(out, escape == 'b' ? 0x08 : 0x0C);
+      } else {
+        out += '\\';
+        out += escape;
+      }
+    } else if (c == '|') {
+      out += "\\|";
+    } else if (c < 0x20 || c == 0x7F) {
+      append_code_point(out, c);
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
+// `escaped` in a code span: fenced by more backticks than any run inside it
+std::string fenced(const std::string& escaped) {
+  std::size_t longest = 0, run = 0;
+  for (const char c : escaped) {
+    run = c == '`' ? run + 1 : 0;
+    longest = std::max(longest, run);
+  }
+  const std::string fence(longest + 1, '`');
+  // a span that starts or ends with a backtick (or is all spaces) keeps a space each side, which
+  // CommonMark strips
+  const bool pad = !escaped.empty() && (escaped.front() == '`' || escaped.back() == '`' ||
+                                        escaped.find_first_not_of(' ') == std::string::npos);
+  return fence + (pad ? " " : "") + escaped + (pad ? " " : "") + fence;
 }
 
 // The change from `old_value` to `new_value` and its percent of the old value, for numbers:
@@ -70,12 +159,15 @@ std::pair<std::string, std::string> change_and_percent(const Json& old_value,
 
 std::string row(const Change& c) {
   const auto [change, percent] = change_and_percent(c.old_value, c.new_value);
-  // a path or field name as its text; a value as JSON (so "5" and 5 stay apart)
+  // a path or field name as its text (a config field's path as JSON); a value as JSON (so "5"
+  // and 5 stay apart)
   const auto name = [](const Json& value) {
-    return value.is_null() ? std::string() : markdown_code(plain_text(value));
+    if (value.is_null()) return std::string();
+    return value.is_string() ? markdown_code(value.get<std::string>())
+                             : markdown_json_code(dump_line(value));
   };
   const auto cell = [](const Json& value) {
-    return value.is_null() ? std::string() : markdown_code(dump_line(value));
+    return value.is_null() ? std::string() : markdown_json_code(dump_line(value));
   };
   const std::string gate = !c.within_tolerance ? "" : *c.within_tolerance ? "✓ within" : "✗ beyond";
   return "| " + c.kind + " | " + markdown_code(c.subject) + " | " + name(c.path) + " | " +
@@ -86,38 +178,11 @@ std::string row(const Change& c) {
 }  // namespace
 
 std::string markdown_code(const std::string& text) {
-  std::string escaped;
-  for (const char ch : text) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (c == '\\') {
-      escaped += "\\\\";
-    } else if (c == '|') {
-      escaped += "\\|";
-    } else if (c == '\n') {
-      escaped += "\\n";
-    } else if (c == '\r') {
-      escaped += "\\r";
-    } else if (c == '\t') {
-      escaped += "\\t";
-    } else if (c < 0x20 || c == 0x7f) {
-      char code[8];
-      std::snprintf(code, sizeof code, "\\u%04x", c);
-      escaped += code;
-    } else {
-      escaped += ch;
-    }
-  }
-  std::size_t longest = 0, run = 0;
-  for (const char c : escaped) {
-    run = c == '`' ? run + 1 : 0;
-    longest = std::max(longest, run);
-  }
-  const std::string fence(longest + 1, '`');
-  // a span that starts or ends with a backtick (or is all spaces) keeps a space each side, which
-  // CommonMark strips
-  const bool pad = !escaped.empty() && (escaped.front() == '`' || escaped.back() == '`' ||
-                                        escaped.find_first_not_of(' ') == std::string::npos);
-  return fence + (pad ? " " : "") + escaped + (pad ? " " : "") + fence;
+  return fenced(escaped_text(text));
+}
+
+std::string markdown_json_code(const std::string& json) {
+  return fenced(escaped_json(json));
 }
 
 std::string format_diff_markdown(const RecordSet& old_set, const RecordSet& new_set,

@@ -17,10 +17,16 @@ namespace vin::diagnostics {
 inline constexpr std::size_t kMarkdownFoldAfter = 50;
 inline constexpr std::size_t kMarkdownMaxBytes = 1000000;
 
-/// `text` as one Markdown code span that a table cell holds whole: `|` as `\|`, a backslash as
-/// `\\`, newline, CR, tab and other control characters as `\n`, `\r`, `\t`, `\uXXXX`, fenced by
-/// more backticks than any run inside it.
+/// `text` as one Markdown code span that a table cell holds whole, on one line: `|` as `\|`, a
+/// backslash as `\\`, newline, CR, tab and other control characters (C0, DEL, C1) and U+2028,
+/// U+2029 as `\n`, `\r`, `\t`, `\uXXXX`, a byte that is not UTF-8 as `\udcXX`, fenced by more
+/// backticks than any run inside it.
 std::string markdown_code(const std::string& text);
+
+/// A JSON text (dump_line's: ASCII, its control characters escaped) as one code span: its
+/// escapes kept, which are markdown_code's own (`\n`, `\\`, `\uXXXX`; `\b`, `\f` as `\uXXXX`),
+/// so a newline in a value shows as `\n` as in a name; `|` as `\|`.
+std::string markdown_json_code(const std::string& json);
 
 /// The summary line, the table (folded past kMarkdownFoldAfter changes) and, where the bound
 /// cut it, a line saying how many changes were left out. Ends with a newline.
