@@ -8,8 +8,11 @@ capture, compare and profile refuse a .pt2. No LibTorch needed: the build withou
 
 usage: test_export.py --binary PATH --fixtures DIR --source REPO_ROOT [--no-torch] [TEST...]
 """
+import io
 import json
+import math
 import os
+import struct
 import subprocess
 import sys
 import tempfile
@@ -90,7 +93,9 @@ def as_torch_2_2(source, target):
     2.2 archive shows them (KladovValentin/hades-pid's exported_program.pt2, which states no
     licence and so is not committed): schema_version the integer 2, no torch_version, a
     module call graph of the root alone, every variant of a union written with the unused ones
-    null, a bare-integer storage_offset, the nested torch.save files named .json."""
+    null, a bare-integer storage_offset, requires_grad false in every placeholder's TensorMeta
+    (its parameters' is in the state dict, as _rebuild_parameter's argument), the nested
+    torch.save files named .json."""
     def respell(value):
         if isinstance(value, list):
             return [respell(v) for v in value]
@@ -118,6 +123,8 @@ def as_torch_2_2(source, target):
                 program.pop("torch_version", None)
                 gm = program["graph_module"]
                 gm["module_call_graph"] = gm["module_call_graph"][:1]
+                for meta in gm["graph"]["tensor_values"].values():
+                    meta["requires_grad"] = False
                 program = {**program, "graph_module": {**gm, "graph": respell(gm["graph"]),
                                                         "signature": respell(gm["signature"])}}
                 data = json.dumps(program).encode()
@@ -150,6 +157,80 @@ def pt2_in_the_spellings_of_torch_2_2_equals_the_reference():
             # the signature and operators alike
             p = run("diff", old, os.path.join(folder, name + ".pt2"))
             assert p.returncode == 0, (name, p.stdout, p.stderr)
+
+
+def parameter_pickle(parameters):
+    """data.pkl of a state dict of nn.Parameters as torch.save pickles them, written opcode by
+    opcode (protocol 2): `parameters` is [(name, storage key, shape, requires_grad, state)], each
+    float32 and contiguous, rebuilt by _rebuild_parameter(data, requires_grad, hooks), or, with
+    a state (its Python attributes), by _rebuild_parameter_with_state as torch 2.x pickles one."""
+    def text(value):
+        data = value.encode()
+        return b"X" + struct.pack("<I", len(data)) + data
+
+    def name(module, function):
+        return b"c" + module.encode() + b"\n" + function.encode() + b"\n"
+
+    def ints(values):
+        return b"(" + b"".join(b"J" + struct.pack("<i", v) for v in values) + b"t"
+    ordered_dict = name("collections", "OrderedDict") + b")R"
+    out = b"\x80\x02}("
+    for key, storage, shape, requires_grad, state in parameters:
+        strides = [math.prod(shape[i + 1:]) for i in range(len(shape))]
+        tensor = (name("torch._utils", "_rebuild_tensor_v2") + b"((" + text("storage") +
+                  name("torch", "FloatStorage") + text(storage) + text("cpu") +
+                  b"J" + struct.pack("<i", math.prod(shape)) + b"tQ" + b"J\0\0\0\0" +
+                  ints(shape) + ints(strides) + b"\x89" + ordered_dict + b"tR")
+        rebuild = "_rebuild_parameter_with_state" if state else "_rebuild_parameter"
+        out += (text(key) + name("torch._utils", rebuild) + b"(" + tensor +
+                (b"\x88" if requires_grad else b"\x89") + ordered_dict)
+        if state:
+            out += b"}(" + b"".join(text(k) + text(v) for k, v in state.items()) + b"u"
+        out += b"tR"
+    return out + b"u."
+
+
+@test
+def pt2_of_torch_2_2_takes_requires_grad_from_its_saved_parameters():
+    # torch 2.2 wrote requires_grad false in every placeholder's TensorMeta, a trained model's
+    # parameters' too (hades-pid's 366,087 parameters were described as 0 trainable); what the
+    # model held is in the state dict, each nn.Parameter pickled as _rebuild_parameter(data,
+    # requires_grad, hooks): fc.weight trainable (with an attribute, so through
+    # _rebuild_parameter_with_state), fc.bias frozen
+    folder = pt2_fixtures("torch-2.6")
+    with tempfile.TemporaryDirectory() as tmp:
+        old = os.path.join(tmp, "linear.pt2")
+        as_torch_2_2(os.path.join(folder, "linear.pt2"), old)
+        with zipfile.ZipFile(old) as z:
+            members = {n: z.read(n) for n in z.namelist()}
+        with zipfile.ZipFile(io.BytesIO(members["serialized_state_dict.json"])) as nested:
+            records = {n.rsplit("/", 1)[1]: nested.read(n) for n in nested.namelist()
+                       if n.rsplit("/", 2)[-2] == "data"}
+        assert sorted((k, len(v)) for k, v in records.items()) == [("0", 48), ("1", 12)], records
+        state = io.BytesIO()
+        with zipfile.ZipFile(state, "w") as w:
+            w.writestr("archive/data.pkl", parameter_pickle([
+                ("fc.weight", "0", [3, 4], True, {"note": "trained"}),
+                ("fc.bias", "1", [3], False, None)]))
+            w.writestr("archive/byteorder", "little")
+            for key, data in records.items():
+                w.writestr("archive/data/" + key, data)
+            w.writestr("archive/version", "3")
+        members["serialized_state_dict.json"] = state.getvalue()
+        with zipfile.ZipFile(old, "w") as w:
+            for member, data in members.items():
+                w.writestr(member, data)
+        with open(os.path.join(folder, "linear.tensors.jsonl")) as f:
+            want = [json.loads(line) for line in f]
+        for r in want:  # the reference's model, its bias frozen
+            if r["record"] in ("ModelMetadata", "ModuleMetadata") and r.get("path") != "<root>":
+                r["trainable_parameters"] = 12
+            if r["record"] == "TensorMetadata" and r["name"] == "bias":
+                r["requires_grad"] = False
+        p = run("inspect-model", old, "--tensors")
+        assert p.returncode == 0, p.stderr
+        got = [json.loads(line) for line in p.stdout.splitlines()][1:]
+        assert got == want, [(a, b) for a, b in zip(got, want) if a != b]
 
 
 @test

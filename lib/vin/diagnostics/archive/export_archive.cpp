@@ -695,6 +695,11 @@ class ExportReader {
           added.shape = tensor.shape;
           if (tensor.device) added.device = *tensor.device;
           t = &add_tensor(std::move(added));
+        } else if (tensor.parameter) {
+          // an nn.Parameter saved as one (_rebuild_parameter) carries its requires_grad; the
+          // graph's TensorMeta of its placeholder need not (torch 2.2 wrote false for every
+          // parameter, a trained model's too), and the state is what the model holds
+          t->requires_grad = tensor.requires_grad;
         }
         t->storage = entry + ":" + tensor.storage_key;
         t->storage_offset = tensor.offset;
