@@ -257,6 +257,35 @@ def pt2_made_now_equals_the_python_reference_of_now():
 
 
 @test
+def forward_lists_its_arguments_that_are_not_tensors():
+    # forward(x, y, scale: float, n: int, flag: bool, mode: str, bias=None): export specialises
+    # the last five, which torch 2.6 and 2.14 write as constant_input specs; each is an argument
+    # all the same, typed as a TorchScript signature spells it (in 2.2's spellings too: above)
+    want = [("x", "Tensor"), ("y", "Tensor"), ("scale", "float"), ("n", "int"), ("flag", "bool"),
+            ("mode", "str"), ("bias", "None")]
+    for version in ("torch-2.6", "torch-2.14"):
+        archive = os.path.join(pt2_fixtures(version), "scalars.pt2")
+        p = run("inspect-model", archive, "--signature")
+        assert p.returncode == 0, p.stderr
+        records = [json.loads(line) for line in p.stdout.splitlines()]
+        (method,) = [r for r in records if r["record"] == "MethodSignature"]
+        assert [(a["name"], a["type"]) for a in method["arguments"]] == want, method
+        assert all(not a["has_default"] and a["default"] is None for a in method["arguments"])
+        (graph,) = [r for r in records if r["record"] == "GraphSignature"]
+        assert [i["kind"] for i in graph["inputs"]][-5:] == ["constant_input"] * 5, graph
+        table = run("inspect-model", archive, "--signature", "--format", "table").stdout
+        assert ("forward(x: float32[2, 4], y: float32[2, 3], scale: float, n: int, flag: bool, "
+                "mode: str, bias: None) -> float32[2, 3]") in table, table
+    # an int argument torch 2.14 keeps symbolic: a SymInt input, its symbol in dimensions
+    p = run("inspect-model", os.path.join(pt2_fixtures("torch-2.14"), "symint.pt2"), "--signature")
+    (method,) = [r for r in map(json.loads, p.stdout.splitlines())
+                 if r["record"] == "MethodSignature"]
+    assert [(a["name"], a["type"]) for a in method["arguments"]] == [
+        ("x", "Tensor"), ("steps", "SymInt")], method
+    assert len(method["dimensions"]) == 1 and method["dimensions"][0]["min"] == 0, method
+
+
+@test
 def pt2_tensors_tied_weights_count_once_and_crc_is_the_stored_storage():
     for version in ("torch-2.6", "torch-2.14"):
         archive = os.path.join(pt2_fixtures(version), "tied.pt2")

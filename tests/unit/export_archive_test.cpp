@@ -1,6 +1,6 @@
 // The .pt2 reader on archives written here byte by byte (a program's JSON, a nested torch.save
 // whose pickle is written opcode by opcode) in the spellings torch 2.1-2.14 use: requires_grad
-// as torch 2.2 saved it.
+// as torch 2.2 saved it, forward's non-tensor inputs.
 #include <doctest/doctest.h>
 #include <zip.h>
 
@@ -181,5 +181,67 @@ TEST_CASE("requires_grad is the state dict's where torch 2.2 saved nn.Parameters
     CHECK(model.modules()[1].trainable_parameters() == (trainable ? 15 : 0));
     for (const TensorMetadata& t : *model.modules()[1].details().tensors)
       CHECK(t.requires_grad == trainable);
+  }
+}
+
+TEST_CASE("forward's non-tensor inputs are its arguments, as a PyTorch user writes them") {
+  InspectDetails details;
+  details.signature = true;
+  const auto arguments = [&](const std::string& inputs) {
+    const ModelMetadata model =
+        described(program({kRoot + kFc}, inputs), state_dict(true), details);
+    REQUIRE(model.details().methods);
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const ArgumentSignature& a : model.details().methods->front().arguments) {
+      CHECK_FALSE(a.has_default);
+      out.emplace_back(a.name, a.type);
+    }
+    return out;
+  };
+  using Arguments = std::vector<std::pair<std::string, std::string>>;
+  SUBCASE("torch 2.6 on: constant_input, each with its name") {
+    CHECK(arguments(R"(, {"constant_input": {"name": "scale", "value": {"as_float": 2.0}}},
+                       {"constant_input": {"name": "n", "value": {"as_int": 3}}},
+                       {"constant_input": {"name": "flag", "value": {"as_bool": false}}},
+                       {"constant_input": {"name": "mode", "value": {"as_string": "fast"}}},
+                       {"constant_input": {"name": "bias", "value": {"as_none": true}}},
+                       {"user_input": {"arg": {"as_sym_int": {"as_name": "steps"}}}},
+                       {"user_input": {"arg": {"as_sym_float": {"as_name": "t"}}}},
+                       {"user_input": {"arg": {"as_sym_bool": {"as_name": "b"}}}})") ==
+          Arguments{{"x", "Tensor"},
+                    {"scale", "float"},
+                    {"n", "int"},
+                    {"flag", "bool"},
+                    {"mode", "str"},
+                    {"bias", "None"},
+                    {"steps", "SymInt"},
+                    {"t", "SymFloat"},
+                    {"b", "SymBool"}});
+  }
+  SUBCASE("torch 2.1-2.2: every variant written, the unused null; a constant as its value") {
+    CHECK(arguments(R"(, {"user_input": {"arg": {"as_none": null, "as_tensor": null,
+                                                  "as_float": 0.5, "as_int": null}},
+                          "parameter": null, "buffer": null},
+                       {"user_input": {"arg": {"as_none": [], "as_float": null}},
+                          "parameter": null},
+                       {"user_input": null, "constant_input": {"name": "k", "value": {
+                          "as_none": null, "as_int": 0, "as_float": null}}})") ==
+          Arguments{{"x", "Tensor"}, {"", "float"}, {"", "None"}, {"k", "int"}});
+  }
+  SUBCASE("the other variants: lists, dtypes, devices, a custom object by its class") {
+    CHECK(arguments(R"(, {"user_input": {"arg": {"as_ints": [1, 2]}}},
+                       {"user_input": {"arg": {"as_floats": [1.0]}}},
+                       {"user_input": {"arg": {"as_tensors": [{"name": "x"}]}}},
+                       {"user_input": {"arg": {"as_scalar_type": 7}}},
+                       {"user_input": {"arg": {"as_device": {"type": "cpu"}}}},
+                       {"user_input": {"arg": {"as_custom_obj": {"name": "obj",
+                          "class_fqn": "__torch__.torch.classes.my.Stack"}}}})") ==
+          Arguments{{"x", "Tensor"},
+                    {"", "List[int]"},
+                    {"", "List[float]"},
+                    {"", "List[Tensor]"},
+                    {"", "torch.dtype"},
+                    {"", "torch.device"},
+                    {"obj", "torch.classes.my.Stack"}});
   }
 }

@@ -18,6 +18,7 @@
 #include "vin/diagnostics/records/module_counts.h"
 #include "vin/diagnostics/text/dtypes.h"
 #include "vin/diagnostics/text/printable.h"
+#include "vin/diagnostics/text/type_names.h"
 
 namespace vin::diagnostics {
 namespace {
@@ -741,6 +742,7 @@ class ExportReader {
   struct Spec {
     GraphSignatureEntry entry;
     const Json* arg = nullptr;
+    const Json* value = nullptr;  // a constant_input's ConstantValue
   };
   static std::vector<Spec> specs(const Json& graph_module, const char* key,
                                  const std::string& entry) {
@@ -761,6 +763,7 @@ class ExportReader {
       }
       if (const Json* name = optional_field(*v, "name"); name && name->is_string())
         e.name = name->get<std::string>();  // constant_input
+      if (kind == "constant_input") s.value = optional_field(*v, "value");
       for (const char* target : {"parameter_name", "buffer_name", "tensor_constant_name",
                                  "custom_obj_name", "user_input_name"})
         if (const Json* t = optional_field(*v, target); t && t->is_string())
@@ -786,8 +789,16 @@ class ExportReader {
     MethodSignature method;
     method.name = "forward";
     for (const Spec& s : specs(graph_module, "input_specs", entry)) {
-      if (s.entry.kind != "user_input" || !s.arg) continue;
-      ReturnSignature value = user_value(*s.arg, graph, entry);
+      // a user input: a tensor, a symbolic size, or a constant written as its value alone
+      // (as_float: 2.0, no name), as torch's serializer did before constant_input; torch 2.6
+      // and 2.14 write a constant (a float, int, bool, str or None argument, which export
+      // specialises) as a constant_input of its own, named: an argument all the same
+      const Json* arg = s.entry.kind == "user_input"       ? s.arg
+                        : s.entry.kind == "constant_input" ? s.value
+                                                           : nullptr;
+      if (!arg) continue;
+      ReturnSignature value = user_value(*arg, graph, entry);
+      if (s.entry.kind == "constant_input") value.name = s.entry.name;
       ArgumentSignature a;
       a.name = value.name.value_or("");
       a.type = std::move(value.type);
@@ -829,14 +840,7 @@ class ExportReader {
     const auto [variant, v] = arg.is_object() && arg.contains("name") && arg.size() == 1
                                   ? std::pair<std::string, const Json*>{"as_tensor", &arg}
                                   : union_variant(arg, where);
-    static const std::map<std::string, std::string, std::less<>> kTypes = {
-        {"as_tensor", "Tensor"},    {"as_sym_int", "SymInt"},   {"as_sym_float", "SymFloat"},
-        {"as_sym_bool", "SymBool"}, {"as_int", "int"},          {"as_float", "float"},
-        {"as_bool", "bool"},        {"as_string", "str"},       {"as_none", "None"},
-        {"as_ints", "list"},        {"as_floats", "list"},      {"as_bools", "list"},
-        {"as_strings", "list"},     {"as_custom_obj", "object"}};
-    const auto type = kTypes.find(variant);
-    out.type = type == kTypes.end() ? variant : type->second;
+    out.type = argument_type(variant, *v);
     if (variant != "as_tensor" || !out.name) return out;
     const Json* meta = graph_tensor_meta(graph, *out.name, entry);
     const std::string meta_where = entry + ": the tensor " + *out.name;
@@ -848,6 +852,48 @@ class ExportReader {
     for (const Json& size : sizes) tensor.shape.push_back(dimension_json(size, meta_where));
     out.tensor = std::move(tensor);
     return out;
+  }
+
+  // An Argument's (or a ConstantValue's) type as a PyTorch user writes it, as a TorchScript
+  // signature spells it: every variant the schema (torch 2.1-2.14) has, a custom object by its
+  // class; a variant of a newer schema by its name
+  static std::string argument_type(const std::string& variant, const Json& value) {
+    static const std::map<std::string, std::string, std::less<>> kTypes = {
+        {"as_tensor", "Tensor"},
+        {"as_sym_int", "SymInt"},
+        {"as_sym_float", "SymFloat"},
+        {"as_sym_bool", "SymBool"},
+        {"as_int", "int"},
+        {"as_float", "float"},
+        {"as_bool", "bool"},
+        {"as_string", "str"},
+        {"as_none", "None"},
+        {"as_complex", "complex"},
+        {"as_scalar_type", "torch.dtype"},
+        {"as_memory_format", "torch.memory_format"},
+        {"as_layout", "torch.layout"},
+        {"as_device", "torch.device"},
+        {"as_optional_tensor", "Optional[Tensor]"},
+        {"as_tensors", "List[Tensor]"},
+        {"as_optional_tensors", "List[Optional[Tensor]]"},
+        {"as_nested_tensors", "List[List[Tensor]]"},
+        {"as_ints", "List[int]"},
+        {"as_int_lists", "List[List[int]]"},
+        {"as_floats", "List[float]"},
+        {"as_bools", "List[bool]"},
+        {"as_strings", "List[str]"},
+        {"as_sym_ints", "List[SymInt]"},
+        {"as_sym_floats", "List[SymFloat]"},
+        {"as_sym_bools", "List[SymBool]"},
+        {"as_string_to_argument", "Dict[str, Any]"},
+        {"as_graph", "Graph"},
+        {"as_operator", "OpOverload"},
+        {"as_custom_obj", "object"}};
+    if (variant == "as_custom_obj")
+      if (const Json* fqn = optional_field(value, "class_fqn"); fqn && fqn->is_string())
+        return python_type_name(fqn->get<std::string>());
+    const auto type = kTypes.find(variant);
+    return type == kTypes.end() ? variant : type->second;
   }
 
   // the graph's name for an argument: {name} (TensorArgument), {as_tensor: {name}},
