@@ -233,6 +233,89 @@ def pt2_of_torch_2_2_takes_requires_grad_from_its_saved_parameters():
         assert got == want, [(a, b) for a, b in zip(got, want) if a != b]
 
 
+def spelled(path, spelling):
+    """A dotted module path as dynamo's source names it in each spelling torch 2.1-2.6 wrote
+    (torch's own normalisation leaves such an expression where it cannot evaluate it)."""
+    segments = path.split(".") if path else []
+
+    def step(source, segment, index_form):
+        if segment.isdigit():
+            return index_form(source, segment)
+        if segment.isidentifier():
+            return f"{source}.{segment}"
+        return f"{source}[{segment!r}]"
+    source = {"modules": "L['self']", "self": "self"}.get(spelling, "L['self']")
+    for segment in segments:
+        if spelling == "modules":
+            source = f"{source}._modules[{segment!r}]"
+        elif spelling == "getattr":
+            source = step(source, segment, lambda s, n: f"getattr({s}, {n!r})")
+        else:
+            source = step(source, segment, lambda s, n: f"{s}[{n}]")
+    return source
+
+
+def with_stacks_spelled(source, target, spelling):
+    """`source` (a fixture of torch 2.14) with its call graph of the root alone, as torch
+    2.1-2.5 wrote it, so that every module no tensor names comes from the nodes, and each
+    nn_module_stack path spelled `spelling`: a source expression (`brackets`:
+    L['self'].layers[0]; `getattr`: getattr(L['self'].layers, '0'); `modules`:
+    L['self']._modules['layers']._modules['0']; `self`: self.layers[0]), or `torch_2_1`, torch
+    2.1's entries key:(path,type) with bracketed paths; and `ambiguous`, an entry of a global
+    (G['helper'].fc) and one of a slice of a Sequential added under each stack's root."""
+    with zipfile.ZipFile(source) as z, zipfile.ZipFile(target, "w") as w:
+        for info in z.infolist():
+            data = z.read(info.filename)
+            if info.filename.endswith(("models/model.json", "serialized_exported_program.json")):
+                program = json.loads(data)
+                gm = program["graph_module"]
+                gm["module_call_graph"] = gm["module_call_graph"][:1]
+                for node in gm["graph"]["nodes"]:
+                    stack = node.get("metadata", {}).get("nn_module_stack")
+                    if not stack:
+                        continue
+                    entries = []
+                    for entry in stack.split(";"):
+                        key, rest = entry.split(",", 1)
+                        path, _, type_name = rest.rpartition(",")
+                        if spelling == "torch_2_1":
+                            entries.append(f"{key}:({spelled(path, 'brackets')},{type_name})")
+                        elif spelling == "ambiguous":
+                            entries.append(entry)
+                        else:
+                            entries.append(f"{key},{spelled(path, spelling)},{type_name}")
+                    if spelling == "ambiguous":
+                        entries[1:1] = ["g,G['helper'].fc,torch.nn.modules.linear.Linear",
+                                        "s,L['self'].seq[1:],torch.nn.modules.container.Sequential"]
+                    node["metadata"]["nn_module_stack"] = ";".join(entries)
+                data = json.dumps(program).encode()
+            w.writestr(info, data)
+
+
+@test
+def nn_module_stack_in_every_spelling_gives_the_same_modules():
+    # the modules and their types come from the nodes where the call graph lists the root
+    # alone; a path written as a Python expression is the module it names, what names no
+    # module unambiguously (a global, a slice) is left out, never a module of its own
+    folder = pt2_fixtures("torch-2.14")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in ("containers", "seq_root", "cnn_eval", "twice_unused"):
+            with open(os.path.join(folder, name + ".reference.jsonl")) as f:
+                want = [json.loads(line) for line in f][1:]
+            with open(os.path.join(folder, name + ".operators.jsonl")) as f:
+                want_calls = [json.loads(line) for line in f]
+            for spelling in ("brackets", "getattr", "modules", "self", "torch_2_1", "ambiguous"):
+                archive = os.path.join(tmp, f"{name}.{spelling}.pt2")
+                with_stacks_spelled(os.path.join(folder, name + ".pt2"), archive, spelling)
+                p = run("inspect-model", archive, "--operators")
+                assert p.returncode == 0, (name, spelling, p.stderr)
+                got = [json.loads(line) for line in p.stdout.splitlines()][1:]
+                calls = [r for r in got if r["record"] == "OperatorCount"]
+                got = [r for r in got if r["record"] != "OperatorCount"]
+                assert got == want, (name, spelling, [(a, b) for a, b in zip(got, want) if a != b])
+                assert calls == want_calls, (name, spelling, calls, want_calls)
+
+
 @test
 def pt2_made_now_equals_the_python_reference_of_now():
     # the fixtures as this Python's torch writes them, against its own reference

@@ -1,6 +1,7 @@
 // The .pt2 reader on archives written here byte by byte (a program's JSON, a nested torch.save
 // whose pickle is written opcode by opcode) in the spellings torch 2.1-2.14 use: requires_grad
-// as torch 2.2 saved it, forward's non-tensor inputs.
+// as torch 2.2 saved it, forward's non-tensor inputs, nn_module_stack entries written as Python
+// expressions and the entries contract 10.4 refuses.
 #include <doctest/doctest.h>
 #include <zip.h>
 
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "vin/diagnostics/archive/export_archive.h"
+#include "vin/diagnostics/archive/export_module_stack.h"
 #include "vin/diagnostics/records/error.h"
 
 using namespace vin::diagnostics;
@@ -166,6 +168,12 @@ ModelMetadata described(const std::string& program_json, const std::string& nest
 const std::string kRoot = "L__self__,,__main__.Net";
 const std::string kFc = ";L__self___fc,fc,torch.nn.modules.linear.Linear";
 
+std::vector<std::string> paths_of(const ModelMetadata& model) {
+  std::vector<std::string> out;
+  for (const ModuleMetadata& m : model.modules()) out.push_back(m.path());
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE("requires_grad is the state dict's where torch 2.2 saved nn.Parameters") {
@@ -243,5 +251,138 @@ TEST_CASE("forward's non-tensor inputs are its arguments, as a PyTorch user writ
                     {"", "torch.dtype"},
                     {"", "torch.device"},
                     {"obj", "torch.classes.my.Stack"}});
+  }
+}
+
+TEST_CASE("nn_module_stack entries split as torch 2.1 and 2.2-2.14 write them") {
+  SUBCASE("key,path,type; a path's own commas and semicolons inside brackets and quotes") {
+    const auto entries = split_module_stack(
+        "L__self__,,__main__.Net;fn_2_0,getattr(getattr(L['fn'], '2'), '0'),torch.nn.Linear;"
+        "h,L['self'].heads['a;b,c'],torch.nn.Linear");
+    REQUIRE(entries.size() == 3);
+    CHECK(entries[0].key == "L__self__");
+    CHECK(entries[0].path.empty());
+    CHECK(entries[0].type == "__main__.Net");
+    CHECK(entries[1].key == "fn_2_0");
+    CHECK(entries[1].path == "getattr(getattr(L['fn'], '2'), '0')");
+    CHECK(entries[1].type == "torch.nn.Linear");
+    CHECK(entries[2].path == "L['self'].heads['a;b,c']");
+  }
+  SUBCASE("torch 2.1: key:(path,type)") {
+    const auto entries = split_module_stack(
+        "L__self__:(L['self'],__main__.Net);L__self___fc:(L['self'].fc,torch.nn.Linear)");
+    REQUIRE(entries.size() == 2);
+    CHECK(entries[1].key == "L__self___fc");
+    CHECK(entries[1].path == "L['self'].fc");
+    CHECK(entries[1].type == "torch.nn.Linear");
+  }
+  SUBCASE("empty text: no entries") { CHECK(split_module_stack("").empty()); }
+  SUBCASE("an entry without key, path and type is refused, quoting it") {
+    for (const char* text : {"fc", "k,fc", "L__self__,,A;;k,fc,B", "L__self__,,A;", ",fc,B",
+                             "k,fc,", "k:(fc)", "k:(fc,B", "k,L['self,fc,B"}) {
+      const std::string entry = text;  // an unclosed quote holds the commas after it
+      CAPTURE(entry);
+      CHECK_THROWS_AS(split_module_stack(text), MalformedModuleStack);
+    }
+    CHECK_THROWS_WITH(split_module_stack("L__self__,,A;k,fc"),
+                      "the nn_module_stack entry 'k,fc' does not split into key, path and type");
+  }
+}
+
+TEST_CASE("nn_module_stack paths written as Python expressions are dotted where unambiguous") {
+  const auto path_of = [](const std::string& path, const std::set<std::string>& known = {}) {
+    const auto paths = module_stack_paths({{"L__self__", "", "Net"}, {"k", path, "Linear"}}, known);
+    REQUIRE(paths.size() == 2);
+    CHECK(paths[0] == std::string());
+    return paths[1];
+  };
+  using P = std::optional<std::string>;
+  SUBCASE("the spellings of one module") {
+    for (const char* path :
+         {"layers.0", "L['self'].layers[0]", "L[\"self\"].layers[0]", "self.layers.0",
+          "getattr(L['self'].layers, '0')", "getattr(self.layers, \"0\")",
+          "L['self']._modules['layers']._modules['0']", "_modules.layers._modules.0",
+          "L['self'].layers._modules['0']"}) {
+      const std::string spelled = path;
+      CAPTURE(spelled);
+      CHECK(path_of(path) == P("layers.0"));
+    }
+    CHECK(path_of("L['self']") == P(""));
+    CHECK(path_of("self") == P(""));
+    CHECK(path_of("L['self'].heads['b-c']") == P("heads.b-c"));
+    CHECK(path_of("heads.b-c") == P("heads.b-c"));  // a ModuleDict key as torch writes it
+    CHECK(path_of("getattr(getattr(L['self'].body, '2').block, '0')") == P("body.2.block.0"));
+  }
+  SUBCASE("what is not a module path, or not one unambiguously, is left out") {
+    for (const char* path :
+         {"G['helper'].fc", "L['x'].fc", "L['self'].layers[-1]",
+          "L['self'].layers[slice(1, None, None)]", "L['self'].layers[1:]", "L['self'].fc.weight()",
+          "L['self']._parameters['w']", "layers..0", ".layers", "L['self'].heads['a.b']",
+          "heads.a[0]", "L['self'].layers[0", "getattr(L['self'], 0)", "L['self'].heads['\\n']",
+          "_modules", "a,b"}) {
+      const std::string spelled = path;
+      CAPTURE(spelled);
+      CHECK(path_of(path) == std::nullopt);
+    }
+  }
+  SUBCASE("a bare local right after the root's entry, of the root's type, is the root") {
+    // torch 2.6's strict export of an nn.Sequential root
+    const auto paths =
+        module_stack_paths({{"L__self__", "", "torch.nn.Sequential"},
+                            {"fn", "L['fn']", "torch.nn.Sequential"},
+                            {"fn_2", "getattr(L['fn'], '2')", "torch.nn.Sequential"},
+                            {"fn_2_0", "getattr(getattr(L['fn'], '2'), '0')", "torch.nn.Linear"}},
+                           {});
+    CHECK(paths == std::vector<P>{P(""), P(""), P("2"), P("2.0")});
+    // another type, or not right after the root: not known to be the root
+    CHECK(module_stack_paths({{"L__self__", "", "Net"},
+                              {"fn", "L['fn']", "Other"},
+                              {"fn_0", "L['fn'][0]", "Linear"}},
+                             {}) == std::vector<P>{P(""), std::nullopt, std::nullopt});
+    CHECK(module_stack_paths({{"fn", "L['fn']", "Net"}, {"fn_0", "L['fn'][0]", "Linear"}}, {}) ==
+          std::vector<P>{std::nullopt, std::nullopt});
+  }
+  SUBCASE("a sanitised module key is the one known module it can be") {
+    CHECK(path_of("L__self__") == P(""));
+    CHECK(path_of("L__self___relu") == P("relu"));
+    CHECK(path_of("L__self___layers_0", {"layers", "layers.0"}) == P("layers.0"));
+    CHECK(path_of("L__self___heads_b_c", {"heads.b-c"}) == P("heads.b-c"));
+    CHECK(path_of("L__self___layers_0") == std::nullopt);                  // layers_0? layers.0?
+    CHECK(path_of("L__self___a_b", {"a.b", "a_b"}) == std::nullopt);       // two can be it
+    CHECK(path_of("L__self___features_2", {"features"}) == std::nullopt);  // no tensor names it
+  }
+}
+
+TEST_CASE("a .pt2's nn_module_stack names its modules and their types, never invented ones") {
+  const std::string nested = state_dict(true);
+  SUBCASE("torch 2.6's Sequential root: L['fn'] is the root") {
+    const ModelMetadata model =
+        described(program({"L__self__,,torch.nn.modules.container.Sequential;fn,L['fn'],"
+                           "torch.nn.modules.container.Sequential;fn_0,getattr(L['fn'], 'fc'),"
+                           "torch.nn.modules.linear.Linear;fn_0_1,getattr(getattr(L['fn'], "
+                           "'fc'), 'act'),torch.nn.modules.activation.ReLU"}),
+                  nested);
+    CHECK(paths_of(model) == std::vector<std::string>{"<root>", "fc", "fc.act"});
+    CHECK(model.modules()[1].module_type() == "torch.nn.modules.linear.Linear");
+    CHECK(model.modules()[2].module_type() == "torch.nn.modules.activation.ReLU");
+  }
+  SUBCASE("raw dynamo sources and torch 2.1's key:(path,type)") {
+    const ModelMetadata model = described(
+        program({"L__self__:(L['self'],__main__.Net);L__self___fc:(L['self'].fc,"
+                 "torch.nn.modules.linear.Linear)",
+                 kRoot + ";L__self___relu,L['self']._modules['relu'],torch.nn.ReLU",
+                 kRoot + ";g,G['helper'],torch.nn.Tanh;g_0,G['helper'][0],torch.nn.Tanh"}),
+        nested);
+    CHECK(paths_of(model) == std::vector<std::string>{"<root>", "fc", "relu"});
+    CHECK(model.modules()[0].module_type() == "__main__.Net");
+    CHECK(model.modules()[2].module_type() == "torch.nn.ReLU");
+  }
+  SUBCASE("an entry that does not split is refused naming the file, the node and the entry") {
+    CHECK_THROWS_WITH_AS(described(program({kRoot + kFc, kRoot + ";fc_only"}), nested),
+                         "net.pt2: a torch.export archive that cannot be read: "
+                         "serialized_exported_program.json: node 1 (torch.ops.aten.linear."
+                         "default): the nn_module_stack entry 'fc_only' does not split into "
+                         "key, path and type",
+                         Error);
   }
 }

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "vin/diagnostics/archive/export_module_stack.h"
 #include "vin/diagnostics/archive/module_details.h"
 #include "vin/diagnostics/archive/pickle_reader.h"
 #include "vin/diagnostics/archive/saved_tensor.h"
@@ -269,62 +270,6 @@ std::string leaf_name(const std::string& name) { return name.substr(name.rfind('
 std::string parent_path(const std::string& name) {
   const std::size_t dot = name.rfind('.');
   return dot == std::string::npos ? "" : name.substr(0, dot);
-}
-
-// An nn_module_stack path as torch wrote it, dotted ("layers.0"); older writers gave Python
-// expressions ("L['self'].layers[0]"): normalised where that is unambiguous, else nothing.
-std::optional<std::string> dotted_module_path(std::string path) {
-  for (const std::string prefix : {"L['self'].", "L[\"self\"].", "self."})
-    if (path.rfind(prefix, 0) == 0) path = path.substr(prefix.size());
-  if (path == "L['self']" || path == "self") return std::string();
-  std::string out;
-  for (std::size_t i = 0; i < path.size(); ++i) {
-    const char c = path[i];
-    if (c == '[') {
-      const std::size_t close = path.find(']', i);
-      if (close == std::string::npos) return std::nullopt;
-      std::string inner = path.substr(i + 1, close - i - 1);
-      if (inner.size() >= 2 && (inner.front() == '\'' || inner.front() == '"') &&
-          inner.back() == inner.front())
-        inner = inner.substr(1, inner.size() - 2);
-      if (inner.empty() || inner.find_first_of("[]()'\", ") != std::string::npos)
-        return std::nullopt;
-      out += (out.empty() ? "" : ".") + inner;
-      i = close;
-    } else if (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.') {
-      out += c;
-    } else {
-      return std::nullopt;
-    }
-  }
-  if (!out.empty() &&
-      (out.front() == '.' || out.back() == '.' || out.find("..") != std::string::npos))
-    return std::nullopt;
-  return out;
-}
-
-// "key,path,type" entries joined by ';', commas inside brackets belonging to the path
-std::vector<std::pair<std::string, std::string>> module_stack(const std::string& text) {
-  std::vector<std::pair<std::string, std::string>> out;
-  std::vector<std::string> entries(1);
-  int depth = 0;
-  for (const char c : text) {
-    if (c == '[' || c == '(') ++depth;
-    if ((c == ']' || c == ')') && depth > 0) --depth;
-    if (c == ';' && depth == 0) {
-      entries.emplace_back();
-      continue;
-    }
-    entries.back() += c;
-  }
-  for (const std::string& entry : entries) {
-    const std::size_t first = entry.find(',');
-    const std::size_t last = entry.rfind(',');
-    if (first == std::string::npos || first == last) continue;
-    const auto path = dotted_module_path(entry.substr(first + 1, last - first - 1));
-    if (path) out.emplace_back(*path, entry.substr(last + 1));
-  }
-  return out;
 }
 
 // The placeholder name torch.export gives a parameter or buffer: its dotted name with every
@@ -714,7 +659,8 @@ class ExportReader {
   }
 
   // the module paths of module_call_graph, and those of the nodes' nn_module_stack (with the
-  // types of their modules), each in the order met
+  // types of their modules), each in the order met; each node's innermost module, for the
+  // operators
   std::pair<std::vector<std::string>, std::vector<std::string>> module_paths(
       const Json& graph_module, const Json& graph, const std::string& entry) {
     std::vector<std::string> called, stacked;
@@ -725,16 +671,61 @@ class ExportReader {
           called.push_back(fqn->get<std::string>());
     const Json* nodes = optional_field(graph, "nodes");
     if (!nodes || !nodes->is_array()) throw Malformed{entry + ": the graph has no nodes"};
-    for (const Json& node : *nodes) {
+    const std::set<std::string> known = named_modules(graph_module, called);
+    for (std::size_t i = 0; i < nodes->size(); ++i) {
+      const Json& node = (*nodes)[i];
       const Json* metadata = optional_field(node, "metadata");
       const Json* stack = metadata ? optional_field(*metadata, "nn_module_stack") : nullptr;
-      if (!stack || !stack->is_string()) continue;
-      for (const auto& [path, type] : module_stack(stack->get<std::string>())) {
-        stacked.push_back(path);
-        types_.emplace(path, type);
+      std::string innermost;  // the root, for a node without a stack
+      if (stack && stack->is_string()) {
+        std::vector<ModuleStackEntry> entries;
+        try {
+          entries = split_module_stack(stack->get<std::string>());
+        } catch (const MalformedModuleStack& e) {
+          throw Malformed{entry + ": " + node_name(node, i) + ": " + e.what()};
+        }
+        const auto paths = module_stack_paths(entries, known);
+        for (std::size_t e = 0; e < entries.size(); ++e) {
+          if (!paths[e]) continue;  // not a module path unambiguously: left out
+          stacked.push_back(*paths[e]);
+          types_.emplace(*paths[e], entries[e].type);
+          innermost = *paths[e];
+        }
       }
+      node_modules_.push_back(std::move(innermost));
     }
     return {called, stacked};
+  }
+
+  // the modules the call graph and the signature's tensor names name: what a sanitised module
+  // key of an nn_module_stack may stand for (a damaged spec is refused where it is read)
+  static std::set<std::string> named_modules(const Json& graph_module,
+                                             const std::vector<std::string>& called) {
+    std::set<std::string> known(called.begin(), called.end());
+    const Json* signature = optional_field(graph_module, "signature");
+    const Json* specs = signature ? optional_field(*signature, "input_specs") : nullptr;
+    if (!specs || !specs->is_array()) return known;
+    for (const Json& spec : *specs) {
+      if (!spec.is_object()) continue;
+      for (auto it = spec.begin(); it != spec.end(); ++it)
+        for (const char* key : {"parameter_name", "buffer_name", "tensor_constant_name"})
+          if (const Json* name = optional_field(*it, key); name && name->is_string())
+            for (std::string p = parent_path(name->get<std::string>()); !p.empty();
+                 p = parent_path(p))
+              known.insert(p);
+    }
+    return known;
+  }
+
+  // a node as a message names it: its name where the program records one (torch 2.5 on), else
+  // its place and target
+  static std::string node_name(const Json& node, std::size_t index) {
+    if (const Json* name = optional_field(node, "name"); name && name->is_string())
+      return "the node " + printable(name->get<std::string>(), 100);
+    std::string out = "node " + std::to_string(index);
+    if (const Json* target = optional_field(node, "target"); target && target->is_string())
+      out += " (" + printable(target->get<std::string>(), 100) + ")";
+    return out;
   }
 
   // one input_specs or output_specs list as written: each spec's kind, names and target,
@@ -923,18 +914,12 @@ class ExportReader {
     std::map<std::string, std::vector<OperatorCount>> by_module;
     const Json* nodes = optional_field(graph, "nodes");
     if (!nodes || !nodes->is_array()) throw Malformed{entry + ": the graph has no nodes"};
-    for (const Json& node : *nodes) {
-      const Json* target = optional_field(node, "target");
+    for (std::size_t i = 0; i < nodes->size(); ++i) {
+      const Json* target = optional_field((*nodes)[i], "target");
       if (!target || !target->is_string()) throw Malformed{entry + ": a node without a target"};
       std::string op = target->get<std::string>();
       if (op.rfind("torch.ops.", 0) == 0) op = op.substr(10);
-      std::string module;
-      const Json* metadata = optional_field(node, "metadata");
-      const Json* stack = metadata ? optional_field(*metadata, "nn_module_stack") : nullptr;
-      if (stack && stack->is_string()) {
-        const auto entries = module_stack(stack->get<std::string>());
-        if (!entries.empty()) module = entries.back().first;
-      }
+      const std::string& module = node_modules_.at(i);
       auto& counts = by_module[module];
       const auto it = std::find_if(counts.begin(), counts.end(),
                                    [&](const OperatorCount& c) { return c.op == op; });
@@ -1066,6 +1051,7 @@ class ExportReader {
   std::set<std::string> known_modules_;  // the modules the program names
   std::unordered_map<std::string, std::vector<std::string>> children_;
   std::unordered_map<std::string, std::string> types_;
+  std::vector<std::string> node_modules_;  // each node's innermost module ("" the root)
 };
 
 // The platform a compiled library was built for, as Python's sysconfig.get_platform() names it,

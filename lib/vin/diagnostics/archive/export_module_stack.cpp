@@ -1,0 +1,271 @@
+#include "vin/diagnostics/archive/export_module_stack.h"
+
+#include <cctype>
+#include <utility>
+
+#include "vin/diagnostics/text/printable.h"
+
+namespace vin::diagnostics {
+namespace {
+
+// Where `text`'s separators `sep` lie outside quotes and brackets: a path is a Python expression
+// (`getattr(L['fn'], '0')`, `L['self'].heads['a;b']`) whose commas and semicolons are its own.
+std::vector<std::size_t> top_level(std::string_view text, char sep) {
+  std::vector<std::size_t> at;
+  int depth = 0;
+  char quote = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quote) {
+      if (c == '\\')
+        ++i;
+      else if (c == quote)
+        quote = 0;
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+    } else if (c == '[' || c == '(' || c == '{') {
+      ++depth;
+    } else if ((c == ']' || c == ')' || c == '}') && depth > 0) {
+      --depth;
+    } else if (c == sep && depth == 0) {
+      at.push_back(i);
+    }
+  }
+  return at;
+}
+
+[[noreturn]] void refuse(std::string_view entry) {
+  throw MalformedModuleStack("the nn_module_stack entry '" + printable(std::string(entry), 200) +
+                             "' does not split into key, path and type");
+}
+
+ModuleStackEntry split_entry(std::string_view entry) {
+  ModuleStackEntry out;
+  if (const auto commas = top_level(entry, ','); commas.size() >= 2) {
+    // torch 2.2 on: key,path,type; the key and the type (a qualified class name) hold no comma
+    out.key = std::string(entry.substr(0, commas.front()));
+    out.path = std::string(entry.substr(commas.front() + 1, commas.back() - commas.front() - 1));
+    out.type = std::string(entry.substr(commas.back() + 1));
+  } else {
+    // torch 2.1: key:(path,type)
+    const std::size_t open = entry.find(":(");
+    if (open == std::string_view::npos || entry.back() != ')') refuse(entry);
+    const std::string_view inner = entry.substr(open + 2, entry.size() - open - 3);
+    const auto inner_commas = top_level(inner, ',');
+    if (inner_commas.empty()) refuse(entry);
+    out.key = std::string(entry.substr(0, open));
+    out.path = std::string(inner.substr(0, inner_commas.back()));
+    out.type = std::string(inner.substr(inner_commas.back() + 1));
+  }
+  if (out.key.empty() || out.type.empty()) refuse(entry);
+  return out;
+}
+
+// A module path written as the Python expression dynamo's source names it: what it starts from
+// (`self`, or a local's name) and the registration names it steps through.
+struct SourcePath {
+  std::string base;  // "self" for L['self'] and self; else the local's name
+  std::vector<std::string> segments;
+};
+
+// The subset of Python dynamo writes for a module's source: L['name'], self, getattr(E, 'name'),
+// E.name, E[0], E['name'] and E._modules['name'] (the registry itself: the name is the module's).
+class SourceParser {
+ public:
+  static std::optional<SourcePath> parse(std::string_view text) {
+    SourceParser p(text);
+    SourcePath out;
+    if (!p.expression(out, 0) || p.at_ != text.size()) return std::nullopt;
+    return out;
+  }
+
+ private:
+  explicit SourceParser(std::string_view text) : text_(text) {}
+
+  bool eat(std::string_view word) {
+    if (text_.substr(at_, word.size()) != word) return false;
+    at_ += word.size();
+    return true;
+  }
+  bool identifier_char(std::size_t i) const {
+    return i < text_.size() &&
+           (std::isalnum(static_cast<unsigned char>(text_[i])) || text_[i] == '_');
+  }
+
+  // a string literal as Python's repr writes one: 'name' or "name", \\ and \' escaped
+  bool string_literal(std::string& out) {
+    if (at_ >= text_.size() || (text_[at_] != '\'' && text_[at_] != '"')) return false;
+    const char quote = text_[at_++];
+    for (; at_ < text_.size(); ++at_) {
+      char c = text_[at_];
+      if (c == quote) {
+        ++at_;
+        return true;
+      }
+      if (c == '\\') {
+        if (++at_ >= text_.size()) return false;
+        c = text_[at_];
+        if (c != '\\' && c != '\'' && c != '"') return false;  // any other escape: unsure
+      }
+      out += c;
+    }
+    return false;
+  }
+
+  // one registration name: not empty, no '.', not the registries' own attributes (a module can
+  // have no child named so: add_module refuses the names of attributes it has)
+  bool segment(SourcePath& out, std::string name) {
+    if (name.empty() || name.find('.') != std::string::npos || name == "_modules" ||
+        name == "_parameters" || name == "_buffers")
+      return false;
+    out.segments.push_back(std::move(name));
+    return true;
+  }
+
+  bool primary(SourcePath& out, int depth) {
+    if (eat("getattr(")) {
+      std::string name;
+      if (!expression(out, depth + 1) || !eat(",")) return false;
+      while (eat(" ")) {
+      }
+      return string_literal(name) && eat(")") && segment(out, std::move(name));
+    }
+    if (eat("L[")) return string_literal(out.base) && eat("]") && !out.base.empty();
+    if (text_.substr(at_, 4) == "self" && !identifier_char(at_ + 4)) {
+      at_ += 4;
+      out.base = "self";
+      return true;
+    }
+    return false;
+  }
+
+  bool expression(SourcePath& out, int depth) {
+    if (depth > 64 || !primary(out, depth)) return false;
+    while (at_ < text_.size()) {
+      std::string name;
+      if (eat("._modules[")) {
+        if (!string_literal(name) || !eat("]") || !segment(out, std::move(name))) return false;
+      } else if (eat(".")) {
+        while (identifier_char(at_)) name += text_[at_++];
+        if (!segment(out, std::move(name))) return false;
+      } else if (eat("[")) {
+        // an index (a Sequential's, a ModuleList's: never negative, which needs the length)
+        // or a ModuleDict's key; a slice is a new Sequential, registered nowhere
+        if (!string_literal(name))
+          while (at_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[at_])))
+            name += text_[at_++];
+        if (!eat("]") || !segment(out, std::move(name))) return false;
+      } else {
+        break;  // the end of getattr's first argument, or text parse() refuses
+      }
+    }
+    return true;
+  }
+
+  std::string_view text_;
+  std::size_t at_ = 0;
+};
+
+std::string joined(const std::vector<std::string>& segments) {
+  std::string out;
+  for (const std::string& s : segments) out += (out.empty() ? "" : ".") + s;
+  return out;
+}
+
+// "layers.0" -> "layers_0": a name as dynamo sanitises a source into a module key
+std::string sanitised(const std::string& path) {
+  std::string out = path;
+  for (char& c : out)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return out;
+}
+
+// `L__self___layers_0` (the root's module key, `L__self__`, and the path sanitised): the one
+// known module it can be; with no '_' in it, one name, the root's child
+std::optional<std::string> unsanitised(const std::string& name,
+                                       const std::set<std::string>& known) {
+  std::optional<std::string> found;
+  for (const std::string& path : known)
+    if (!path.empty() && sanitised(path) == name) {
+      if (found) return std::nullopt;
+      found = path;
+    }
+  if (!found && !name.empty() && name.find('_') == std::string::npos) found = name;
+  return found;
+}
+
+// What a path is when it is not a source expression: torch's own dotted path ("layers.0",
+// "heads.b-c"), a sanitised module key, or nothing (an expression this reader does not know,
+// G['helper'].fc: never read as a dotted path, which would invent modules)
+std::optional<std::string> plain_path(const std::string& path, const std::set<std::string>& known) {
+  if (path.empty()) return std::string();
+  if (path.find_first_of("[]()'\"{}, \t") != std::string::npos) return std::nullopt;
+  constexpr std::string_view kRootKey = "L__self__";
+  if (path.rfind(kRootKey, 0) == 0 && path.find('.') == std::string::npos) {
+    const std::string rest = path.substr(kRootKey.size());
+    if (rest.empty()) return std::string();
+    if (rest.front() != '_') return std::nullopt;
+    return unsanitised(rest.substr(1), known);
+  }
+  // torch's normalisation of `L['self']._modules['layers']._modules['0']` keeps the registry's
+  // name: `_modules.layers._modules.0`, which no module can be named (add_module refuses it)
+  std::vector<std::string> segments(1);
+  for (const char c : path) {
+    if (c == '.')
+      segments.emplace_back();
+    else
+      segments.back() += c;
+  }
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < segments.size(); ++i) {
+    if (segments[i].empty() || segments[i] == "_parameters" || segments[i] == "_buffers")
+      return std::nullopt;
+    if (segments[i] == "_modules" && i + 1 < segments.size()) continue;
+    if (segments[i] == "_modules") return std::nullopt;
+    names.push_back(segments[i]);
+  }
+  return joined(names);
+}
+
+}  // namespace
+
+std::vector<ModuleStackEntry> split_module_stack(std::string_view text) {
+  std::vector<ModuleStackEntry> out;
+  if (text.empty()) return out;
+  std::size_t begin = 0;
+  auto ends = top_level(text, ';');
+  ends.push_back(text.size());
+  for (const std::size_t end : ends) {
+    out.push_back(split_entry(text.substr(begin, end - begin)));
+    begin = end + 1;
+  }
+  return out;
+}
+
+std::vector<std::optional<std::string>> module_stack_paths(
+    const std::vector<ModuleStackEntry>& entries, const std::set<std::string>& known) {
+  std::vector<std::optional<std::string>> out;
+  std::set<std::string> root_names = {"self"};  // the locals that hold the root
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const std::string& path = entries[i].path;
+    // `self.layers.0` is a source too: `self` then names; `selfish.x` is a dotted path
+    const bool source = path.rfind("L[", 0) == 0 || path.rfind("getattr(", 0) == 0 ||
+                        path == "self" || path.rfind("self.", 0) == 0 ||
+                        path.rfind("self[", 0) == 0;
+    if (!source) {
+      out.push_back(plain_path(path, known));
+      continue;
+    }
+    const auto parsed = SourceParser::parse(path);
+    if (parsed && parsed->segments.empty() && !root_names.count(parsed->base) && i > 0 &&
+        out[i - 1] == std::string() && entries[i - 1].type == entries[i].type)
+      root_names.insert(parsed->base);  // the root under the name of dynamo's frame's local
+    if (parsed && root_names.count(parsed->base))
+      out.push_back(joined(parsed->segments));
+    else
+      out.push_back(std::nullopt);
+  }
+  return out;
+}
+
+}  // namespace vin::diagnostics
