@@ -1,7 +1,7 @@
 // The .pt2 reader on archives written here byte by byte (a program's JSON, a nested torch.save
 // whose pickle is written opcode by opcode) in the spellings torch 2.1-2.14 use: requires_grad
 // as torch 2.2 saved it, forward's non-tensor inputs, nn_module_stack entries written as Python
-// expressions and the entries contract 10.4 refuses.
+// expressions, and the stack entries and storages contract 10.4 refuses.
 #include <doctest/doctest.h>
 #include <zip.h>
 
@@ -385,4 +385,17 @@ TEST_CASE("a .pt2's nn_module_stack names its modules and their types, never inv
                          "key, path and type",
                          Error);
   }
+}
+
+TEST_CASE("two names of one storage with different sizes are refused naming both") {
+  // fc.bias and fc.alias name storage 1: 3 elements, then 6 (which the record holds too)
+  CHECK_THROWS_WITH_AS(described(program({kRoot + kFc}), state_dict(true, 6)),
+                       "net.pt2: a torch.export archive that cannot be read: "
+                       "serialized_state_dict.pt: the tensors fc.bias and fc.alias name one "
+                       "storage, archive/data/1, with different sizes (3 float32 and 6 float32 "
+                       "elements)",
+                       Error);
+  // described alike: one storage, tied
+  const ModelMetadata tied = described(program({kRoot + kFc}), state_dict(true, 3));
+  CHECK(tied.total_parameters() == 15);
 }

@@ -618,6 +618,8 @@ class ExportReader {
       const TorchSaveZip saved(inner, entry, kMaxStatePickleBytes);
       const PickleValue* root = saved.root();
       if (!root || root->kind != PickleValue::Kind::dict) return;  // no tensors by name
+      // each storage's first name and description: a second name must describe it alike
+      std::unordered_map<std::string, std::pair<std::string, SavedTensor>> storages;
       for (std::size_t i = 0; i + 1 < root->items.size(); i += 2) {
         const PickleValue* key = root->items[i];
         const PickleValue* value = root->items[i + 1];
@@ -627,6 +629,8 @@ class ExportReader {
         const std::string where = "the tensor " + printable(key->text, 200);
         const SavedTensor tensor = saved_tensor(value, entry + ": " + where);
         const StorageBytes bytes = saved.storage(tensor, where);
+        const auto [first, added] = storages.try_emplace(tensor.storage_key, key->text, tensor);
+        if (!added) same_storage(first->second, {key->text, tensor}, inner, entry);
         if (unlisted_kind != "constant") state_dict_order_.push_back(key->text);
         NamedTensor* t = tensor_named(key->text);
         if (!t) {
@@ -656,6 +660,24 @@ class ExportReader {
     } catch (const Error& e) {
       throw Malformed{e.what()};
     }
+  }
+
+  // Two names of one storage (a tied weight's) must describe it alike: torch.load keeps the
+  // first description and reads the second name's tensor through it, so storages whose
+  // dtypes or sizes differ are not what torch writes (contract 10.4)
+  static void same_storage(const std::pair<std::string, SavedTensor>& first,
+                           const std::pair<std::string, SavedTensor>& second,
+                           const ZipArchive& inner, const std::string& entry) {
+    const SavedTensor& a = first.second;
+    const SavedTensor& b = second.second;
+    if (a.dtype == b.dtype && a.storage_numel == b.storage_numel) return;
+    const auto size = [](const SavedTensor& t) {
+      return std::to_string(t.storage_numel) + " " + std::string(t.dtype->name);
+    };
+    throw Malformed{entry + ": the tensors " + printable(first.first, 200) + " and " +
+                    printable(second.first, 200) + " name one storage, " +
+                    printable(inner.first_folder() + "data/" + a.storage_key, 200) +
+                    ", with different sizes (" + size(a) + " and " + size(b) + " elements)"};
   }
 
   // the module paths of module_call_graph, and those of the nodes' nn_module_stack (with the
