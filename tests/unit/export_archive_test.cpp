@@ -311,6 +311,8 @@ TEST_CASE("nn_module_stack paths written as Python expressions are dotted where 
     CHECK(path_of("self") == P(""));
     CHECK(path_of("L['self'].heads['b-c']") == P("heads.b-c"));
     CHECK(path_of("heads.b-c") == P("heads.b-c"));  // a ModuleDict key as torch writes it
+    CHECK(path_of("self.heads.b-c") == P("heads.b-c"));
+    CHECK(path_of("selfish.x") == P("selfish.x"));
     CHECK(path_of("getattr(getattr(L['self'].body, '2').block, '0')") == P("body.2.block.0"));
   }
   SUBCASE("what is not a module path, or not one unambiguously, is left out") {

@@ -61,6 +61,10 @@ ModuleStackEntry split_entry(std::string_view entry) {
   return out;
 }
 
+// What a source expression holds and a dotted path does not (a ModuleDict key holding one is
+// left out: "heads.a[0]" could be either)
+constexpr const char* kSourceChars = "[]()'\"{}, \t";
+
 // A module path written as the Python expression dynamo's source names it: what it starts from
 // (`self`, or a local's name) and the registration names it steps through.
 struct SourcePath {
@@ -199,7 +203,7 @@ std::optional<std::string> unsanitised(const std::string& name,
 // G['helper'].fc: never read as a dotted path, which would invent modules)
 std::optional<std::string> plain_path(const std::string& path, const std::set<std::string>& known) {
   if (path.empty()) return std::string();
-  if (path.find_first_of("[]()'\"{}, \t") != std::string::npos) return std::nullopt;
+  if (path.find_first_of(kSourceChars) != std::string::npos) return std::nullopt;
   constexpr std::string_view kRootKey = "L__self__";
   if (path.rfind(kRootKey, 0) == 0 && path.find('.') == std::string::npos) {
     const std::string rest = path.substr(kRootKey.size());
@@ -248,12 +252,15 @@ std::vector<std::optional<std::string>> module_stack_paths(
   std::set<std::string> root_names = {"self"};  // the locals that hold the root
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const std::string& path = entries[i].path;
-    // `self.layers.0` is a source too: `self` then names; `selfish.x` is a dotted path
+    // `self.layers.0` is the root's dotted path after `self.` (a ModuleDict's `self.heads.b-c`
+    // too), `self[0]` a source; `selfish.x` is a dotted path
+    const bool dotted_after_self = path.rfind("self.", 0) == 0 &&
+                                   path.find_first_of(kSourceChars) == std::string::npos;
     const bool source = path.rfind("L[", 0) == 0 || path.rfind("getattr(", 0) == 0 ||
-                        path == "self" || path.rfind("self.", 0) == 0 ||
-                        path.rfind("self[", 0) == 0;
+                        path == "self" || path.rfind("self[", 0) == 0 ||
+                        (path.rfind("self.", 0) == 0 && !dotted_after_self);
     if (!source) {
-      out.push_back(plain_path(path, known));
+      out.push_back(plain_path(dotted_after_self ? path.substr(5) : path, known));
       continue;
     }
     const auto parsed = SourceParser::parse(path);

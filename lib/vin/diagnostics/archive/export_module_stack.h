@@ -37,14 +37,14 @@ std::vector<ModuleStackEntry> split_module_stack(std::string_view text);
 
 /// Each entry's module as a dotted path ("" the root), or nothing where its path is not one
 /// unambiguously (a global, a slice of a Sequential, a negative index, a sanitised name two
-/// modules could have): `layers.0` as written; `L['self'].layers[0]`, `self.layers.0`,
-/// `getattr(L['self'].layers, '0')` and `L['self']._modules['layers']._modules['0']` as
-/// `layers.0`; a bare local (`L['fn']`) right after the root's entry and of the root's type is
-/// the root under another name (torch 2.6 exports a Sequential root so: the local of the frame
-/// dynamo traced), and paths through it are the root's, any other local is not known;
-/// `L__self___layers_0` is the one module of `known` (the program's other module paths: its call
-/// graph, its tensors' names) whose name it sanitises, else, with no '_' left to split, the root's
-/// child.
+/// modules could have): `layers.0` as written (after `self.` too); `L['self'].layers[0]`,
+/// `self.layers[0]`, `getattr(L['self'].layers, '0')` and
+/// `L['self']._modules['layers']._modules['0']` as `layers.0`; a bare local (`L['fn']`) right
+/// after the root's entry and of the root's type is the root under another name (torch 2.6
+/// exports a Sequential root so: the local of the frame dynamo traced), and paths through it are
+/// the root's, any other local is not known; `L__self___layers_0` is the one module of `known`
+/// (the program's other module paths: its call graph, its tensors' names) whose name it
+/// sanitises, else, with no '_' left to split, the root's child.
 std::vector<std::optional<std::string>> module_stack_paths(
     const std::vector<ModuleStackEntry>& entries, const std::set<std::string>& known);
 
