@@ -1018,9 +1018,10 @@ def export_archive_attacks():
         ("pt2_module_stack_no_type.pt2",
          {program: module_stack("L__self__:(L['self'],__main__.Tied);e:(L['self'].embed)")},
          "the nn_module_stack entry 'e:(L['self'].embed)' does not split"),
-        ("pt2_module_stack_open_quote.pt2",
-         {program: module_stack("L__self__,,__main__.Tied;e,L['self'].embed[',x,y")},
-         "does not split into key, path and type"),
+        ("pt2_module_stack_empty_key.pt2",
+         {program: module_stack("L__self__,,__main__.Tied;,embed,torch.nn.Embedding")},
+         "the nn_module_stack entry ',embed,torch.nn.Embedding' does not split into key, path "
+         "and type"),
     ]
     for name, changes, why in cases:
         runs = [(["inspect-model", "{file}"], "error", 1, why),

@@ -277,10 +277,26 @@ TEST_CASE("nn_module_stack entries split as torch 2.1 and 2.2-2.14 write them") 
     CHECK(entries[1].type == "torch.nn.Linear");
   }
   SUBCASE("empty text: no entries") { CHECK(split_module_stack("").empty()); }
+  SUBCASE("a quote or bracket of a dotted path's key splits nothing it should not") {
+    // a ModuleDict key with a quote (no string: it follows no '[', '(' or ','), then one with
+    // an unmatched bracket (the scan ends inside it: split at every ';', as torch's loader)
+    for (const char* key : {"it's", "a[0"}) {
+      const auto entries = split_module_stack(std::string("L__self__,,Net;k,heads.") + key +
+                                              ",torch.nn.Linear;k2,fc,torch.nn.Linear");
+      REQUIRE(entries.size() == 3);
+      CHECK(entries[1].path == std::string("heads.") + key);
+      CHECK(entries[2].path == "fc");
+    }
+    // a quote left open in a source expression: the commas still split key, path and type
+    const auto open = split_module_stack("k,L['self'].fc[',x,B");
+    REQUIRE(open.size() == 1);
+    CHECK(open[0].path == "L['self'].fc[',x");
+    CHECK(open[0].type == "B");
+  }
   SUBCASE("an entry without key, path and type is refused, quoting it") {
     for (const char* text : {"fc", "k,fc", "L__self__,,A;;k,fc,B", "L__self__,,A;", ",fc,B",
-                             "k,fc,", "k:(fc)", "k:(fc,B", "k,L['self,fc,B"}) {
-      const std::string entry = text;  // an unclosed quote holds the commas after it
+                             "k,fc,", "k:(fc)", "k:(fc,B", "k:(,B)x"}) {
+      const std::string entry = text;
       CAPTURE(entry);
       CHECK_THROWS_AS(split_module_stack(text), MalformedModuleStack);
     }
@@ -291,7 +307,8 @@ TEST_CASE("nn_module_stack entries split as torch 2.1 and 2.2-2.14 write them") 
 
 TEST_CASE("nn_module_stack paths written as Python expressions are dotted where unambiguous") {
   const auto path_of = [](const std::string& path, const std::set<std::string>& known = {}) {
-    const auto paths = module_stack_paths({{"L__self__", "", "Net"}, {"k", path, "Linear"}}, known);
+    const auto paths = module_stack_paths({{"L__self__", "", "Net"}, {"k", path, "Linear"}},
+                                          SanitisedModules(known));
     REQUIRE(paths.size() == 2);
     CHECK(paths[0] == std::string());
     return paths[1];
@@ -328,20 +345,21 @@ TEST_CASE("nn_module_stack paths written as Python expressions are dotted where 
     }
   }
   SUBCASE("a bare local right after the root's entry, of the root's type, is the root") {
+    const SanitisedModules none({});
     // torch 2.6's strict export of an nn.Sequential root
     const auto paths =
         module_stack_paths({{"L__self__", "", "torch.nn.Sequential"},
                             {"fn", "L['fn']", "torch.nn.Sequential"},
                             {"fn_2", "getattr(L['fn'], '2')", "torch.nn.Sequential"},
                             {"fn_2_0", "getattr(getattr(L['fn'], '2'), '0')", "torch.nn.Linear"}},
-                           {});
+                           none);
     CHECK(paths == std::vector<P>{P(""), P(""), P("2"), P("2.0")});
     // another type, or not right after the root: not known to be the root
     CHECK(module_stack_paths({{"L__self__", "", "Net"},
                               {"fn", "L['fn']", "Other"},
                               {"fn_0", "L['fn'][0]", "Linear"}},
-                             {}) == std::vector<P>{P(""), std::nullopt, std::nullopt});
-    CHECK(module_stack_paths({{"fn", "L['fn']", "Net"}, {"fn_0", "L['fn'][0]", "Linear"}}, {}) ==
+                             none) == std::vector<P>{P(""), std::nullopt, std::nullopt});
+    CHECK(module_stack_paths({{"fn", "L['fn']", "Net"}, {"fn_0", "L['fn'][0]", "Linear"}}, none) ==
           std::vector<P>{std::nullopt, std::nullopt});
   }
   SUBCASE("a sanitised module key is the one known module it can be") {

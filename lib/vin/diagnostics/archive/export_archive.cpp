@@ -693,7 +693,7 @@ class ExportReader {
           called.push_back(fqn->get<std::string>());
     const Json* nodes = optional_field(graph, "nodes");
     if (!nodes || !nodes->is_array()) throw Malformed{entry + ": the graph has no nodes"};
-    const std::set<std::string> known = named_modules(graph_module, called);
+    const SanitisedModules known(named_modules(graph_module, called));
     for (std::size_t i = 0; i < nodes->size(); ++i) {
       const Json& node = (*nodes)[i];
       const Json* metadata = optional_field(node, "metadata");

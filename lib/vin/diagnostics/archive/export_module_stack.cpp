@@ -8,12 +8,16 @@
 namespace vin::diagnostics {
 namespace {
 
-// Where `text`'s separators `sep` lie outside quotes and brackets: a path is a Python expression
-// (`getattr(L['fn'], '0')`, `L['self'].heads['a;b']`) whose commas and semicolons are its own.
-std::vector<std::size_t> top_level(std::string_view text, char sep) {
+// Where `text`'s entries end: at each ';' outside a source expression's string literals and
+// brackets (`L['self'].heads['a;b']` is one path), found as a scan that opens a string only
+// where Python's repr of a key would (after '[', '(' or ','), so that a quote in a dotted path
+// (a ModuleDict key, `heads.it's`) opens none. Where the scan ends inside a string or a bracket
+// (a key holding an unmatched one), at every ';', as torch's own loader splits.
+std::vector<std::size_t> entry_ends(std::string_view text) {
   std::vector<std::size_t> at;
   int depth = 0;
   char quote = 0;
+  char before = 0;  // the last character outside strings that is not a space
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (quote) {
@@ -21,16 +25,24 @@ std::vector<std::size_t> top_level(std::string_view text, char sep) {
         ++i;
       else if (c == quote)
         quote = 0;
-    } else if (c == '\'' || c == '"') {
-      quote = c;
-    } else if (c == '[' || c == '(' || c == '{') {
-      ++depth;
-    } else if ((c == ']' || c == ')' || c == '}') && depth > 0) {
-      --depth;
-    } else if (c == sep && depth == 0) {
-      at.push_back(i);
+      continue;
     }
+    if ((c == '\'' || c == '"') && (before == '[' || before == '(' || before == ','))
+      quote = c;
+    else if (c == '[' || c == '(')
+      ++depth;
+    else if ((c == ']' || c == ')') && depth > 0)
+      --depth;
+    else if (c == ';' && depth == 0)
+      at.push_back(i);
+    if (c != ' ') before = c;
   }
+  if (depth > 0 || quote) {
+    at.clear();
+    for (std::size_t i = 0; i < text.size(); ++i)
+      if (text[i] == ';') at.push_back(i);
+  }
+  at.push_back(text.size());
   return at;
 }
 
@@ -39,23 +51,26 @@ std::vector<std::size_t> top_level(std::string_view text, char sep) {
                              "' does not split into key, path and type");
 }
 
+// One entry. Neither a key (dynamo's module key, an id) nor a type (a qualified class name)
+// holds a comma, so the first and the last comma split it, whatever commas the path holds
+// (`getattr(L['fn'], '0')`); torch 2.1's `key:(path,type)` is told apart by its key's `:(`.
 ModuleStackEntry split_entry(std::string_view entry) {
   ModuleStackEntry out;
-  if (const auto commas = top_level(entry, ','); commas.size() >= 2) {
-    // torch 2.2 on: key,path,type; the key and the type (a qualified class name) hold no comma
-    out.key = std::string(entry.substr(0, commas.front()));
-    out.path = std::string(entry.substr(commas.front() + 1, commas.back() - commas.front() - 1));
-    out.type = std::string(entry.substr(commas.back() + 1));
-  } else {
-    // torch 2.1: key:(path,type)
-    const std::size_t open = entry.find(":(");
-    if (open == std::string_view::npos || entry.back() != ')') refuse(entry);
+  const std::size_t first = entry.find(',');
+  const std::size_t open = entry.find(":(");
+  if (open != std::string_view::npos && open < first && !entry.empty() && entry.back() == ')') {
     const std::string_view inner = entry.substr(open + 2, entry.size() - open - 3);
-    const auto inner_commas = top_level(inner, ',');
-    if (inner_commas.empty()) refuse(entry);
+    const std::size_t last = inner.rfind(',');
+    if (last == std::string_view::npos) refuse(entry);
     out.key = std::string(entry.substr(0, open));
-    out.path = std::string(inner.substr(0, inner_commas.back()));
-    out.type = std::string(inner.substr(inner_commas.back() + 1));
+    out.path = std::string(inner.substr(0, last));
+    out.type = std::string(inner.substr(last + 1));
+  } else {
+    const std::size_t last = entry.rfind(',');
+    if (first == std::string_view::npos || first == last) refuse(entry);
+    out.key = std::string(entry.substr(0, first));
+    out.path = std::string(entry.substr(first + 1, last - first - 1));
+    out.type = std::string(entry.substr(last + 1));
   }
   if (out.key.empty() || out.type.empty()) refuse(entry);
   return out;
@@ -186,22 +201,16 @@ std::string sanitised(const std::string& path) {
 
 // `L__self___layers_0` (the root's module key, `L__self__`, and the path sanitised): the one
 // known module it can be; with no '_' in it, one name, the root's child
-std::optional<std::string> unsanitised(const std::string& name,
-                                       const std::set<std::string>& known) {
-  std::optional<std::string> found;
-  for (const std::string& path : known)
-    if (!path.empty() && sanitised(path) == name) {
-      if (found) return std::nullopt;
-      found = path;
-    }
-  if (!found && !name.empty() && name.find('_') == std::string::npos) found = name;
-  return found;
+std::optional<std::string> unsanitised(const std::string& name, const SanitisedModules& known) {
+  if (auto path = known.path_of(name)) return path;
+  if (!name.empty() && name.find('_') == std::string::npos) return name;
+  return std::nullopt;
 }
 
 // What a path is when it is not a source expression: torch's own dotted path ("layers.0",
 // "heads.b-c"), a sanitised module key, or nothing (an expression this reader does not know,
 // G['helper'].fc: never read as a dotted path, which would invent modules)
-std::optional<std::string> plain_path(const std::string& path, const std::set<std::string>& known) {
+std::optional<std::string> plain_path(const std::string& path, const SanitisedModules& known) {
   if (path.empty()) return std::string();
   if (path.find_first_of(kSourceChars) != std::string::npos) return std::nullopt;
   constexpr std::string_view kRootKey = "L__self__";
@@ -237,17 +246,28 @@ std::vector<ModuleStackEntry> split_module_stack(std::string_view text) {
   std::vector<ModuleStackEntry> out;
   if (text.empty()) return out;
   std::size_t begin = 0;
-  auto ends = top_level(text, ';');
-  ends.push_back(text.size());
-  for (const std::size_t end : ends) {
+  for (const std::size_t end : entry_ends(text)) {
     out.push_back(split_entry(text.substr(begin, end - begin)));
     begin = end + 1;
   }
   return out;
 }
 
+SanitisedModules::SanitisedModules(const std::set<std::string>& paths) {
+  for (const std::string& path : paths) {
+    if (path.empty()) continue;
+    const auto [it, added] = paths_.emplace(sanitised(path), path);
+    if (!added) it->second.reset();  // two modules sanitise alike: neither is the one
+  }
+}
+
+std::optional<std::string> SanitisedModules::path_of(const std::string& name) const {
+  const auto it = paths_.find(name);
+  return it == paths_.end() ? std::nullopt : it->second;
+}
+
 std::vector<std::optional<std::string>> module_stack_paths(
-    const std::vector<ModuleStackEntry>& entries, const std::set<std::string>& known) {
+    const std::vector<ModuleStackEntry>& entries, const SanitisedModules& known) {
   std::vector<std::optional<std::string>> out;
   std::set<std::string> root_names = {"self"};  // the locals that hold the root
   for (std::size_t i = 0; i < entries.size(); ++i) {

@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace vin::diagnostics {
@@ -29,11 +30,24 @@ class MalformedModuleStack : public std::runtime_error {
 };
 
 /// The entries of `text`, outermost first: `key,path,type` joined by ';' (torch 2.2 on; the
-/// path may hold commas and semicolons inside brackets, parentheses or quotes:
-/// `getattr(L['fn'], '0')`), or `key:(path,type)` (torch 2.1). Empty text has none. Throws
-/// MalformedModuleStack for an entry that splits into no key, path and type (an empty key or
-/// type included).
+/// path may hold commas, `getattr(L['fn'], '0')`, and semicolons inside a source expression's
+/// brackets or strings, `L['self'].heads['a;b']`), or `key:(path,type)` (torch 2.1). Empty text
+/// has none. Throws MalformedModuleStack for an entry that splits into no key, path and type
+/// (an empty key or type included).
 std::vector<ModuleStackEntry> split_module_stack(std::string_view text);
+
+/// The program's other module paths (its call graph's, its tensors' names' prefixes) by the
+/// name dynamo's module keys sanitise them to (every character not a letter or digit as '_':
+/// `layers.0` is `layers_0`), made once for all the program's stacks.
+class SanitisedModules {
+ public:
+  explicit SanitisedModules(const std::set<std::string>& paths);
+  /// The one path sanitised to `name`; nothing for none, or for two (`a.b`, `a_b`).
+  std::optional<std::string> path_of(const std::string& name) const;
+
+ private:
+  std::unordered_map<std::string, std::optional<std::string>> paths_;
+};
 
 /// Each entry's module as a dotted path ("" the root), or nothing where its path is not one
 /// unambiguously (a global, a slice of a Sequential, a negative index, a sanitised name two
@@ -43,9 +57,8 @@ std::vector<ModuleStackEntry> split_module_stack(std::string_view text);
 /// after the root's entry and of the root's type is the root under another name (torch 2.6
 /// exports a Sequential root so: the local of the frame dynamo traced), and paths through it are
 /// the root's, any other local is not known; `L__self___layers_0` is the one module of `known`
-/// (the program's other module paths: its call graph, its tensors' names) whose name it
-/// sanitises, else, with no '_' left to split, the root's child.
+/// sanitised so, else, with no '_' left to split, the root's child.
 std::vector<std::optional<std::string>> module_stack_paths(
-    const std::vector<ModuleStackEntry>& entries, const std::set<std::string>& known);
+    const std::vector<ModuleStackEntry>& entries, const SanitisedModules& known);
 
 }  // namespace vin::diagnostics
