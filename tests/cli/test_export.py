@@ -8,8 +8,11 @@ capture, compare and profile refuse a .pt2. No LibTorch needed: the build withou
 
 usage: test_export.py --binary PATH --fixtures DIR --source REPO_ROOT [--no-torch] [TEST...]
 """
+import io
 import json
+import math
 import os
+import struct
 import subprocess
 import sys
 import tempfile
@@ -90,7 +93,9 @@ def as_torch_2_2(source, target):
     2.2 archive shows them (KladovValentin/hades-pid's exported_program.pt2, which states no
     licence and so is not committed): schema_version the integer 2, no torch_version, a
     module call graph of the root alone, every variant of a union written with the unused ones
-    null, a bare-integer storage_offset, the nested torch.save files named .json."""
+    null, a bare-integer storage_offset, requires_grad false in every placeholder's TensorMeta
+    (its parameters' is in the state dict, as _rebuild_parameter's argument), the nested
+    torch.save files named .json."""
     def respell(value):
         if isinstance(value, list):
             return [respell(v) for v in value]
@@ -118,6 +123,8 @@ def as_torch_2_2(source, target):
                 program.pop("torch_version", None)
                 gm = program["graph_module"]
                 gm["module_call_graph"] = gm["module_call_graph"][:1]
+                for meta in gm["graph"]["tensor_values"].values():
+                    meta["requires_grad"] = False
                 program = {**program, "graph_module": {**gm, "graph": respell(gm["graph"]),
                                                         "signature": respell(gm["signature"])}}
                 data = json.dumps(program).encode()
@@ -152,6 +159,163 @@ def pt2_in_the_spellings_of_torch_2_2_equals_the_reference():
             assert p.returncode == 0, (name, p.stdout, p.stderr)
 
 
+def parameter_pickle(parameters):
+    """data.pkl of a state dict of nn.Parameters as torch.save pickles them, written opcode by
+    opcode (protocol 2): `parameters` is [(name, storage key, shape, requires_grad, state)], each
+    float32 and contiguous, rebuilt by _rebuild_parameter(data, requires_grad, hooks), or, with
+    a state (its Python attributes), by _rebuild_parameter_with_state as torch 2.x pickles one."""
+    def text(value):
+        data = value.encode()
+        return b"X" + struct.pack("<I", len(data)) + data
+
+    def name(module, function):
+        return b"c" + module.encode() + b"\n" + function.encode() + b"\n"
+
+    def ints(values):
+        return b"(" + b"".join(b"J" + struct.pack("<i", v) for v in values) + b"t"
+    ordered_dict = name("collections", "OrderedDict") + b")R"
+    out = b"\x80\x02}("
+    for key, storage, shape, requires_grad, state in parameters:
+        strides = [math.prod(shape[i + 1:]) for i in range(len(shape))]
+        tensor = (name("torch._utils", "_rebuild_tensor_v2") + b"((" + text("storage") +
+                  name("torch", "FloatStorage") + text(storage) + text("cpu") +
+                  b"J" + struct.pack("<i", math.prod(shape)) + b"tQ" + b"J\0\0\0\0" +
+                  ints(shape) + ints(strides) + b"\x89" + ordered_dict + b"tR")
+        rebuild = "_rebuild_parameter_with_state" if state else "_rebuild_parameter"
+        out += (text(key) + name("torch._utils", rebuild) + b"(" + tensor +
+                (b"\x88" if requires_grad else b"\x89") + ordered_dict)
+        if state:
+            out += b"}(" + b"".join(text(k) + text(v) for k, v in state.items()) + b"u"
+        out += b"tR"
+    return out + b"u."
+
+
+@test
+def pt2_of_torch_2_2_takes_requires_grad_from_its_saved_parameters():
+    # torch 2.2 wrote requires_grad false in every placeholder's TensorMeta, a trained model's
+    # parameters' too (hades-pid's 366,087 parameters were described as 0 trainable); what the
+    # model held is in the state dict, each nn.Parameter pickled as _rebuild_parameter(data,
+    # requires_grad, hooks): fc.weight trainable (with an attribute, so through
+    # _rebuild_parameter_with_state), fc.bias frozen
+    folder = pt2_fixtures("torch-2.6")
+    with tempfile.TemporaryDirectory() as tmp:
+        old = os.path.join(tmp, "linear.pt2")
+        as_torch_2_2(os.path.join(folder, "linear.pt2"), old)
+        with zipfile.ZipFile(old) as z:
+            members = {n: z.read(n) for n in z.namelist()}
+        with zipfile.ZipFile(io.BytesIO(members["serialized_state_dict.json"])) as nested:
+            records = {n.rsplit("/", 1)[1]: nested.read(n) for n in nested.namelist()
+                       if n.rsplit("/", 2)[-2] == "data"}
+        assert sorted((k, len(v)) for k, v in records.items()) == [("0", 48), ("1", 12)], records
+        state = io.BytesIO()
+        with zipfile.ZipFile(state, "w") as w:
+            w.writestr("archive/data.pkl", parameter_pickle([
+                ("fc.weight", "0", [3, 4], True, {"note": "trained"}),
+                ("fc.bias", "1", [3], False, None)]))
+            w.writestr("archive/byteorder", "little")
+            for key, data in records.items():
+                w.writestr("archive/data/" + key, data)
+            w.writestr("archive/version", "3")
+        members["serialized_state_dict.json"] = state.getvalue()
+        with zipfile.ZipFile(old, "w") as w:
+            for member, data in members.items():
+                w.writestr(member, data)
+        with open(os.path.join(folder, "linear.tensors.jsonl")) as f:
+            want = [json.loads(line) for line in f]
+        for r in want:  # the reference's model, its bias frozen
+            if r["record"] in ("ModelMetadata", "ModuleMetadata") and r.get("path") != "<root>":
+                r["trainable_parameters"] = 12
+            if r["record"] == "TensorMetadata" and r["name"] == "bias":
+                r["requires_grad"] = False
+        p = run("inspect-model", old, "--tensors")
+        assert p.returncode == 0, p.stderr
+        got = [json.loads(line) for line in p.stdout.splitlines()][1:]
+        assert got == want, [(a, b) for a, b in zip(got, want) if a != b]
+
+
+def spelled(path, spelling):
+    """A dotted module path as dynamo's source names it in each spelling torch 2.1-2.6 wrote
+    (torch's own normalisation leaves such an expression where it cannot evaluate it)."""
+    segments = path.split(".") if path else []
+
+    def step(source, segment, index_form):
+        if segment.isdigit():
+            return index_form(source, segment)
+        if segment.isidentifier():
+            return f"{source}.{segment}"
+        return f"{source}[{segment!r}]"
+    source = {"modules": "L['self']", "self": "self"}.get(spelling, "L['self']")
+    for segment in segments:
+        if spelling == "modules":
+            source = f"{source}._modules[{segment!r}]"
+        elif spelling == "getattr":
+            source = step(source, segment, lambda s, n: f"getattr({s}, {n!r})")
+        else:
+            source = step(source, segment, lambda s, n: f"{s}[{n}]")
+    return source
+
+
+def with_stacks_spelled(source, target, spelling):
+    """`source` (a fixture of torch 2.14) with its call graph of the root alone, as torch
+    2.1-2.5 wrote it, so that every module no tensor names comes from the nodes, and each
+    nn_module_stack path spelled `spelling`: a source expression (`brackets`:
+    L['self'].layers[0]; `getattr`: getattr(L['self'].layers, '0'); `modules`:
+    L['self']._modules['layers']._modules['0']; `self`: self.layers[0]), or `torch_2_1`, torch
+    2.1's entries key:(path,type) with bracketed paths; and `ambiguous`, an entry of a global
+    (G['helper'].fc) and one of a slice of a Sequential added under each stack's root."""
+    with zipfile.ZipFile(source) as z, zipfile.ZipFile(target, "w") as w:
+        for info in z.infolist():
+            data = z.read(info.filename)
+            if info.filename.endswith(("models/model.json", "serialized_exported_program.json")):
+                program = json.loads(data)
+                gm = program["graph_module"]
+                gm["module_call_graph"] = gm["module_call_graph"][:1]
+                for node in gm["graph"]["nodes"]:
+                    stack = node.get("metadata", {}).get("nn_module_stack")
+                    if not stack:
+                        continue
+                    entries = []
+                    for entry in stack.split(";"):
+                        key, rest = entry.split(",", 1)
+                        path, _, type_name = rest.rpartition(",")
+                        if spelling == "torch_2_1":
+                            entries.append(f"{key}:({spelled(path, 'brackets')},{type_name})")
+                        elif spelling == "ambiguous":
+                            entries.append(entry)
+                        else:
+                            entries.append(f"{key},{spelled(path, spelling)},{type_name}")
+                    if spelling == "ambiguous":
+                        entries[1:1] = ["g,G['helper'].fc,torch.nn.modules.linear.Linear",
+                                        "s,L['self'].seq[1:],torch.nn.modules.container.Sequential"]
+                    node["metadata"]["nn_module_stack"] = ";".join(entries)
+                data = json.dumps(program).encode()
+            w.writestr(info, data)
+
+
+@test
+def nn_module_stack_in_every_spelling_gives_the_same_modules():
+    # the modules and their types come from the nodes where the call graph lists the root
+    # alone; a path written as a Python expression is the module it names, what names no
+    # module unambiguously (a global, a slice) is left out, never a module of its own
+    folder = pt2_fixtures("torch-2.14")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in ("containers", "seq_root", "cnn_eval", "twice_unused"):
+            with open(os.path.join(folder, name + ".reference.jsonl")) as f:
+                want = [json.loads(line) for line in f][1:]
+            with open(os.path.join(folder, name + ".operators.jsonl")) as f:
+                want_calls = [json.loads(line) for line in f]
+            for spelling in ("brackets", "getattr", "modules", "self", "torch_2_1", "ambiguous"):
+                archive = os.path.join(tmp, f"{name}.{spelling}.pt2")
+                with_stacks_spelled(os.path.join(folder, name + ".pt2"), archive, spelling)
+                p = run("inspect-model", archive, "--operators")
+                assert p.returncode == 0, (name, spelling, p.stderr)
+                got = [json.loads(line) for line in p.stdout.splitlines()][1:]
+                calls = [r for r in got if r["record"] == "OperatorCount"]
+                got = [r for r in got if r["record"] != "OperatorCount"]
+                assert got == want, (name, spelling, [(a, b) for a, b in zip(got, want) if a != b])
+                assert calls == want_calls, (name, spelling, calls, want_calls)
+
+
 @test
 def pt2_made_now_equals_the_python_reference_of_now():
     # the fixtures as this Python's torch writes them, against its own reference
@@ -173,6 +337,35 @@ def pt2_made_now_equals_the_python_reference_of_now():
         with zipfile.ZipFile(os.path.join(tmp, "linear.pt2")) as z:
             layout = "pt2_archive" if z.namelist()[0].count("/") else "export_zip"
         check_against_reference(tmp, layout, "8")
+
+
+@test
+def forward_lists_its_arguments_that_are_not_tensors():
+    # forward(x, y, scale: float, n: int, flag: bool, mode: str, bias=None): export specialises
+    # the last five, which torch 2.6 and 2.14 write as constant_input specs; each is an argument
+    # all the same, typed as a TorchScript signature spells it (in 2.2's spellings too: above)
+    want = [("x", "Tensor"), ("y", "Tensor"), ("scale", "float"), ("n", "int"), ("flag", "bool"),
+            ("mode", "str"), ("bias", "None")]
+    for version in ("torch-2.6", "torch-2.14"):
+        archive = os.path.join(pt2_fixtures(version), "scalars.pt2")
+        p = run("inspect-model", archive, "--signature")
+        assert p.returncode == 0, p.stderr
+        records = [json.loads(line) for line in p.stdout.splitlines()]
+        (method,) = [r for r in records if r["record"] == "MethodSignature"]
+        assert [(a["name"], a["type"]) for a in method["arguments"]] == want, method
+        assert all(not a["has_default"] and a["default"] is None for a in method["arguments"])
+        (graph,) = [r for r in records if r["record"] == "GraphSignature"]
+        assert [i["kind"] for i in graph["inputs"]][-5:] == ["constant_input"] * 5, graph
+        table = run("inspect-model", archive, "--signature", "--format", "table").stdout
+        assert ("forward(x: float32[2, 4], y: float32[2, 3], scale: float, n: int, flag: bool, "
+                "mode: str, bias: None) -> float32[2, 3]") in table, table
+    # an int argument torch 2.14 keeps symbolic: a SymInt input, its symbol in dimensions
+    p = run("inspect-model", os.path.join(pt2_fixtures("torch-2.14"), "symint.pt2"), "--signature")
+    (method,) = [r for r in map(json.loads, p.stdout.splitlines())
+                 if r["record"] == "MethodSignature"]
+    assert [(a["name"], a["type"]) for a in method["arguments"]] == [
+        ("x", "Tensor"), ("steps", "SymInt")], method
+    assert len(method["dimensions"]) == 1 and method["dimensions"][0]["min"] == 0, method
 
 
 @test

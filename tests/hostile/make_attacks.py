@@ -1034,6 +1034,12 @@ def export_archive_attacks():
             return c
         return change
 
+    def module_stack(text):
+        def change(p):
+            p["graph_module"]["graph"]["nodes"][0]["metadata"]["nn_module_stack"] = text
+            return p
+        return change
+
     def sizes(value):
         def change(p):
             tv = p["graph_module"]["graph"]["tensor_values"]
@@ -1076,6 +1082,22 @@ def export_archive_attacks():
          {program: b'{"graph_module": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"},
          "nests values more than 2048 levels deep"),
         ("pt2_not_json.pt2", {program: b"\xff\xfe{"}, "is not valid JSON"),
+        # nn_module_stack entries that do not split into key, path and type (torch 2.2 on:
+        # key,path,type; torch 2.1: key:(path,type)), refused naming the node and the entry
+        ("pt2_module_stack_unsplit.pt2",
+         {program: module_stack("L__self__,,__main__.Tied;L__self__embed,embed")},
+         "tied/models/model.json: the node embedding: the nn_module_stack entry "
+         "'L__self__embed,embed' does not split into key, path and type"),
+        ("pt2_module_stack_empty_entry.pt2",
+         {program: module_stack("L__self__,,__main__.Tied;;e,embed,torch.nn.Embedding")},
+         "the nn_module_stack entry '' does not split into key, path and type"),
+        ("pt2_module_stack_no_type.pt2",
+         {program: module_stack("L__self__:(L['self'],__main__.Tied);e:(L['self'].embed)")},
+         "the nn_module_stack entry 'e:(L['self'].embed)' does not split"),
+        ("pt2_module_stack_empty_key.pt2",
+         {program: module_stack("L__self__,,__main__.Tied;,embed,torch.nn.Embedding")},
+         "the nn_module_stack entry ',embed,torch.nn.Embedding' does not split into key, path "
+         "and type"),
     ]
     for name, changes, why in cases:
         runs = [(["inspect-model", "{file}"], "error", 1, why),
@@ -1094,6 +1116,28 @@ def export_archive_attacks():
     why = ("serialized_state_dict.pt: the tensor embed.weight: archive/data/0 holds 8 bytes, "
            "fewer than the 60 float32 elements of its storage")
     add("pt2_flat_storage_too_short.pt2",
+        pt2_with("torch-2.6/tied.pt2", {"serialized_state_dict.pt": inner.getvalue()}),
+        [(["inspect-model", "{file}"], "error", 1, why),
+         (["inspect-model", "{file}", "--all"], "error", 1, why),
+         (["diff", "{file}", "{file}"], "error", 2, why)])
+    # two names for one storage with different sizes: out.weight, the tied name (a memo
+    # reference to embed.weight's value as torch pickles it), rebuilt instead on storage 0
+    # described with 30 elements where embed.weight's says 60 (both within its 240 bytes)
+    out_weight = (b"h\x02h\x03((h\x04h\x05X\x01\x00\x00\x000h\x07K\x1etQK\x00K\x05K\x06\x86"
+                  b"K\x06K\x01\x86\x89h\x0b)RtR\x88h\x0b)R\x87R")
+    inner = io.BytesIO()
+    with zipfile.ZipFile(os.path.join(PT2, "torch-2.6", "tied.pt2")) as z:
+        with zipfile.ZipFile(io.BytesIO(z.read("serialized_state_dict.pt"))) as nested, \
+                zipfile.ZipFile(inner, "w") as w:
+            for info in nested.infolist():
+                data = nested.read(info.filename)
+                if info.filename.endswith("data.pkl"):
+                    assert data.endswith(b"h\x11u."), data[-8:]
+                    data = data[:-4] + out_weight + b"u."
+                w.writestr(info, data)
+    why = ("serialized_state_dict.pt: the tensors embed.weight and out.weight name one storage, "
+           "archive/data/0, with different sizes (60 float32 and 30 float32 elements)")
+    add("pt2_flat_storage_sizes_differ.pt2",
         pt2_with("torch-2.6/tied.pt2", {"serialized_state_dict.pt": inner.getvalue()}),
         [(["inspect-model", "{file}"], "error", 1, why),
          (["inspect-model", "{file}", "--all"], "error", 1, why),

@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <vector>
 
 #include "byte_literal.h"
 #include "vin/diagnostics/archive/pickle_reader.h"
@@ -115,4 +116,53 @@ TEST_CASE(
     CHECK(v[i] != v[i - 1]);
   }
   CHECK(doc.blocks.size() >= 3);  // 3,000 values do not fit one block of 1,024
+}
+
+TEST_CASE(
+    "an nn.Parameter as PyTorch 0.3 and 0.4.0 pickled it, its class called on its data, is a "
+    "parameter tensor with its requires_grad; a 0.3 Variable a tensor with its own") {
+  // _rebuild_tensor_v2(<storage of 6>, 0, (2, 3), (3, 1), False, OrderedDict())
+  const std::string tensor = BYTES(
+      "ctorch._utils\n_rebuild_tensor_v2\n"
+      "((X\x07\x00\x00\x00"
+      "storagectorch\nFloatStorage\nX\x01\x00\x00\x00"
+      "0X\x03\x00\x00\x00"
+      "cpuK\x06tQK\x00K\x02K\x03\x86K\x03K\x01\x86\x89"
+      "ccollections\nOrderedDict\n)RtR");
+  const std::string kParameter = BYTES(
+      "\x80\x02"
+      "ctorch.nn.parameter\nParameter\n(");
+  std::vector<PickleDocument> kept;  // the values live in their documents' blocks
+  const auto root = [&](const std::string& p) {
+    kept.push_back(read_pickle(p));
+    return kept.back().root;
+  };
+  SUBCASE("0.4.0: Parameter(tensor, requires_grad)") {
+    for (const bool grad : {true, false}) {
+      const PickleValue* t = root(kParameter + tensor + (grad ? "\x88" : "\x89") + "tR.");
+      REQUIRE(t->kind == Kind::tensor);
+      CHECK(t->numel == 6);
+      CHECK(t->requires_grad == grad);
+      CHECK(t->text == "torch._utils._rebuild_parameter");
+    }
+  }
+  SUBCASE("0.3: Parameter(tensor) then Variable's state (requires_grad, volatile, hooks)") {
+    const std::string parameter = kParameter + tensor;
+    const PickleValue* frozen = root(parameter + BYTES("tR(\x89\x89Ntb."));
+    REQUIRE(frozen->kind == Kind::tensor);
+    CHECK_FALSE(frozen->requires_grad);
+    CHECK(frozen->text == "torch._utils._rebuild_parameter");
+    CHECK(root(parameter + BYTES("tR."))->requires_grad);  // Parameter's default
+    // the legacy five: (data, _, hooks, requires_grad, volatile)
+    CHECK(root(parameter + BYTES("tR(NNN\x88\x89tb."))->requires_grad);
+    const PickleValue* variable = root(BYTES("\x80\x02"
+                                             "ctorch.autograd.variable\nVariable\n(") +
+                                       tensor + BYTES("tR(\x88\x89Ntb."));
+    CHECK(variable->requires_grad);
+    CHECK(variable->text == "torch._utils._rebuild_tensor_v2");  // a tensor, not a parameter
+  }
+  SUBCASE("any other state on a tensor is no pickle torch writes") {
+    CHECK_THROWS_AS(read_pickle(kParameter + tensor + BYTES("tR(K\x01K\x02tb.")),
+                    UnsupportedPickle);
+  }
 }

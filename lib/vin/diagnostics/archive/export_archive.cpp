@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "vin/diagnostics/archive/export_module_stack.h"
 #include "vin/diagnostics/archive/module_details.h"
 #include "vin/diagnostics/archive/pickle_reader.h"
 #include "vin/diagnostics/archive/saved_tensor.h"
@@ -18,6 +19,7 @@
 #include "vin/diagnostics/records/module_counts.h"
 #include "vin/diagnostics/text/dtypes.h"
 #include "vin/diagnostics/text/printable.h"
+#include "vin/diagnostics/text/type_names.h"
 
 namespace vin::diagnostics {
 namespace {
@@ -268,62 +270,6 @@ std::string leaf_name(const std::string& name) { return name.substr(name.rfind('
 std::string parent_path(const std::string& name) {
   const std::size_t dot = name.rfind('.');
   return dot == std::string::npos ? "" : name.substr(0, dot);
-}
-
-// An nn_module_stack path as torch wrote it, dotted ("layers.0"); older writers gave Python
-// expressions ("L['self'].layers[0]"): normalised where that is unambiguous, else nothing.
-std::optional<std::string> dotted_module_path(std::string path) {
-  for (const std::string prefix : {"L['self'].", "L[\"self\"].", "self."})
-    if (path.rfind(prefix, 0) == 0) path = path.substr(prefix.size());
-  if (path == "L['self']" || path == "self") return std::string();
-  std::string out;
-  for (std::size_t i = 0; i < path.size(); ++i) {
-    const char c = path[i];
-    if (c == '[') {
-      const std::size_t close = path.find(']', i);
-      if (close == std::string::npos) return std::nullopt;
-      std::string inner = path.substr(i + 1, close - i - 1);
-      if (inner.size() >= 2 && (inner.front() == '\'' || inner.front() == '"') &&
-          inner.back() == inner.front())
-        inner = inner.substr(1, inner.size() - 2);
-      if (inner.empty() || inner.find_first_of("[]()'\", ") != std::string::npos)
-        return std::nullopt;
-      out += (out.empty() ? "" : ".") + inner;
-      i = close;
-    } else if (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.') {
-      out += c;
-    } else {
-      return std::nullopt;
-    }
-  }
-  if (!out.empty() &&
-      (out.front() == '.' || out.back() == '.' || out.find("..") != std::string::npos))
-    return std::nullopt;
-  return out;
-}
-
-// "key,path,type" entries joined by ';', commas inside brackets belonging to the path
-std::vector<std::pair<std::string, std::string>> module_stack(const std::string& text) {
-  std::vector<std::pair<std::string, std::string>> out;
-  std::vector<std::string> entries(1);
-  int depth = 0;
-  for (const char c : text) {
-    if (c == '[' || c == '(') ++depth;
-    if ((c == ']' || c == ')') && depth > 0) --depth;
-    if (c == ';' && depth == 0) {
-      entries.emplace_back();
-      continue;
-    }
-    entries.back() += c;
-  }
-  for (const std::string& entry : entries) {
-    const std::size_t first = entry.find(',');
-    const std::size_t last = entry.rfind(',');
-    if (first == std::string::npos || first == last) continue;
-    const auto path = dotted_module_path(entry.substr(first + 1, last - first - 1));
-    if (path) out.emplace_back(*path, entry.substr(last + 1));
-  }
-  return out;
 }
 
 // The placeholder name torch.export gives a parameter or buffer: its dotted name with every
@@ -672,6 +618,8 @@ class ExportReader {
       const TorchSaveZip saved(inner, entry, kMaxStatePickleBytes);
       const PickleValue* root = saved.root();
       if (!root || root->kind != PickleValue::Kind::dict) return;  // no tensors by name
+      // each storage's first name and description: a second name must describe it alike
+      std::unordered_map<std::string, std::pair<std::string, SavedTensor>> storages;
       for (std::size_t i = 0; i + 1 < root->items.size(); i += 2) {
         const PickleValue* key = root->items[i];
         const PickleValue* value = root->items[i + 1];
@@ -681,6 +629,8 @@ class ExportReader {
         const std::string where = "the tensor " + printable(key->text, 200);
         const SavedTensor tensor = saved_tensor(value, entry + ": " + where);
         const StorageBytes bytes = saved.storage(tensor, where);
+        const auto [first, added] = storages.try_emplace(tensor.storage_key, key->text, tensor);
+        if (!added) same_storage(first->second, {key->text, tensor}, inner, entry);
         if (unlisted_kind != "constant") state_dict_order_.push_back(key->text);
         NamedTensor* t = tensor_named(key->text);
         if (!t) {
@@ -695,6 +645,11 @@ class ExportReader {
           added.shape = tensor.shape;
           if (tensor.device) added.device = *tensor.device;
           t = &add_tensor(std::move(added));
+        } else if (tensor.parameter) {
+          // an nn.Parameter saved as one (_rebuild_parameter) carries its requires_grad; the
+          // graph's TensorMeta of its placeholder need not (torch 2.2 wrote false for every
+          // parameter, a trained model's too), and the state is what the model holds
+          t->requires_grad = tensor.requires_grad;
         }
         t->storage = entry + ":" + tensor.storage_key;
         t->storage_offset = tensor.offset;
@@ -707,8 +662,27 @@ class ExportReader {
     }
   }
 
+  // Two names of one storage (a tied weight's) must describe it alike: torch.load keeps the
+  // first description and reads the second name's tensor through it, so storages whose
+  // dtypes or sizes differ are not what torch writes (contract 10.4)
+  static void same_storage(const std::pair<std::string, SavedTensor>& first,
+                           const std::pair<std::string, SavedTensor>& second,
+                           const ZipArchive& inner, const std::string& entry) {
+    const SavedTensor& a = first.second;
+    const SavedTensor& b = second.second;
+    if (a.dtype == b.dtype && a.storage_numel == b.storage_numel) return;
+    const auto size = [](const SavedTensor& t) {
+      return std::to_string(t.storage_numel) + " " + std::string(t.dtype->name);
+    };
+    throw Malformed{entry + ": the tensors " + printable(first.first, 200) + " and " +
+                    printable(second.first, 200) + " name one storage, " +
+                    printable(inner.first_folder() + "data/" + a.storage_key, 200) +
+                    ", with different sizes (" + size(a) + " and " + size(b) + " elements)"};
+  }
+
   // the module paths of module_call_graph, and those of the nodes' nn_module_stack (with the
-  // types of their modules), each in the order met
+  // types of their modules), each in the order met; each node's innermost module, for the
+  // operators
   std::pair<std::vector<std::string>, std::vector<std::string>> module_paths(
       const Json& graph_module, const Json& graph, const std::string& entry) {
     std::vector<std::string> called, stacked;
@@ -719,16 +693,61 @@ class ExportReader {
           called.push_back(fqn->get<std::string>());
     const Json* nodes = optional_field(graph, "nodes");
     if (!nodes || !nodes->is_array()) throw Malformed{entry + ": the graph has no nodes"};
-    for (const Json& node : *nodes) {
+    const SanitisedModules known(named_modules(graph_module, called));
+    for (std::size_t i = 0; i < nodes->size(); ++i) {
+      const Json& node = (*nodes)[i];
       const Json* metadata = optional_field(node, "metadata");
       const Json* stack = metadata ? optional_field(*metadata, "nn_module_stack") : nullptr;
-      if (!stack || !stack->is_string()) continue;
-      for (const auto& [path, type] : module_stack(stack->get<std::string>())) {
-        stacked.push_back(path);
-        types_.emplace(path, type);
+      std::string innermost;  // the root, for a node without a stack
+      if (stack && stack->is_string()) {
+        std::vector<ModuleStackEntry> entries;
+        try {
+          entries = split_module_stack(stack->get<std::string>());
+        } catch (const MalformedModuleStack& e) {
+          throw Malformed{entry + ": " + node_name(node, i) + ": " + e.what()};
+        }
+        const auto paths = module_stack_paths(entries, known);
+        for (std::size_t e = 0; e < entries.size(); ++e) {
+          if (!paths[e]) continue;  // not a module path unambiguously: left out
+          stacked.push_back(*paths[e]);
+          types_.emplace(*paths[e], entries[e].type);
+          innermost = *paths[e];
+        }
       }
+      node_modules_.push_back(std::move(innermost));
     }
     return {called, stacked};
+  }
+
+  // the modules the call graph and the signature's tensor names name: what a sanitised module
+  // key of an nn_module_stack may stand for (a damaged spec is refused where it is read)
+  static std::set<std::string> named_modules(const Json& graph_module,
+                                             const std::vector<std::string>& called) {
+    std::set<std::string> known(called.begin(), called.end());
+    const Json* signature = optional_field(graph_module, "signature");
+    const Json* specs = signature ? optional_field(*signature, "input_specs") : nullptr;
+    if (!specs || !specs->is_array()) return known;
+    for (const Json& spec : *specs) {
+      if (!spec.is_object()) continue;
+      for (auto it = spec.begin(); it != spec.end(); ++it)
+        for (const char* key : {"parameter_name", "buffer_name", "tensor_constant_name"})
+          if (const Json* name = optional_field(*it, key); name && name->is_string())
+            for (std::string p = parent_path(name->get<std::string>()); !p.empty();
+                 p = parent_path(p))
+              known.insert(p);
+    }
+    return known;
+  }
+
+  // a node as a message names it: its name where the program records one (torch 2.5 on), else
+  // its place and target
+  static std::string node_name(const Json& node, std::size_t index) {
+    if (const Json* name = optional_field(node, "name"); name && name->is_string())
+      return "the node " + printable(name->get<std::string>(), 100);
+    std::string out = "node " + std::to_string(index);
+    if (const Json* target = optional_field(node, "target"); target && target->is_string())
+      out += " (" + printable(target->get<std::string>(), 100) + ")";
+    return out;
   }
 
   // one input_specs or output_specs list as written: each spec's kind, names and target,
@@ -736,6 +755,7 @@ class ExportReader {
   struct Spec {
     GraphSignatureEntry entry;
     const Json* arg = nullptr;
+    const Json* value = nullptr;  // a constant_input's ConstantValue
   };
   static std::vector<Spec> specs(const Json& graph_module, const char* key,
                                  const std::string& entry) {
@@ -756,6 +776,7 @@ class ExportReader {
       }
       if (const Json* name = optional_field(*v, "name"); name && name->is_string())
         e.name = name->get<std::string>();  // constant_input
+      if (kind == "constant_input") s.value = optional_field(*v, "value");
       for (const char* target : {"parameter_name", "buffer_name", "tensor_constant_name",
                                  "custom_obj_name", "user_input_name"})
         if (const Json* t = optional_field(*v, target); t && t->is_string())
@@ -781,8 +802,16 @@ class ExportReader {
     MethodSignature method;
     method.name = "forward";
     for (const Spec& s : specs(graph_module, "input_specs", entry)) {
-      if (s.entry.kind != "user_input" || !s.arg) continue;
-      ReturnSignature value = user_value(*s.arg, graph, entry);
+      // a user input: a tensor, a symbolic size, or a constant written as its value alone
+      // (as_float: 2.0, no name), as torch's serializer did before constant_input; torch 2.6
+      // and 2.14 write a constant (a float, int, bool, str or None argument, which export
+      // specialises) as a constant_input of its own, named: an argument all the same
+      const Json* arg = s.entry.kind == "user_input"       ? s.arg
+                        : s.entry.kind == "constant_input" ? s.value
+                                                           : nullptr;
+      if (!arg) continue;
+      ReturnSignature value = user_value(*arg, graph, entry);
+      if (s.entry.kind == "constant_input") value.name = s.entry.name;
       ArgumentSignature a;
       a.name = value.name.value_or("");
       a.type = std::move(value.type);
@@ -824,14 +853,7 @@ class ExportReader {
     const auto [variant, v] = arg.is_object() && arg.contains("name") && arg.size() == 1
                                   ? std::pair<std::string, const Json*>{"as_tensor", &arg}
                                   : union_variant(arg, where);
-    static const std::map<std::string, std::string, std::less<>> kTypes = {
-        {"as_tensor", "Tensor"},    {"as_sym_int", "SymInt"},   {"as_sym_float", "SymFloat"},
-        {"as_sym_bool", "SymBool"}, {"as_int", "int"},          {"as_float", "float"},
-        {"as_bool", "bool"},        {"as_string", "str"},       {"as_none", "None"},
-        {"as_ints", "list"},        {"as_floats", "list"},      {"as_bools", "list"},
-        {"as_strings", "list"},     {"as_custom_obj", "object"}};
-    const auto type = kTypes.find(variant);
-    out.type = type == kTypes.end() ? variant : type->second;
+    out.type = argument_type(variant, *v);
     if (variant != "as_tensor" || !out.name) return out;
     const Json* meta = graph_tensor_meta(graph, *out.name, entry);
     const std::string meta_where = entry + ": the tensor " + *out.name;
@@ -843,6 +865,48 @@ class ExportReader {
     for (const Json& size : sizes) tensor.shape.push_back(dimension_json(size, meta_where));
     out.tensor = std::move(tensor);
     return out;
+  }
+
+  // An Argument's (or a ConstantValue's) type as a PyTorch user writes it, as a TorchScript
+  // signature spells it: every variant the schema (torch 2.1-2.14) has, a custom object by its
+  // class; a variant of a newer schema by its name
+  static std::string argument_type(const std::string& variant, const Json& value) {
+    static const std::map<std::string, std::string, std::less<>> kTypes = {
+        {"as_tensor", "Tensor"},
+        {"as_sym_int", "SymInt"},
+        {"as_sym_float", "SymFloat"},
+        {"as_sym_bool", "SymBool"},
+        {"as_int", "int"},
+        {"as_float", "float"},
+        {"as_bool", "bool"},
+        {"as_string", "str"},
+        {"as_none", "None"},
+        {"as_complex", "complex"},
+        {"as_scalar_type", "torch.dtype"},
+        {"as_memory_format", "torch.memory_format"},
+        {"as_layout", "torch.layout"},
+        {"as_device", "torch.device"},
+        {"as_optional_tensor", "Optional[Tensor]"},
+        {"as_tensors", "List[Tensor]"},
+        {"as_optional_tensors", "List[Optional[Tensor]]"},
+        {"as_nested_tensors", "List[List[Tensor]]"},
+        {"as_ints", "List[int]"},
+        {"as_int_lists", "List[List[int]]"},
+        {"as_floats", "List[float]"},
+        {"as_bools", "List[bool]"},
+        {"as_strings", "List[str]"},
+        {"as_sym_ints", "List[SymInt]"},
+        {"as_sym_floats", "List[SymFloat]"},
+        {"as_sym_bools", "List[SymBool]"},
+        {"as_string_to_argument", "Dict[str, Any]"},
+        {"as_graph", "Graph"},
+        {"as_operator", "OpOverload"},
+        {"as_custom_obj", "object"}};
+    if (variant == "as_custom_obj")
+      if (const Json* fqn = optional_field(value, "class_fqn"); fqn && fqn->is_string())
+        return python_type_name(fqn->get<std::string>());
+    const auto type = kTypes.find(variant);
+    return type == kTypes.end() ? variant : type->second;
   }
 
   // the graph's name for an argument: {name} (TensorArgument), {as_tensor: {name}},
@@ -872,18 +936,12 @@ class ExportReader {
     std::map<std::string, std::vector<OperatorCount>> by_module;
     const Json* nodes = optional_field(graph, "nodes");
     if (!nodes || !nodes->is_array()) throw Malformed{entry + ": the graph has no nodes"};
-    for (const Json& node : *nodes) {
-      const Json* target = optional_field(node, "target");
+    for (std::size_t i = 0; i < nodes->size(); ++i) {
+      const Json* target = optional_field((*nodes)[i], "target");
       if (!target || !target->is_string()) throw Malformed{entry + ": a node without a target"};
       std::string op = target->get<std::string>();
       if (op.rfind("torch.ops.", 0) == 0) op = op.substr(10);
-      std::string module;
-      const Json* metadata = optional_field(node, "metadata");
-      const Json* stack = metadata ? optional_field(*metadata, "nn_module_stack") : nullptr;
-      if (stack && stack->is_string()) {
-        const auto entries = module_stack(stack->get<std::string>());
-        if (!entries.empty()) module = entries.back().first;
-      }
+      const std::string& module = node_modules_.at(i);
       auto& counts = by_module[module];
       const auto it = std::find_if(counts.begin(), counts.end(),
                                    [&](const OperatorCount& c) { return c.op == op; });
@@ -1015,6 +1073,7 @@ class ExportReader {
   std::set<std::string> known_modules_;  // the modules the program names
   std::unordered_map<std::string, std::vector<std::string>> children_;
   std::unordered_map<std::string, std::string> types_;
+  std::vector<std::string> node_modules_;  // each node's innermost module ("" the root)
 };
 
 // The platform a compiled library was built for, as Python's sysconfig.get_platform() names it,

@@ -49,6 +49,19 @@ bool fits_storage(PickleRef storage, PickleRef offset, PickleRef size, PickleRef
   return last < storage->numel;
 }
 
+// What a PyTorch 0.3 Variable's state (BUILD after its class was called on its data) says of
+// requires_grad, read as torch.Tensor.__setstate__ still reads it: (requires_grad, volatile,
+// hooks), or the legacy five (data, _, hooks, requires_grad, volatile). Anything else set on a
+// tensor is no state torch writes.
+bool variable_requires_grad(PickleRef state) {
+  const auto& s = state->items;
+  if (state->kind == Kind::tuple && (s.size() == 3 || s.size() == 5)) {
+    const PickleRef flag = s[s.size() == 3 ? 0 : 3];
+    if (flag->kind == Kind::boolean) return flag->boolean;
+  }
+  throw UnsupportedPickle("BUILD of a tensor with a state that is no Variable's");
+}
+
 class Machine;
 
 // What REDUCE makes of `callable(*args)` for the callables TorchScript writes.
@@ -309,6 +322,10 @@ class Machine {
         // `_metadata` (module versions), which pickles as a BUILD after the items; kept, not used
         auto state = pop();
         const PickleRef target = top_any();
+        if (target->kind == Kind::tensor) {  // a PyTorch 0.3 Parameter's or Variable's state
+          const_cast<PickleValue*>(target)->requires_grad = variable_requires_grad(state);
+          break;
+        }
         // (and a Python object torch.save pickled, copyreg._reconstructor's or a numpy
         // array's: opaque, its state kept and never applied)
         if (target->kind != Kind::object && target->kind != Kind::dict &&
@@ -514,6 +531,19 @@ PickleRef reduce(Machine& m, PickleRef callable, PickleRef args) {
     *t = *a[0];
     t->requires_grad = a[1]->boolean;
     t->text = "torch._utils._rebuild_parameter";
+    return t;
+  }
+  // PyTorch 0.3 and 0.4.0 pickled an nn.Parameter as its class called on its data: 0.4.0 with
+  // (tensor, requires_grad), 0.3 with (tensor,) and then a BUILD of Variable's state, which
+  // sets requires_grad (below); a 0.3 Variable the same way, whose requires_grad defaults to
+  // false where a Parameter's defaults to true. torch.load still reads both.
+  const bool parameter = name == "torch.nn.parameter.Parameter";
+  if ((parameter || name == "torch.autograd.variable.Variable") && !a.empty() && a.size() <= 2 &&
+      a[0]->kind == Kind::tensor && (a.size() == 1 || a[1]->kind == Kind::boolean)) {
+    auto t = m.make(Kind::tensor);
+    *t = *a[0];
+    t->requires_grad = a.size() == 2 ? a[1]->boolean : parameter;
+    if (parameter) t->text = "torch._utils._rebuild_parameter";
     return t;
   }
   if (name == "collections.OrderedDict") return m.make(Kind::dict);
