@@ -6,8 +6,8 @@
 #include "vin/diagnostics/archive/pickle_reader.h"
 #include "vin/diagnostics/archive/pickle_safety.h"
 
-using vin::diagnostics::pickle_problem;
-using vin::diagnostics::PickleLimits;
+// the test compiles in a unity build beside others: it names what it uses itself
+using namespace vin::diagnostics;
 
 namespace {
 
