@@ -120,6 +120,12 @@ def cases():
     }
 
 
+def tagged(t):
+    """`t` with an attribute of its own, as training libraries set on parameters."""
+    t.tag = "tied"
+    return t
+
+
 def saved_cases():
     """torch.save files beside state dicts: checkpoints, a bare tensor, tied and viewed tensors."""
     torch.manual_seed(1)
@@ -157,6 +163,11 @@ def saved_cases():
         "dataparallel": nn.DataParallel(RegistrationOrder()).state_dict(),
         "nested_state": {"state": RegistrationOrder().state_dict(), "step": 7,
                          "betas": (0.9, 0.999)},
+        # tensors with Python state (attributes set on them): torch 2.x pickles them through
+        # _rebuild_from_type_v2, and they are still the state dict's tensors
+        "python_state": {"state": {"layer1.weight": tagged(torch.ones(2, 2)),
+                                   "layer1.scale": tagged(nn.Parameter(torch.ones(3)))},
+                         "epoch": 1},
         "no_state_dict": {"epoch": 3, "names": ["a", "b"]},
     }
 

@@ -47,3 +47,19 @@ TEST_CASE("a checkpoint's state dict, its tensors outside it and its values, in 
   CHECK(c.values[3].type == "bool");  // booleans are not numbers: each its own value
   CHECK(c.values[5].value == 3);
 }
+
+TEST_CASE("a tensor with Python state (torch 2.x's _rebuild_from_type_v2) is a tensor") {
+  // {"state": {"layer1.weight": t}, "epoch": 1} where t carries an attribute (t.foo = 1): torch
+  // 2.x pickles it as _rebuild_from_type_v2(_rebuild_tensor_v2, torch.Tensor, (...), {"foo": 1})
+  const std::string p = BYTES(
+      "\x80\x02}q\x00(X\x05\x00\x00\x00stateq\x01}q\x02X\x0d\x00\x00\x00layer1.weightq\x03" "ctorch._tensor\x0a_rebuild_from_type_v2\x0aq\x04(ctorch._utils\x0a_rebuild_tensor_v2\x0aq\x05" "ctorch\x0aTensor\x0aq\x06((X\x07\x00\x00\x00storageq\x07" "ctorch\x0a" "FloatStorage\x0aq\x08X\x01\x00\x00\x00" "0q\x09X\x03\x00\x00\x00" "cpuq\x0aK\x06tq\x0bQK\x00K\x02K\x03\x86q\x0cK\x03K\x01\x86q\x0d\x89" "ccollections\x0aOrderedDict\x0aq\x0e)Rq\x0ftq\x10}q\x11X\x03\x00\x00\x00" "fooq\x12K\x01stq\x13Rq\x14sX\x05\x00\x00\x00" "epochq\x15K\x01u.");
+  const PickleDocument doc = read_pickle(p);
+  const Checkpoint c = read_checkpoint(doc.root, "state.pt");
+  CHECK(c.state_dict_path == Json::array({"state"}));  // still a state dict
+  REQUIRE(c.tensors.size() == 1);
+  CHECK(c.tensors[0].in_state_dict);
+  CHECK(c.tensors[0].tensor->kind == PickleValue::Kind::tensor);
+  CHECK(c.tensors[0].tensor->numel == 6);
+  REQUIRE(c.values.size() == 1);
+  CHECK(c.values[0].key == "epoch");
+}

@@ -546,6 +546,14 @@ PickleRef reduce(Machine& m, PickleRef callable, PickleRef args) {
     if (parameter) t->text = "torch._utils._rebuild_parameter";
     return t;
   }
+  // torch 2.x's tensor with Python state (an attribute set on it, a subclass):
+  // _rebuild_from_type_v2(func, type, args, state) is the tensor func rebuilds from args, its
+  // type and state named nowhere (a state dict holding one is still a state dict)
+  if (name == "torch._tensor._rebuild_from_type_v2" && a.size() == 4 &&
+      a[0]->kind == Kind::global && a[2]->kind == Kind::tuple) {
+    const PickleRef rebuilt = reduce(m, a[0], a[2]);
+    if (rebuilt->kind == Kind::tensor) return rebuilt;
+  }
   if (name == "collections.OrderedDict") return m.make(Kind::dict);
   // typed containers: the value is the first argument
   if (name.rfind("torch.jit._pickle.", 0) == 0 && !a.empty()) return a[0];
@@ -568,6 +576,8 @@ bool rebuilt_global(std::string_view name) {
   static constexpr std::string_view kRebuilt[] = {
       "torch._utils._rebuild_tensor_v2", "torch._utils._rebuild_qtensor",
       "torch._utils._rebuild_parameter", "torch._utils._rebuild_parameter_with_state",
+      "torch._tensor._rebuild_from_type_v2", "torch.Tensor",
+      "torch.nn.parameter.Parameter",
       "collections.OrderedDict",         "builtins.set",
       "builtins.frozenset",              "builtins.object",
       "copyreg._reconstructor",          "_codecs.encode",
