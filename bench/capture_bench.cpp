@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "vin/diagnostics/capture/forward_runner.h"
+#include "vin/diagnostics/run/forward_runner.h"
 #include "vin/diagnostics/capture/model_capture.h"
 
 namespace vd = vin::diagnostics;

@@ -12,7 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "vin/diagnostics/capture/forward_runner.h"
+#include "vin/diagnostics/run/forward_runner.h"
 
 namespace vd = vin::diagnostics;
 

@@ -11,7 +11,9 @@
 - every script the README or docs/ names (`scripts/x.sh`, `scripts/x.py`), and every file under scripts/
   that starts with `#!`, is executable in git (mode 100755): the README runs them directly;
 - no function in apps/ or lib/ is longer than 150 lines (a lambda counts as part of the
-  function it is written in), and apps/vin-inspect/main.cpp, which only dispatches, is under 300.
+  function it is written in), and apps/vin-inspect/main.cpp, which only dispatches, is under 300;
+- no .cpp in lib/ is over 700 lines, and no folder of lib/ holds more than 15 files (its
+  CMakeLists.txt included): a file or folder past them does more than one job (issue 69).
 
 usage: check_layout.py REPO_ROOT
 """
@@ -20,13 +22,19 @@ import re
 import subprocess
 import sys
 
-TORCH_FOLDERS = {"torch", "capture", "compare", "profiling", "torch_plugin"}
+TORCH_FOLDERS = {"torch", "run", "instrument", "capture", "compare", "profiling", "torch_plugin"}
 TORCH_INCLUDE = re.compile(r'#\s*include\s*[<"](torch|ATen|c10|caffe2)/')
 INCLUDE = re.compile(r'\s*#\s*include\s*"vin/diagnostics/([a-z_]+)/([\w.]+)"')
 # the unit tests that link vin_core only (tests/CMakeLists.txt, vin_core_tests)
 CORE_TESTS_START = "add_executable(vin_core_tests"
 MAX_FUNCTION_LINES = 150
 MAX_MAIN_LINES = 300
+MAX_CPP_LINES = 700
+MAX_FOLDER_FILES = 15
+# how far before a `{` its function's head is looked for: a parameter list and its qualifiers
+# (looking at the whole text before each brace made the check quadratic: 80 s a run)
+HEAD_WINDOW = 1500
+TAIL_WINDOW = 160
 # a brace that opens a body after `)`: a function's, unless the parenthesis was a statement's
 STATEMENT_KEYWORDS = re.compile(r"\b(if|for|while|switch|catch)\s*$")
 # what may stand between a parameter list's `)` and the body: qualifiers, ref-qualifiers
@@ -50,7 +58,10 @@ def long_functions(path, limit):
         if c == "\n":
             line += 1
         elif c == "{":
-            before = FUNCTION_TAIL.sub("", text[:i].rstrip())
+            head = text[max(0, i - HEAD_WINDOW):i].rstrip()
+            # the qualifiers and trailing return type are short: the regex sees their zone only
+            zone = head[-TAIL_WINDOW:]
+            before = head[:len(head) - len(zone)] + FUNCTION_TAIL.sub("", zone)
             is_function = False
             if before.endswith(")"):
                 depth, j = 0, len(before) - 1
@@ -148,6 +159,17 @@ def main():
         for start, lines in long_functions(path, MAX_FUNCTION_LINES):
             problems.append(f"{os.path.relpath(path, root)}:{start}: a function of {lines} lines, "
                             f"more than {MAX_FUNCTION_LINES}")
+    for folder in folders:
+        entries = os.listdir(os.path.join(lib, folder))
+        if len(entries) > MAX_FOLDER_FILES:
+            problems.append(f"lib/vin/diagnostics/{folder}/ holds {len(entries)} files, more than "
+                            f"{MAX_FOLDER_FILES}")
+    for folder, path in files:
+        if path.endswith(".cpp"):
+            lines = len(open(path).readlines())
+            if lines > MAX_CPP_LINES:
+                problems.append(f"{os.path.relpath(path, root)} has {lines} lines, more than "
+                                f"{MAX_CPP_LINES}")
     main_lines = len(open(os.path.join(root, "apps", "vin-inspect", "main.cpp")).readlines())
     if main_lines >= MAX_MAIN_LINES:
         problems.append(f"apps/vin-inspect/main.cpp has {main_lines} lines; it only dispatches "

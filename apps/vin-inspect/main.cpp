@@ -187,7 +187,8 @@ int main(int argc, char** argv) {
   setenv("TZ", ":/etc/localtime", /*overwrite=*/0);
   const std::vector<std::unique_ptr<Command>> commands = vin::cli::all_commands();
 
-  CLI::App app{"vin-inspect: inspect PyTorch TorchScript archives as machine-readable records",
+  CLI::App app{"vin-inspect: describe PyTorch model files (TorchScript and .pt2 archives, state "
+               "dicts, checkpoints, safetensors) as machine-readable records",
                kProgram};
   app.set_version_flag("--version", std::string(kProgram) + " " VIN_VERSION +
                                         (VIN_WITH_TORCH ? " (LibTorch " VIN_LIBTORCH_VERSION ")"

@@ -8,8 +8,8 @@
 #include <string>
 
 #include "progress_line.h"
-#include "vin/diagnostics/archive/archive_layout.h"
-#include "vin/diagnostics/archive/file_kind.h"
+#include "vin/diagnostics/torchscript/archive_layout.h"
+#include "vin/diagnostics/formats/file_kind.h"
 #include "vin/diagnostics/plugin/operator_libraries.h"
 #include "vin/diagnostics/records/error.h"
 
@@ -86,9 +86,10 @@ const vd::TorchPlugin& torch_plugin() {
 void name_unrunnable_files(const std::vector<std::string>& paths, bool saved_tensors) {
   if (VIN_WITH_TORCH) return;
   for (const std::string& path : paths) {
-    const vd::ClassifiedFile file = vd::classify_file(path, "a TorchScript archive");
-    if (saved_tensors && file.kind == vd::FileKind::other_zip) continue;
-    vd::probe_torchscript_archive(file);  // throws for anything but a TorchScript archive
+    // throws for anything but a TorchScript archive (or compare's saved tensors)
+    const unsigned uses = saved_tensors ? vd::kRun | vd::kSavedTensors : vd::kRun;
+    const vd::ClassifiedFile file = vd::open_model_file(path, uses, "a TorchScript archive");
+    if (!vd::npz_of(file)) vd::open_torchscript_archive(file);
   }
 }
 

@@ -7,7 +7,7 @@
 
 #include <vector>
 
-#include "vin/diagnostics/archive/model_source.h"
+#include "vin/diagnostics/formats/model_file.h"
 #include "vin/diagnostics/output/output_plan.h"
 #include "vin/diagnostics/plugin/torch_plugin.h"
 

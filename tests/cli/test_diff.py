@@ -801,7 +801,8 @@ def diff_errors_exit_2():
             ((fixture("convnet.pt"), fixture("missing.pt")), r"missing\.pt: no such file"),
             ((bad, fixture("convnet.pt")), r"bad\.jsonl:1: starts with a TensorSnapshot record"),
             ((empty, fixture("convnet.pt")),
-             r"empty\.jsonl: empty file: no records, no archive, no configuration rendering"),
+             r"empty\.jsonl: empty file, not a model file \(an archive or a weights file\), a "
+             r"configuration rendering \(a YAML mapping\) or saved records$"),
             ((fixture("convnet.pt"),), r"NEW is required"),
         ]
         for args, pattern in cases:

@@ -97,6 +97,23 @@ def help_lists_each_subcommand_with_an_example():
 
 
 @test
+def docs_and_man_page_list_the_formats_the_format_table_gives():
+    # inspect-model --help names the formats it reads from the one table of formats; the man
+    # page and docs/cli.md must list each (issue 69)
+    text = " ".join(run("inspect-model", "--help").stdout.split())
+    listed = text.split("The model file: ", 1)[1].split("; or a directory", 1)[0]
+    formats = [f for part in listed.split(", ") for f in part.split(" or ")]
+    assert "a TorchScript archive" in formats and "a safetensors file" in formats, formats
+    with open(os.path.join(ARGS.source, "man", "vin-inspect.1")) as f:
+        man = " ".join(f.read().replace("\\-", "-").split())
+    with open(os.path.join(ARGS.source, "docs", "cli.md")) as f:
+        cli = f.read()
+    for phrase in formats:
+        assert f"\\(bu 2 {phrase} " in man, f"the man page does not list {phrase!r}"
+        assert f"\n- {phrase}\n" in cli, f"docs/cli.md does not list {phrase!r}"
+
+
+@test
 def docs_and_man_page_cover_every_subcommand_and_option():
     _, commands = subcommands_from_help()
     with open(os.path.join(ARGS.source, "docs", "cli.md")) as f:

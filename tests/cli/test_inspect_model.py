@@ -124,10 +124,12 @@ BAD_INPUTS = [
     ("missing.pt", r"missing\.pt: no such file$"),
     # the fixture directory itself: a directory stands for the one weights file or index in it
     ("", r": a directory of \d+ weights files and no index \(.*\); name the one to read"),
-    ("empty.pt", r"empty\.pt: empty file, not a TorchScript archive"),
-    ("text.pt", r"text\.pt: not a zip file, so not a TorchScript archive"),
+    # refused in the format table's words: what it is, not what inspect-model reads
+    ("empty.pt", r"empty\.pt: empty file, not a model file \(an archive or a weights file\)$"),
+    ("text.pt", r"text\.pt: a text file, not a model file \(an archive or a weights file\); "
+                r"torch\.jit\.save writes zip archives$"),
     ("truncated.pt", r"truncated\.pt: truncated or damaged zip archive"),
-    ("plain.zip", r"plain\.zip: a zip archive without data\.pkl, not a PyTorch archive"),
+    ("plain.zip", r"plain\.zip: a zip archive without data\.pkl, not a model file"),
 ]
 
 
@@ -174,7 +176,8 @@ def saved_records_are_named_as_records_wherever_a_model_is_expected():
         with open(plain, "w") as f:
             f.write('{"depth": 5}\n')
         assert_clean_error(run("inspect-model", plain), 1,
-                           re.escape(f"{plain}: a JSON file, not a TorchScript archive"))
+                           re.escape(f"{plain}: a JSON file, not a model file (an archive or a "
+                                     f"weights file)"))
         p = run("inspect-config", plain)
         assert p.returncode == 0 and '"path": ["depth"]' in p.stdout, p.stderr
 
@@ -236,8 +239,8 @@ def a_pytorch_1_2_archive_is_described_from_its_model_json():
     assert p.returncode == 0 and '"identical": true' in p.stdout, p.stdout + p.stderr
     # what does not read it says what it is and how to write it again
     p = run("inspect-config", fixture("model_json.pt"))
-    assert_clean_error(p, 1, r"model_json\.pt: a TorchScript archive in the format PyTorch 1\.0 "
-                             r"to 1\.2 wrote \(model\.json\).*only inspect-model and diff read "
+    assert_clean_error(p, 1, r"model_json\.pt: a TorchScript archive of PyTorch 1\.0 to 1\.2 "
+                             r"\(model\.json\), which .*only inspect-model and diff read "
                              r"it here\. Load it with PyTorch 1\.x's torch\.jit\.load and save it "
                              r"again with torch\.jit\.save")
 
@@ -245,12 +248,12 @@ def a_pytorch_1_2_archive_is_described_from_its_model_json():
 @torch_test
 def a_pytorch_1_2_archive_is_not_run():
     p = run("capture", fixture("model_json.pt"), "--shape", "input=1x1x4x4")
-    assert_clean_error(p, 1, r"model_json\.pt: a TorchScript archive in the format PyTorch 1\.0 "
-                             r"to 1\.2 wrote \(model\.json\), which LibTorch 2 and builds of 1\.x "
+    assert_clean_error(p, 1, r"model_json\.pt: a TorchScript archive of PyTorch 1\.0 to 1\.2 "
+                             r"\(model\.json\), which LibTorch 2 and builds of 1\.x "
                              r"without legacy import cannot load")
     p = run("compare", fixture("model_json.pt"), fixture("model_json.pt"), "--shape",
             "input=1x1x4x4")
-    assert_clean_error(p, 2, r"model_json\.pt: a TorchScript archive in the format PyTorch 1\.0")
+    assert_clean_error(p, 2, r"model_json\.pt: a TorchScript archive of PyTorch 1\.0 to 1\.2")
 
 
 @test

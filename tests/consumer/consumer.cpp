@@ -6,11 +6,11 @@
 #include <stdexcept>
 #include <string>
 
-#include "vin/diagnostics/archive/model_source.h"
+#include "vin/diagnostics/formats/model_file.h"
 #include "vin/diagnostics/output/output_format.h"
 #if CONSUMER_WITH_TORCH
 #include "vin/diagnostics/capture/model_capture.h"
-#include "vin/diagnostics/torch/forward_inputs.h"
+#include "vin/diagnostics/run/forward_inputs.h"
 #include "vin/diagnostics/torch/model_loader.h"
 #endif
 
@@ -19,7 +19,7 @@ namespace vd = vin::diagnostics;
 int main(int argc, char** argv) try {
   if (argc == 2) {
     const vd::ModelMetadata model =
-        vd::describe_archive(argv[1], vd::InspectDetails::everything(), nullptr);
+        vd::describe_model_file(argv[1], vd::InspectDetails::everything(), nullptr);
     vd::write_model_metadata(std::cout, model, vd::OutputFormat::jsonl);
     return 0;
   }

@@ -1,5 +1,5 @@
 // Fuzz target: inspect-config on an archive: the zip checks made before LibTorch
-// (probe_torchscript_archive) and the single-record read of extra/config.yaml, then the walk.
+// (open_torchscript_archive) and the single-record read of extra/config.yaml, then the walk.
 // LibTorch is not involved; mutated and truncated zips must end in vin::diagnostics::Error.
 #include <cstddef>
 #include <cstdint>
@@ -9,6 +9,7 @@
 #include "vin/diagnostics/config/inspect_config.h"
 #include "vin/diagnostics/output/output_format.h"
 #include "vin/diagnostics/records/error.h"
+#include "vin/diagnostics/formats/model_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   namespace vd = vin::diagnostics;

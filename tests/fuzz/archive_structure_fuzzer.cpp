@@ -1,4 +1,4 @@
-// Fuzz target: inspect-model's readers of an archive without LibTorch (describe_archive without a
+// Fuzz target: inspect-model's readers of an archive without LibTorch (describe_model_file without a
 // fallback: the zip checks, data.pkl through read_pickle and class headers from code/, or a
 // PyTorch 1.0-1.2 archive's model.json and attributes.pkl), plain and with every detail
 // (tensors, attributes and constants from printed literals, signatures), then the jsonl writer.
@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "fuzz_input.h"
-#include "vin/diagnostics/archive/model_source.h"
+#include "vin/diagnostics/formats/model_file.h"
 #include "vin/diagnostics/output/output_format.h"
 #include "vin/diagnostics/records/error.h"
 
@@ -20,7 +20,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const vd::ClassifiedFile file = vd::classify_file(path, "a TorchScript archive");
     for (const vd::InspectDetails& details :
          {vd::InspectDetails{}, vd::InspectDetails::everything()}) {
-      const vd::ModelMetadata model = vd::describe_archive(file, details, nullptr);
+      const vd::ModelMetadata model = vd::describe_model_file(file, details, nullptr);
       std::ostringstream out;
       vd::write_model_metadata(out, model, vd::OutputFormat::jsonl);
     }

@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "vin/diagnostics/archive/export_archive.h"
-#include "vin/diagnostics/archive/input_file.h"
+#include "vin/diagnostics/export/export_archive.h"
+#include "vin/diagnostics/container/input_file.h"
 #include "vin/diagnostics/output/output_format.h"
 #include "vin/diagnostics/records/error.h"
 

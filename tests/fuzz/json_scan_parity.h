@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "vin/diagnostics/records/bounded_json.h"
-#include "vin/diagnostics/records/json_encoding.h"
+#include "vin/diagnostics/json/bounded_json.h"
+#include "vin/diagnostics/json/json_encoding.h"
 
 namespace vin::test {
 

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "vin/diagnostics/archive/npy_reader.h"
+#include "vin/diagnostics/npy/npy_reader.h"
 #include "vin/diagnostics/records/error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "vin/diagnostics/archive/pickle_reader.h"
+#include "vin/diagnostics/pickle/pickle_reader.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   try {

@@ -9,9 +9,10 @@
 #include <string_view>
 #include <vector>
 
-#include "vin/diagnostics/archive/input_file.h"
-#include "vin/diagnostics/archive/safetensors_file.h"
+#include "vin/diagnostics/container/input_file.h"
+#include "vin/diagnostics/safetensors/safetensors_file.h"
 #include "vin/diagnostics/records/error.h"
+#include "vin/diagnostics/container/crc32.h"
 
 namespace vd = vin::diagnostics;
 

@@ -8,7 +8,7 @@
 
 #include "fuzz_input.h"
 #include "vin/diagnostics/records/error.h"
-#include "vin/diagnostics/torch/forward_inputs.h"
+#include "vin/diagnostics/run/forward_inputs.h"
 
 namespace {
 

@@ -1,7 +1,7 @@
-// Fuzz target: one torch.save file read as weights, in the zip format (bytes starting PK), the
-// tar format of PyTorch 0.1-0.3 (a ustar header's magic at byte 257) or the legacy one (anything
-// else): TorchSaveZip, TorchSaveTar or LegacyTorchSave, then describe_torch_save with
-// every tensor's data_crc32, as `inspect-model FILE --tensors` reads it. Bad bytes must end in
+// Fuzz target: one file read as weights as `inspect-model FILE --tensors` reads it: told apart by
+// the format table's classifier (formats/file_kind) and read by describe_weights_file (a
+// torch.save file of the zip, tar or legacy format, or a safetensors file), every tensor's
+// data_crc32 computed; a file of another format is refused in the table's words. Bad bytes must end in
 // vin::diagnostics::Error; what is described must count each tensor within its storage. Anything
 // else (a crash, a read past a storage, a hang) is a finding.
 #include <cstddef>
@@ -10,12 +10,9 @@
 #include <memory>
 #include <string_view>
 
-#include "vin/diagnostics/archive/input_file.h"
-#include "vin/diagnostics/archive/legacy_torch_save.h"
-#include "vin/diagnostics/archive/torch_save_file.h"
-#include "vin/diagnostics/archive/torch_save_tar.h"
-#include "vin/diagnostics/archive/weights_file.h"
-#include "vin/diagnostics/archive/zip_archive.h"
+#include "vin/diagnostics/container/input_file.h"
+#include "vin/diagnostics/formats/file_kind.h"
+#include "vin/diagnostics/formats/weights_sets.h"
 #include "vin/diagnostics/records/error.h"
 
 namespace vd = vin::diagnostics;
@@ -26,15 +23,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const vd::InputFilePtr file = vd::InputFile::from_bytes("fuzz.pt", bytes);
     vd::InspectDetails details;
     details.tensors = true;
-    vd::ModelMetadata model = [&] {
-      if (bytes.substr(0, 2) == "PK") {
-        const vd::ZipArchive zip(file);
-        return vd::describe_torch_save(vd::TorchSaveZip(zip, file->path(), 1 << 24), details);
-      }
-      if (bytes.size() > 262 && bytes.substr(257, 5) == "ustar")
-        return vd::describe_torch_save(vd::TorchSaveTar(file), details);
-      return vd::describe_torch_save(vd::LegacyTorchSave(file), details);
-    }();
+    const vd::ClassifiedFile classified = vd::classify(file);
+    if (!vd::is_weights_kind(classified.kind) || classified.kind == vd::FileKind::weights_index)
+      return 0;  // a sharded set's index names other files: not this target's
+    const vd::ModelMetadata model = vd::describe_weights_file(classified, details);
     // every listed tensor is within what the file holds
     for (const vd::ModuleMetadata& m : model.modules())
       for (const vd::TensorMetadata& t : m.details().tensors.value_or(

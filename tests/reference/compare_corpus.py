@@ -53,7 +53,8 @@ from weights_reference import safetensors_state_dict  # noqa: E402
 # SOURCES.md's format column: files that are not TorchScript archives, and the reason the tool
 # must give for each
 REFUSED_FORMATS = {
-    "legacy PYTORCH1 container": "the container format of PyTorch 1.0's previews",
+    "legacy PYTORCH1 container": "a TorchScript file of PyTorch 1.0's previews (PYTORCH1), which "
+                                 "no released PyTorch reads",
 }
 # weights files (contract 11): described as the weights reference computes them from torch.load
 # (torch.save files) or from the format's specification (safetensors: json and numpy)

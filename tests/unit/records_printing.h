@@ -3,7 +3,7 @@
 
 #include <ostream>
 
-#include "vin/diagnostics/records/json_encoding.h"
+#include "vin/diagnostics/json/json_encoding.h"
 #include "vin/diagnostics/records/model_metadata.h"
 
 namespace vin::diagnostics {

@@ -7,6 +7,7 @@
 #include "../command.h"
 #include "../outputs.h"
 #include "../torch_access.h"
+#include "vin/diagnostics/formats/file_format.h"
 #include "vin/diagnostics/text/printable.h"
 
 namespace vd = vin::diagnostics;
@@ -24,7 +25,8 @@ class Capture : public Command {
                  "table"}) {}
 
   void define(CLI::App& sub) override {
-    sub.add_option("ARCHIVE", request_.run.archive, "TorchScript archive written by torch.jit.save")
+    sub.add_option("ARCHIVE", request_.run.archive,
+                   "The model file: " + vd::formats_serving(vd::kRun) + ", as torch.jit.save writes")
         ->required();
     run_.add(sub,
              "Inputs for one forward: .npz, .npy or torch.save file (repeatable; one forward per "

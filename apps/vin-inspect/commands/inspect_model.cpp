@@ -5,8 +5,9 @@
 #include "../command.h"
 #include "../outputs.h"
 #include "../torch_access.h"
-#include "vin/diagnostics/archive/export_archive.h"
-#include "vin/diagnostics/archive/model_source.h"
+#include "vin/diagnostics/export/export_archive.h"
+#include "vin/diagnostics/formats/file_format.h"
+#include "vin/diagnostics/formats/model_file.h"
 #include "vin/diagnostics/text/printable.h"
 
 namespace vd = vin::diagnostics;
@@ -18,14 +19,15 @@ class InspectModel : public Command {
  public:
   InspectModel()
       : Command({"inspect-model", "model",
-                 "Describe an archive's registered modules, parameters and buffers (no forward "
+                 "Describe a model file's registered modules, parameters and buffers (no forward "
                  "pass)",
                  "vin-inspect inspect-model net.pt --format table"}) {}
 
   void define(CLI::App& sub) override {
+    // the formats as the format table names them (formats/file_format.cpp)
     sub.add_option("ARCHIVE", archive_,
-                   "TorchScript archive written by torch.jit.save, a torch.export .pt2, or a "
-                   "safetensors weights file")
+                   "The model file: " + vd::formats_serving(vd::kDescribe) +
+                       "; or a directory holding a weights file or a sharded set's index")
         ->required();
     sub.add_flag("--tensors", details_.tensors,
                  "Each parameter and buffer (shape, dtype, device, bytes, storage CRC-32) and the "
@@ -50,7 +52,7 @@ class InspectModel : public Command {
     if (all_) details_.tensors = details_.attributes = details_.signature = true;
     const vd::ModelMetadata model = [&] {
       try {
-        return vd::describe_archive(archive_, details_, libtorch_fallback(with_libtorch_));
+        return vd::describe_model_file(archive_, details_, libtorch_fallback(with_libtorch_));
       } catch (const vd::UndescribedArchive& refused) {
         // what it is (an AOTInductor package's models, devices, platforms), then the refusal
         write_records(plan, archive_, [&](std::ostream& out) {

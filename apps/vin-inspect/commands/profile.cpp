@@ -7,7 +7,8 @@
 #include "../outputs.h"
 #include "../progress_line.h"
 #include "../torch_access.h"
-#include "vin/diagnostics/output/chrome_trace.h"
+#include "vin/diagnostics/formats/file_format.h"
+#include "vin/diagnostics/profile/chrome_trace.h"
 #include "vin/diagnostics/text/printable.h"
 
 namespace vd = vin::diagnostics;
@@ -28,7 +29,8 @@ class Profile : public Command {
                  "vin-inspect profile net.pt --shape x=1x3x224x224 --format table"}) {}
 
   void define(CLI::App& sub) override {
-    sub.add_option("ARCHIVE", request_.run.archive, "TorchScript archive written by torch.jit.save")
+    sub.add_option("ARCHIVE", request_.run.archive,
+                   "The model file: " + vd::formats_serving(vd::kRun) + ", as torch.jit.save writes")
         ->required();
     run_.add(sub, "Inputs for the forward: one .npz, .npy or torch.save file",
              "an error, and no records");

@@ -2,12 +2,12 @@
 
 #include <chrono>
 
-#include "vin/diagnostics/capture/forward_runner.h"
+#include "vin/diagnostics/run/forward_runner.h"
 #include "vin/diagnostics/capture/model_capture.h"
 #include "vin/diagnostics/capture/tensor_consumers.h"
 #include "vin/diagnostics/capture/tensor_sampling.h"
 #include "vin/diagnostics/output/npz_writer.h"
-#include "vin/diagnostics/records/log_sink.h"
+#include "vin/diagnostics/plugin/log_sink.h"
 #include "vin/diagnostics/torch/dtype_names.h"
 
 namespace vin::diagnostics {

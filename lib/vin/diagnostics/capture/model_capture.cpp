@@ -10,12 +10,12 @@
 #include <unordered_set>
 
 #include "vin/diagnostics/capture/capture_request.h"
-#include "vin/diagnostics/capture/graph_instrumentation.h"
-#include "vin/diagnostics/capture/hook_retyping.h"
+#include "vin/diagnostics/instrument/graph_instrumentation.h"
+#include "vin/diagnostics/instrument/hook_retyping.h"
 #include "vin/diagnostics/capture/inline_forks.h"
 #include "vin/diagnostics/capture/tensor_sampling.h"
 #include "vin/diagnostics/records/error.h"
-#include "vin/diagnostics/records/log_sink.h"
+#include "vin/diagnostics/plugin/log_sink.h"
 #include "vin/diagnostics/records/model_metadata.h"
 #include "vin/diagnostics/text/module_selection.h"
 #include "vin/diagnostics/torch/dtype_names.h"

@@ -21,10 +21,10 @@
 #include <utility>
 #include <vector>
 
-#include "vin/diagnostics/capture/stoppable_forward.h"
+#include "vin/diagnostics/run/stoppable_forward.h"
 #include "vin/diagnostics/capture/tensor_consumers.h"
 #include "vin/diagnostics/records/capture_records.h"
-#include "vin/diagnostics/torch/forward_inputs.h"
+#include "vin/diagnostics/run/forward_inputs.h"
 
 namespace vin::diagnostics {
 

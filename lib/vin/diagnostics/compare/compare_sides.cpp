@@ -11,16 +11,15 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "vin/diagnostics/archive/archive_layout.h"
-#include "vin/diagnostics/archive/file_kind.h"
-#include "vin/diagnostics/archive/npy_reader.h"
-#include "vin/diagnostics/capture/forward_runner.h"
+#include "vin/diagnostics/formats/model_file.h"
+#include "vin/diagnostics/npy/npy_reader.h"
+#include "vin/diagnostics/run/forward_runner.h"
 #include "vin/diagnostics/capture/model_capture.h"
 #include "vin/diagnostics/capture/tensor_sampling.h"
 #include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/text/module_selection.h"
 #include "vin/diagnostics/torch/dtype_names.h"
-#include "vin/diagnostics/torch/forward_inputs.h"
+#include "vin/diagnostics/run/forward_inputs.h"
 #include "vin/diagnostics/torch/model_loader.h"
 
 namespace vin::diagnostics {
@@ -349,21 +348,12 @@ struct OpenedSide {
 };
 
 OpenedSide open_side(const CompareSide& side) {
-  ClassifiedFile file = naming_out_of_memory(side.path, "reading the file", [&] {
-    return classify_file(side.path, "a TorchScript archive or an .npz file");
+  const ClassifiedFile file = naming_out_of_memory(side.path, "reading the file", [&] {
+    return open_model_file(side.path, kRun | kSavedTensors,
+                           "a TorchScript archive or an .npz file");
   });
-  switch (file.kind) {
-    case FileKind::torchscript_archive:
-    case FileKind::torch_save_zip:
-    case FileKind::legacy_torchscript:  // the probe says why it is not loaded
-    case FileKind::torch_export:
-      return {probe_torchscript_archive(file), nullptr};
-    case FileKind::other_zip:
-      return {std::nullopt, file.zip};
-    default:
-      throw Error(side.path + ": " + what_it_is(file) +
-                  ", neither a TorchScript archive nor an .npz file of saved tensors");
-  }
+  if (npz_of(file)) return {std::nullopt, file.zip};
+  return {open_torchscript_archive(file), nullptr};
 }
 
 // A file of saved tensors into `sink`, member by member in the file's order.

@@ -18,10 +18,10 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "vin/diagnostics/archive/archive_layout.h"
+#include "vin/diagnostics/formats/model_file.h"
 #include "vin/diagnostics/config/yaml_messages.h"
 #include "vin/diagnostics/records/error.h"
-#include "vin/diagnostics/records/json_encoding.h"
+#include "vin/diagnostics/json/json_encoding.h"
 #include "vin/diagnostics/text/printable.h"
 
 namespace vin::diagnostics {
@@ -499,8 +499,11 @@ std::vector<YAML::Mark> document_starts(const std::string& text, const std::stri
 // The configuration in `file`: an archive's config.yaml, or a YAML file.
 ModelStructureSpec read_config_file(const ClassifiedFile& file, UnwalkedValues* unwalked) {
   const std::string& path = file.path();
+  // JSON is YAML too, but records this tool wrote are no rendering (their walk would describe
+  // the records' fields as a configuration)
+  if (!serves(file, kConfig)) refuse(file, kConfig);
   if (file.zip) {
-    const ArchiveLayout layout = probe_torchscript_archive(file);
+    const ArchiveLayout layout = open_torchscript_archive(file);
     const auto text = read_archive_record(layout, "extra/config.yaml", kMaxBytes);
     if (!text)
       throw Error(path +
@@ -508,15 +511,6 @@ ModelStructureSpec read_config_file(const ClassifiedFile& file, UnwalkedValues* 
                   "torch.jit.save(m, path, _extra_files={\"config.yaml\": text})");
     return inspect_config(*text, path + " (extra/config.yaml)", unwalked);
   }
-  if (file.kind == FileKind::empty)
-    throw Error(path + ": empty file, not a configuration rendering (a YAML mapping)");
-  // JSON is YAML too, but records this tool wrote are no rendering (their walk would describe
-  // the records' fields as a configuration)
-  if (unread_kind(file.kind) || saved_records_of(file))
-    throw Error(path + ": " + what_it_is(file) +
-                (file.kind == FileKind::lfs_pointer
-                     ? std::string()
-                     : ", not a configuration rendering (a YAML mapping)"));
   return inspect_config(file.file->read_all(kMaxBytes, "a configuration"), path, unwalked);
 }
 
@@ -559,7 +553,7 @@ ModelStructureSpec inspect_config_file(const ClassifiedFile& file, UnwalkedValue
 
 ModelStructureSpec inspect_config_file(const std::string& path, UnwalkedValues* unwalked) {
   return naming_out_of_memory(path, "reading the configuration", [&] {
-    return inspect_config_file(classify_file(path, "a configuration"), unwalked);
+    return inspect_config_file(open_model_file(path, kConfig, "a configuration"), unwalked);
   });
 }
 

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "vin/diagnostics/archive/file_kind.h"
+#include "vin/diagnostics/formats/file_kind.h"
 #include "vin/diagnostics/records/config_records.h"
 #include "vin/diagnostics/records/record_value.h"
 
@@ -29,8 +29,8 @@ ModelStructureSpec inspect_config(const std::string& text, const std::string& so
 /// Reads the rendering from a .yaml/.yml file, or from the `config.yaml` extra file of a
 /// TorchScript archive (that one record only: no module is loaded, no tensor data read).
 ModelStructureSpec inspect_config_file(const std::string& path, UnwalkedValues* unwalked = nullptr);
-/// The same for a file opened and told apart already (classify_file): a zip must be a
-/// TorchScript archive (probe_torchscript_archive says what else it is), anything else is YAML.
+/// The same for a file opened and told apart already (classify_file): a TorchScript archive's
+/// config.yaml, or YAML; any other file refused as open_model_file refuses it (kConfig).
 ModelStructureSpec inspect_config_file(const ClassifiedFile& file,
                                        UnwalkedValues* unwalked = nullptr);
 

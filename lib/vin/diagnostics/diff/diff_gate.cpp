@@ -3,10 +3,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <set>
 
+#include "vin/diagnostics/diff/record_set_parts.h"
+#include "vin/diagnostics/json/bounded_json.h"
+#include "vin/diagnostics/json/exact_integer.h"
 #include "vin/diagnostics/records/error.h"
-#include "vin/diagnostics/records/exact_integer.h"
 #include "vin/diagnostics/text/printable.h"
+#include "vin/diagnostics/text/suggest.h"
 
 namespace vin::diagnostics {
 namespace {
@@ -187,6 +191,105 @@ std::vector<std::pair<std::string, std::string>> DiffGate::named_fields() const 
   for (const auto& f : only_) out.emplace_back("--only", f);
   for (const auto& [f, limits] : limits_) out.emplace_back("--tolerance", f);
   return out;
+}
+
+namespace {
+
+using namespace diff_detail;
+
+// The lists a set holds, each with the name diff's field tables give its records.
+template <class Visit>
+void for_each_list(const RecordSet& set, Visit visit) {
+  visit(set.items);
+  visit(set.operators);
+  for (const auto* list : {&set.tensors, &set.methods, &set.operator_counts})
+    if (*list) visit(**list);
+}
+
+// Every field name the records of `set` have, as --ignore may name them; `matched_by` gets
+// those that identify a record (a module's path, a tensor's name), which are never compared.
+void collect_field_names(const RecordSet& set, std::set<std::string>& out,
+                         std::set<std::string>& matched_by) {
+  for (const auto& [key, value] : set.header.items()) out.insert(key);
+  const auto add = [&](const RecordList& list, std::initializer_list<const char*> identity) {
+    for (const FieldName name : list.names()) {
+      const std::string& text = field_name_text(name);
+      (one_of(text, identity) ? matched_by : out).insert(text);
+    }
+  };
+  add(set.items, {"path", "module_path"});
+  add(set.operators, {"operator"});
+  if (set.tensors) {
+    for (const char* key : kTensorKeys)
+      if (std::string(key) != "name") out.insert(key);
+    add(*set.tensors, {"name", "module_path"});  // a weights file's key, data_crc32, ...
+  }
+  if (set.methods) out.insert({"arguments", "returns", "outputs", "dimensions"});
+  if (set.graph_signature)
+    for (const auto& [key, value] : set.graph_signature->items()) out.insert(key);
+  if (set.operator_counts) out.insert("calls");
+}
+
+bool numeric(const Json& v) {
+  if (v.is_null() || v.is_number() || is_big_integer(v)) return !v.is_boolean();
+  if (!v.is_object()) return false;
+  return std::all_of(v.begin(), v.end(), [](const Json& x) {
+    return (x.is_number() && !x.is_boolean()) || is_big_integer(x) || x.is_null();
+  });
+}
+
+// Each value `field` has in the set's records (the container, items, tensors, methods, ...).
+template <class Visit>
+void for_each_value(const RecordSet& set, const std::string& field, Visit visit) {
+  const auto in = [&](const Json& item) {
+    if (item.is_object() && item.contains(field)) visit(item.at(field));
+  };
+  in(set.header);
+  if (set.graph_signature) in(*set.graph_signature);
+  const FieldName name = field_name(field);
+  for_each_list(set, [&](const RecordList& list) {
+    for (std::size_t i = 0; i < list.size(); ++i)
+      if (const FieldText* f = list[i].find(name)) {
+        // a number or null as written, without parsing it (a million of them)
+        const char first = f->size ? f->data[0] : ' ';
+        if (first == '-' || (first >= '0' && first <= '9') || f->text() == "null") continue;
+        visit(parse_text(f->text()));
+      }
+  });
+}
+
+}  // namespace
+
+// Every field the options name is one the records have (compared by default or not), and each
+// --tolerance field holds numbers; else a UsageError naming the option, the field and the
+// closest names.
+void check_named_fields(const RecordSet& old_set, const RecordSet& new_set, const DiffGate& gate) {
+  std::set<std::string> known, matched_by;
+  collect_field_names(old_set, known, matched_by);
+  collect_field_names(new_set, known, matched_by);
+  for (const auto& [flag, field] : gate.named_fields()) {
+    if (!known.count(field) && matched_by.count(field))
+      throw UsageError(flag + " " + field_in_message(field) + ": records are matched by " +
+                       field_in_message(field) + ", which is never compared");
+    if (!known.count(field)) {
+      const auto near =
+          closest_matches(field, std::vector<std::string>(known.begin(), known.end()));
+      std::string hint;
+      for (const auto& n : near) hint += (hint.empty() ? "" : ", ") + n;
+      throw UsageError(flag + " " + field_in_message(field) +
+                       ": no compared record has this field" +
+                       (hint.empty() ? "" : "; the closest: " + hint));
+    }
+    if (flag != "--tolerance") continue;
+    const std::string name = field_in_message(field);  // a lambda captures no structured binding
+    for (const RecordSet* set : {&old_set, &new_set})
+      for_each_value(*set, field, [&name](const Json& v) {
+        if (!numeric(v))
+          throw UsageError("--tolerance " + name + "=...: " + name + " is not a number (" +
+                           printable(dump_line(v), 80) +
+                           "); a limit applies to numbers and to mappings of numbers");
+      });
+  }
 }
 
 }  // namespace vin::diagnostics

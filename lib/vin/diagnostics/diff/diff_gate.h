@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "vin/diagnostics/json/diff_records.h"
 #include "vin/diagnostics/records/record_value.h"
 
 namespace vin::diagnostics {
@@ -72,5 +73,10 @@ class DiffGate {
   std::map<std::string, std::vector<ToleranceLimit>> limits_;
   std::vector<std::string> strip_prefixes_;  // each ending with '.'
 };
+
+/// Every field the options name is one the records of `old_set` or `new_set` have (compared by
+/// default or not), and each --tolerance field holds numbers; else a UsageError naming the
+/// option, the field and the closest names.
+void check_named_fields(const RecordSet& old_set, const RecordSet& new_set, const DiffGate& gate);
 
 }  // namespace vin::diagnostics

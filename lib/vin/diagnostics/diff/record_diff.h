@@ -1,7 +1,7 @@
 // `vin-inspect diff`: the differences between two record sets of one kind (a model's
-// inspect-model records with whatever details they hold, or a configuration's inspect-config
-// records), matched by path, and the record sets from records in memory or from a file the tool
-// wrote (jsonl or a json document). output_format writes them.
+// inspect-model records with whatever details they hold, a configuration's inspect-config
+// records, or profiles), matched by path (record_matching.h). The record sets come from
+// saved_records.h; output_format writes the differences.
 #pragma once
 
 #include <optional>
@@ -9,26 +9,13 @@
 #include <utility>
 #include <vector>
 
-#include "vin/diagnostics/archive/input_file.h"
 #include "vin/diagnostics/diff/diff_gate.h"
+#include "vin/diagnostics/diff/saved_records.h"
 #include "vin/diagnostics/records/config_records.h"
-#include "vin/diagnostics/records/diff_records.h"
+#include "vin/diagnostics/json/diff_records.h"
 #include "vin/diagnostics/records/model_metadata.h"
 
 namespace vin::diagnostics {
-
-/// A record set from records in memory (with the details `model` holds).
-RecordSet record_set(const ModelMetadata& model, const std::string& source);
-/// A configuration's record set; `unwalked` as RecordSet::unwalked.
-RecordSet record_set(
-    const ModelStructureSpec& spec, const std::string& source,
-    std::optional<std::vector<std::pair<std::vector<std::string>, Json>>> unwalked = {});
-
-/// Reads a file that inspect-model or inspect-config wrote: jsonl, or the `--format json`
-/// document. Throws Error naming the file (and line) when it is not one.
-RecordSet read_record_file(const std::string& path);
-/// The same for a file opened already.
-RecordSet read_record_file(const InputFile& file);
 
 /// The differences between two record sets, and what was compared.
 struct RecordDiff {

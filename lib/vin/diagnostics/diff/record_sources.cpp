@@ -1,14 +1,9 @@
 #include "vin/diagnostics/diff/record_sources.h"
 
-#include <filesystem>
-
 #include <exception>
 #include <future>
 #include <optional>
 
-#include "vin/diagnostics/archive/archive_layout.h"
-#include "vin/diagnostics/archive/file_kind.h"
-#include "vin/diagnostics/archive/weights_file.h"
 #include "vin/diagnostics/config/inspect_config.h"
 #include "vin/diagnostics/records/error.h"
 
@@ -21,40 +16,31 @@ RecordSet configuration_side(const ClassifiedFile& file) {
   return record_set(spec, file.path(), std::move(unwalked));
 }
 
+// What a side may be: a model file, a configuration rendering, saved records
+constexpr unsigned kSide = kDescribe | kConfig | kRecords;
+
 ClassifiedFile classify_side(const std::string& path) {
   // opened once, told apart once: an archive, saved records, else a YAML rendering; a directory
   // stands for the sharded set or the weights file it holds
-  std::error_code ec;
-  const std::string named =
-      std::filesystem::is_directory(path, ec) ? weights_in_directory(path) : path;
   return naming_out_of_memory(path, "reading the file", [&] {
-    return classify_file(named, "an archive, a record file or a configuration");
+    return open_model_file(path, kSide, "an archive, a record file or a configuration");
   });
 }
 
-bool saved_records(const ClassifiedFile& file) { return !file.zip && file.kind == FileKind::records; }
+bool saved_records(const ClassifiedFile& file) { return serves(file, kRecords); }
 
 RecordSet load_classified(const ClassifiedFile& file, const LibTorchInspector& fallback,
                           SideKind kind) {
   const std::string& path = file.path();
-  if (file.zip) {
-    if (kind == SideKind::configuration) return configuration_side(file);
-    InspectDetails details = InspectDetails::everything();
-    details.operators = true;  // a .pt2's OperatorCount records (a .pt has none)
-    return record_set(describe_archive(file, details, fallback), path);
-  }
-  if (file.kind == FileKind::empty && kind != SideKind::configuration)
-    throw Error(path + ": empty file: no records, no archive, no configuration rendering");
-  if (is_weights_kind(file.kind) && kind != SideKind::configuration)
-    return record_set(describe_weights_file(file, InspectDetails::everything()), path);
-  if (unread_kind(file.kind))
-    throw Error(path + ": " + what_it_is(file) +
-                "; diff compares archives, weights files, configuration renderings and saved "
-                "records");
   if (saved_records(file))
     return naming_out_of_memory(path, "reading the records",
                                 [&] { return read_record_file(*file.file); });
-  return configuration_side(file);
+  const bool rendering = kind == SideKind::configuration ? serves(file, kConfig)
+                                                         : !serves(file, kDescribe);
+  if (rendering) return configuration_side(file);
+  InspectDetails details = InspectDetails::everything();
+  details.operators = true;  // a .pt2's OperatorCount records (a .pt has none)
+  return record_set(describe_model_file(file, details, fallback), path);
 }
 
 }  // namespace

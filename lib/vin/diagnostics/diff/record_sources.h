@@ -5,7 +5,7 @@
 #include <string>
 #include <utility>
 
-#include "vin/diagnostics/archive/model_source.h"
+#include "vin/diagnostics/formats/model_file.h"
 #include "vin/diagnostics/diff/record_diff.h"
 
 namespace vin::diagnostics {
@@ -19,7 +19,7 @@ enum class SideKind {
 };
 
 /// The records of one side of diff: an archive's inspect-model records with --all's details
-/// (describe_archive, with `fallback` for archives the structure reader does not understand), a
+/// (describe_model_file, with `fallback` for archives the structure reader does not understand), a
 /// configuration's inspect-config records with the contents of the fields it does not walk, or
 /// the records a jsonl or json file holds. Throws Error when unreadable.
 RecordSet load_record_set(const std::string& path, const LibTorchInspector& fallback,

@@ -4,9 +4,9 @@
 #include <cmath>
 #include <cstdio>
 
-#include "vin/diagnostics/records/exact_integer.h"
-#include "vin/diagnostics/records/json_encoding.h"
-#include "vin/diagnostics/records/utf8.h"
+#include "vin/diagnostics/json/exact_integer.h"
+#include "vin/diagnostics/json/json_encoding.h"
+#include "vin/diagnostics/text/utf8.h"
 
 namespace vin::diagnostics {
 namespace {

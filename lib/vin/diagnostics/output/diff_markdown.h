@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "vin/diagnostics/records/diff_records.h"
+#include "vin/diagnostics/json/diff_records.h"
 
 namespace vin::diagnostics {
 

@@ -3,9 +3,10 @@
 #include <ostream>
 
 #include "vin/diagnostics/output/diff_markdown.h"
-#include "vin/diagnostics/output/text_table.h"
+#include "vin/diagnostics/tables/command_tables.h"
 #include "vin/diagnostics/records/error.h"
-#include "vin/diagnostics/records/json_encoding.h"
+#include "vin/diagnostics/json/json_encoding.h"
+#include "vin/diagnostics/json/model_document.h"
 
 namespace vin::diagnostics {
 
@@ -36,31 +37,16 @@ void write_export_archive(std::ostream& out, const ExportArchive& archive, Outpu
 void write_model_metadata(std::ostream& out, const ModelMetadata& model, OutputFormat format) {
   switch (format) {
     case OutputFormat::jsonl: {
-      if (const auto& archive = model.details().export_archive)
-        out << dump_record_line("ExportArchive", to_json(*archive)) << '\n';
-      if (const auto& weights = model.details().weights_file)
-        out << dump_record_line("WeightsFile", to_json(*weights)) << '\n';
-      out << dump_record_line("ModelMetadata", header_json(model)) << '\n';
-      if (const auto& signature = model.details().graph_signature)
-        out << dump_record_line("GraphSignature", to_json(*signature)) << '\n';
-      if (const auto& methods = model.details().methods)
-        for (const auto& m : *methods)
-          out << dump_record_line("MethodSignature", to_json(m)) << '\n';
-      for (const auto& m : model.modules()) {
-        out << dump_record_line("ModuleMetadata", to_json(m, /*with_tensors=*/false)) << '\n';
-        if (const auto& tensors = m.details().tensors)
-          for (const auto& t : *tensors)
-            out << dump_record_line("TensorMetadata", to_json(t, m.path())) << '\n';
-      }
-      if (const auto& operators = model.details().operators)
-        for (const auto& c : *operators)
-          out << dump_record_line("OperatorCount", to_json(c)) << '\n';
-      // a checkpoint's other contents after its model (contract 11.2)
-      if (const auto& weights = model.details().weights_file)
-        for (const auto& v : weights->values)
-          out << dump_record_line("CheckpointValue", to_json(v)) << '\n';
-      for (const auto& t : model.details().checkpoint_tensors)
-        out << dump_record_line("TensorMetadata", to_json(t, kRootPath)) << '\n';
+      // the parts in the model document's order (json/model_document.h), ModelMetadata's line
+      // after the containers
+      const auto line = [&out](const char* record, const Json& object) {
+        out << dump_record_line(record, object) << '\n';
+      };
+      for (std::size_t i = 0; i < kModelPartCount; ++i)
+        if (kModelParts[i].before_model) for_each_part_record(model, kModelParts[i].part, line);
+      line("ModelMetadata", header_json(model));
+      for (std::size_t i = 0; i < kModelPartCount; ++i)
+        if (!kModelParts[i].before_model) for_each_part_record(model, kModelParts[i].part, line);
       return;
     }
     case OutputFormat::json:

@@ -10,9 +10,9 @@
 #include "vin/diagnostics/records/capture_records.h"
 #include "vin/diagnostics/records/compare_records.h"
 #include "vin/diagnostics/records/config_records.h"
-#include "vin/diagnostics/records/diff_records.h"
+#include "vin/diagnostics/json/diff_records.h"
 #include "vin/diagnostics/records/model_metadata.h"
-#include "vin/diagnostics/output/text_table.h"
+#include "vin/diagnostics/tables/command_tables.h"
 #include "vin/diagnostics/records/profile_records.h"
 
 namespace vin::diagnostics {

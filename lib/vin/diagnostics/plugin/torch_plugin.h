@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "vin/diagnostics/archive/archive_layout.h"
+#include "vin/diagnostics/torchscript/archive_layout.h"
 #include "vin/diagnostics/capture/capture_request.h"
 #include "vin/diagnostics/compare/compare_request.h"
 #include "vin/diagnostics/profiling/profile_request.h"
-#include "vin/diagnostics/records/log_sink.h"
+#include "vin/diagnostics/plugin/log_sink.h"
 #include "vin/diagnostics/records/model_metadata.h"
 
 namespace vin::diagnostics {

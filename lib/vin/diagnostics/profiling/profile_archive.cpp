@@ -14,14 +14,14 @@
 #include <unordered_set>
 #include <utility>
 
-#include "vin/diagnostics/capture/forward_runner.h"
+#include "vin/diagnostics/run/forward_runner.h"
 #include "vin/diagnostics/capture/model_capture.h"
 #include "vin/diagnostics/capture/tensor_sampling.h"
 #include "vin/diagnostics/profile/latency.h"
 #include "vin/diagnostics/profile/profile_builder.h"
 #include "vin/diagnostics/profiling/operator_events.h"
 #include "vin/diagnostics/records/error.h"
-#include "vin/diagnostics/records/log_sink.h"
+#include "vin/diagnostics/plugin/log_sink.h"
 #include "vin/diagnostics/records/model_metadata.h"
 #include "vin/diagnostics/text/module_selection.h"
 #include "vin/diagnostics/torch/device_name.h"
@@ -217,7 +217,7 @@ ProfileInputs profile_inputs(const ForwardRun& run, const ForwardInputs& read) {
 // A profile on the meta device, which computes shapes and no values: its times and bytes are
 // none, and what was ordered by time is ordered by FLOPs and calls instead, so that two
 // profiles on meta are the same
-void unmeasured(ProfileRecords& records) {
+void mark_unmeasured(ProfileRecords& records) {
   for (auto& m : records.modules) m.measured = false;
   for (auto& o : records.operators) o.measured = false;
   std::stable_sort(records.operators.begin(), records.operators.end(),
@@ -431,7 +431,7 @@ std::optional<InstrumentationCost> calibrated_cost(LoadedRun& loaded, c10::Devic
 // The recorded forward's records and spans into `result` (its summary's fields that the builder
 // knows): the module and operator records, which modules' children did not run (of the
 // `registered` paths, `selected` by --module), the FLOPs, uncounted operators and peak
-void records_of(const ProfileBuilder& builder, const std::vector<std::string>& registered,
+void take_forward_records(const ProfileBuilder& builder, const std::vector<std::string>& registered,
                 const std::unordered_set<std::string>& selected, const ProfileRequest& request,
                 bool measures, ProfileResult& result) {
   ProfileSummary& summary = result.records.summary;
@@ -446,16 +446,16 @@ void records_of(const ProfileBuilder& builder, const std::vector<std::string>& r
   summary.flops = builder.flops();
   summary.uncounted_operators = builder.uncounted_operators();
   summary.peak_bytes = builder.peak_bytes();
-  if (!measures) unmeasured(result.records);
+  if (!measures) mark_unmeasured(result.records);
   summary.modules = static_cast<std::int64_t>(result.records.modules.size());
   summary.operators = static_cast<std::int64_t>(result.records.operators.size());
 }
 
-// The request's rules, checked here once for every caller (the binary's options only parse);
-// whether its forwards are measured: the meta device computes shapes and no values, so FLOPs and
-// shapes are the model's and a time or a byte count would be only the dispatcher's
+// Checks the request's rules, here once for every caller (the binary's options only parse), and
+// says whether its forwards are measured: the meta device computes shapes and no values, so
+// FLOPs and shapes are the model's and a time or a byte count would be only the dispatcher's
 // (ProfileSummary::measured)
-bool checked_measures(const ProfileRequest& request) {
+bool check_request_measured(const ProfileRequest& request) {
   if (request.run.inputs.size() + (request.run.shaped ? 1 : 0) != 1)
     throw UsageError(
         "--inputs: profile runs one forward: give one file with --inputs, or one set of --shape "
@@ -479,7 +479,7 @@ bool checked_measures(const ProfileRequest& request) {
 }  // namespace
 
 ProfileResult profile_archive(const ProfileRequest& request) {
-  const bool measures = checked_measures(request);
+  const bool measures = check_request_measured(request);
   // every forward, timed and instrumented, on the threads asked for (process-wide: profile runs
   // one archive)
   if (request.threads) at::set_num_threads(static_cast<int>(*request.threads));
@@ -614,7 +614,7 @@ ProfileResult profile_archive(const ProfileRequest& request) {
     summary.overhead.module_event_us = cost.module_event_ms * 1000;
     summary.overhead.operator_event_us = cost.operator_event_ms * 1000;
   }
-  records_of(*fastest, paths, selected, request, measures, result);
+  take_forward_records(*fastest, paths, selected, request, measures, result);
   return result;
 }
 

@@ -2,6 +2,7 @@
 // immutable values; nothing here depends on LibTorch or on YAML.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -42,7 +43,18 @@ class ConfigFieldSpec {
   /// Scalar or enum value; other values are a type marker.
   const ConfigValue& value() const { return value_; }
 
-  friend bool operator==(const ConfigFieldSpec& a, const ConfigFieldSpec& b);
+  // NaN values compare equal, so that a record equals its own copy.
+  friend bool operator==(const ConfigFieldSpec& a, const ConfigFieldSpec& b) {
+    if (a.value_.index() != b.value_.index()) return false;
+    if (const double* x = std::get_if<double>(&a.value_)) {
+      const double y = std::get<double>(b.value_);
+      if (!((std::isnan(*x) && std::isnan(y)) || *x == y)) return false;
+    } else if (a.value_ != b.value_) {
+      return false;
+    }
+    return a.path_ == b.path_ && a.declared_type_ == b.declared_type_ &&
+           a.configured_type_ == b.configured_type_;
+  }
   friend bool operator!=(const ConfigFieldSpec& a, const ConfigFieldSpec& b) { return !(a == b); }
 
  private:

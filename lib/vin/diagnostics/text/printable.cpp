@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "vin/diagnostics/records/utf8.h"
+#include "vin/diagnostics/text/utf8.h"
 
 namespace vin::diagnostics {
 

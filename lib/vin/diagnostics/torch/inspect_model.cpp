@@ -7,13 +7,15 @@
 #include <optional>
 #include <unordered_set>
 
-#include "vin/diagnostics/archive/zip_archive.h"
+#include "vin/diagnostics/container/zip_archive.h"
 #include "vin/diagnostics/records/detail_budget.h"
 #include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/records/module_counts.h"
 #include "vin/diagnostics/text/type_names.h"
 #include "vin/diagnostics/torch/dtype_names.h"
 #include "vin/diagnostics/torch/model_loader.h"
+#include "vin/diagnostics/container/crc32.h"
+#include "vin/diagnostics/formats/model_file.h"
 
 namespace vin::diagnostics {
 namespace {
@@ -276,7 +278,7 @@ ModelMetadata describe_with_libtorch(const ArchiveLayout& archive, const Inspect
 }
 
 ModelMetadata describe_with_libtorch(const std::string& path, const InspectDetails& details) {
-  return describe_with_libtorch(probe_torchscript_archive(path), details);
+  return describe_with_libtorch(open_torchscript_archive(path), details);
 }
 
 }  // namespace vin::diagnostics

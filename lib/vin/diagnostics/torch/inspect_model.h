@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "vin/diagnostics/archive/archive_layout.h"
+#include "vin/diagnostics/torchscript/archive_layout.h"
 #include "vin/diagnostics/records/model_metadata.h"
 
 namespace vin::diagnostics {
@@ -32,7 +32,7 @@ std::string module_type_name(const torch::jit::Module& module);
 /// the probe opened) and inspects it.
 ModelMetadata describe_with_libtorch(const ArchiveLayout& archive,
                                      const InspectDetails& details = {});
-/// The same for the archive at `path` (probe_torchscript_archive first).
+/// The same for the archive at `path` (open_torchscript_archive first: formats/model_file.h).
 ModelMetadata describe_with_libtorch(const std::string& path, const InspectDetails& details = {});
 
 }  // namespace vin::diagnostics

@@ -11,13 +11,14 @@
 #include <string_view>
 #include <vector>
 
-#include "vin/diagnostics/archive/archive_layout.h"
-#include "vin/diagnostics/archive/pickle_reader.h"
-#include "vin/diagnostics/archive/torchscript_literal.h"
+#include "vin/diagnostics/torchscript/archive_layout.h"
+#include "vin/diagnostics/pickle/pickle_reader.h"
+#include "vin/diagnostics/torchscript/torchscript_literal.h"
 #include "vin/diagnostics/records/error.h"
-#include "vin/diagnostics/records/log_sink.h"
+#include "vin/diagnostics/plugin/log_sink.h"
 #include "vin/diagnostics/text/printable.h"
 #include "vin/diagnostics/torch/quantized_conv_rewrite.h"
+#include "vin/diagnostics/formats/model_file.h"
 
 namespace vin::diagnostics {
 
@@ -281,7 +282,7 @@ class InputFileAdapter : public caffe2::serialize::ReadAdapterInterface {
 }  // namespace
 
 torch::jit::Module load_torchscript_archive(const std::string& path, const std::string& device) {
-  return load_torchscript_archive(probe_torchscript_archive(path), device);
+  return load_torchscript_archive(open_torchscript_archive(path), device);
 }
 
 torch::jit::Module load_torchscript_archive(const ArchiveLayout& layout,

@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "vin/diagnostics/archive/archive_layout.h"
+#include "vin/diagnostics/torchscript/archive_layout.h"
 
 namespace vin::diagnostics {
 
@@ -17,7 +17,7 @@ namespace vin::diagnostics {
 /// LibTorch failure into an Error naming the file, without a C++ backtrace.
 torch::jit::Module load_torchscript_archive(const ArchiveLayout& archive,
                                             const std::string& device = "cpu");
-/// The same for the archive at `path` (probe_torchscript_archive first).
+/// The same for the archive at `path` (open_torchscript_archive first: formats/model_file.h).
 torch::jit::Module load_torchscript_archive(const std::string& path,
                                             const std::string& device = "cpu");
 

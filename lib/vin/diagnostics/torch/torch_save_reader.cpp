@@ -8,9 +8,9 @@
 #include <cstring>
 #include <unordered_map>
 
-#include "vin/diagnostics/archive/file_kind.h"
-#include "vin/diagnostics/archive/pickle_reader.h"
-#include "vin/diagnostics/archive/saved_tensor.h"
+#include "vin/diagnostics/formats/model_file.h"
+#include "vin/diagnostics/pickle/pickle_reader.h"
+#include "vin/diagnostics/pickle/saved_tensor.h"
 #include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/text/printable.h"
 #include "vin/diagnostics/torch/dtype_names.h"
@@ -189,9 +189,8 @@ class Converter {
 }  // namespace
 
 c10::IValue read_torch_save_value(const std::string& path) {
-  const ClassifiedFile file = classify_file(path, "a torch.save file");
-  if (!file.zip) throw Error(path + ": not a zip file, so not a torch.save file");
-  return read_torch_save_value(*file.zip);
+  const ClassifiedFile file = open_model_file(path, kInputs, "a torch.save file");
+  return read_torch_save_value(*open_torch_save(file, std::uint64_t{1} << 30));
 }
 
 c10::IValue read_torch_save_value(const ZipArchive& zip) {

@@ -11,8 +11,8 @@
 
 #include <string>
 
-#include "vin/diagnostics/archive/torch_save_file.h"
-#include "vin/diagnostics/archive/zip_archive.h"
+#include "vin/diagnostics/torch_save/torch_save_file.h"
+#include "vin/diagnostics/container/zip_archive.h"
 
 namespace vin::diagnostics {
 

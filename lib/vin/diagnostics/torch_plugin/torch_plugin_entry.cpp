@@ -7,7 +7,7 @@
 #include "vin/diagnostics/compare/compare_sides.h"
 #include "vin/diagnostics/plugin/torch_plugin.h"
 #include "vin/diagnostics/profiling/profile_archive.h"
-#include "vin/diagnostics/records/log_sink.h"
+#include "vin/diagnostics/plugin/log_sink.h"
 #include "vin/diagnostics/torch/inspect_model.h"
 
 namespace {
