@@ -169,7 +169,7 @@ TEST_CASE("an .npz whose members give one name twice is ambiguous: a usage error
                                             "two arrays named 'arr_0' (the member arr_0.npy twice)"},
         {"duplicate_name.npz", "two arrays named 'x' (the members x and x.npy)"}}) {
     const ClassifiedFile zip = classify_file(fixture("inputs/" + file), "an .npz file");
-    REQUIRE(zip.zip);
+    REQUIRE(static_cast<bool>(zip.zip));
     CHECK_THROWS_WITH_AS(npz_array_names(*zip.zip), doctest::Contains(says.c_str()), UsageError);
     CHECK_THROWS_WITH_AS(read_npz_file(*zip.zip), doctest::Contains(says.c_str()), UsageError);
   }

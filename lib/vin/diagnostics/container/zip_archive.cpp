@@ -256,10 +256,16 @@ std::string ZipArchive::read(std::size_t index, std::uint64_t max_bytes,
       member != nullptr &&
       zip_fread(member, bytes.data(), entry.size) == static_cast<zip_int64_t>(entry.size) &&
       zip_fread(member, &past_end, 1) == 0;
+  // why, where libzip says: an allocation that failed inside it is memory, not damage
+  const int code = whole     ? ZIP_ER_OK
+                   : member ? zip_error_code_zip(zip_file_get_error(member))
+                            : zip_error_code_zip(zip_get_error(zip_));
   if (member) zip_fclose(member);
+  if (code == ZIP_ER_MEMORY) throw std::bad_alloc();
   if (!whole)
-    throw Error(path() + ": cannot read the record " + std::string(label) +
-                " (damaged archive: its data does not match its checksum)");
+    throw Error(path() + ": cannot read the record " + std::string(label) + " (damaged archive: " +
+                (code == ZIP_ER_OK ? "its data does not match its checksum" : zip_problem(code)) +
+                ")");
   return bytes;
 }
 
@@ -272,9 +278,11 @@ std::optional<std::string> ZipArchive::read(const std::string& name,
 
 ZipArchive::Member ZipArchive::open(std::size_t index, std::string label) const {
   zip_file_t* member = zip_fopen_index(zip_, static_cast<zip_uint64_t>(index), 0);
-  if (member == nullptr)
-    throw Error(label + ": cannot read (" + zip_problem(zip_error_code_zip(zip_get_error(zip_))) +
-                ")");
+  if (member == nullptr) {
+    const int code = zip_error_code_zip(zip_get_error(zip_));
+    if (code == ZIP_ER_MEMORY) throw std::bad_alloc();  // memory, not damage
+    throw Error(label + ": cannot read (" + zip_problem(code) + ")");
+  }
   return Member(member, std::move(label));
 }
 
@@ -288,9 +296,9 @@ ZipArchive::Member::~Member() {
 }
 
 void ZipArchive::Member::fail() {
-  throw Error(label_ + ": damaged member (" +
-              zip_problem(zip_error_code_zip(zip_file_get_error(static_cast<zip_file_t*>(file_)))) +
-              ")");
+  const int code = zip_error_code_zip(zip_file_get_error(static_cast<zip_file_t*>(file_)));
+  if (code == ZIP_ER_MEMORY) throw std::bad_alloc();  // memory, not damage
+  throw Error(label_ + ": damaged member (" + zip_problem(code) + ")");
 }
 
 std::size_t ZipArchive::Member::read(void* out, std::size_t n) {

@@ -24,21 +24,6 @@ using namespace tables_detail;
 
 namespace {
 
-// "920 B", "1.7 KiB", "44.6 MiB": a size for people (the JSON formats carry the bytes)
-std::string byte_size(std::int64_t bytes) {
-  if (bytes < 1024) return std::to_string(bytes) + " B";
-  const char* units[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
-  double value = static_cast<double>(bytes) / 1024;
-  std::size_t unit = 0;
-  while (value >= 1024 && unit + 1 < std::size(units)) {
-    value /= 1024;
-    ++unit;
-  }
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f %s", value, units[unit]);
-  return text;
-}
-
 // `float32[16, 3, 3, 3] cpu`: a tensor's dtype (without "torch."), shape and device
 std::string tensor_summary(const TensorMetadata& t) {
   std::string shape;

@@ -30,6 +30,8 @@ std::string path_text(const Json& path);
 /// Display width of UTF-8 text: code points, not bytes.
 std::size_t display_width(const std::string& text);
 void rstrip(std::string& line);
+/// "920 B", "1.7 KiB", "44.6 MiB": a size for people (the JSON formats carry the bytes).
+std::string byte_size(std::int64_t bytes);
 /// A module path's depth: 0 for the root.
 std::size_t depth_of(const std::string& path);
 /// Two spaces a level; past kMaxIndentDepth the depth is written out instead.
