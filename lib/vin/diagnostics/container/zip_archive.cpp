@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include <zip.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <cstring>
@@ -92,6 +93,19 @@ zip_int64_t file_window_callback(void* state, void* data, zip_uint64_t len, zip_
   }
 }
 
+// libzip's error code for a failure, or std::bad_alloc where the failure was an allocation: its
+// own (ZIP_ER_MEMORY) or zlib's, which libzip passes on as ZIP_ER_ZLIB with zlib's Z_MEM_ERROR
+// (inflateInit2 under a small address space; libzip 1.12 reports it so). Memory is not damage:
+// naming_out_of_memory names the stage.
+int failure_code(zip_error_t* error) {
+  const int code = zip_error_code_zip(error);
+  if (code == ZIP_ER_MEMORY) throw std::bad_alloc();
+  if ((code == ZIP_ER_ZLIB || code == ZIP_ER_COMPRESSED_DATA) &&
+      zip_error_code_system(error) == Z_MEM_ERROR)
+    throw std::bad_alloc();
+  return code;
+}
+
 // What a libzip error code means, in the project's words (libzip's own differ between versions)
 std::string zip_problem(int code) {
   switch (code) {
@@ -149,9 +163,14 @@ zip_t* open_zip(const InputFilePtr& file) {
     return zip;
   }
   zip_source_free(source);
-  const int code = zip_error_code_zip(&error);
+  int code = ZIP_ER_OK;
+  try {
+    code = failure_code(&error);
+  } catch (const std::bad_alloc&) {
+    zip_error_fini(&error);
+    throw;
+  }
   zip_error_fini(&error);
-  if (code == ZIP_ER_MEMORY) throw std::bad_alloc();  // naming_out_of_memory names the stage
   throw Error(file->path() + ": truncated or damaged zip archive (" + zip_problem(code) + ")");
 }
 
@@ -256,12 +275,17 @@ std::string ZipArchive::read(std::size_t index, std::uint64_t max_bytes,
       member != nullptr &&
       zip_fread(member, bytes.data(), entry.size) == static_cast<zip_int64_t>(entry.size) &&
       zip_fread(member, &past_end, 1) == 0;
-  // why, where libzip says: an allocation that failed inside it is memory, not damage
-  const int code = whole     ? ZIP_ER_OK
-                   : member ? zip_error_code_zip(zip_file_get_error(member))
-                            : zip_error_code_zip(zip_get_error(zip_));
+  // why, where libzip says (an allocation that failed inside it is memory, not damage)
+  int code = ZIP_ER_OK;
+  try {
+    code = whole ? ZIP_ER_OK
+           : member ? failure_code(zip_file_get_error(member))
+                    : failure_code(zip_get_error(zip_));
+  } catch (const std::bad_alloc&) {
+    if (member) zip_fclose(member);
+    throw;
+  }
   if (member) zip_fclose(member);
-  if (code == ZIP_ER_MEMORY) throw std::bad_alloc();
   if (!whole)
     throw Error(path() + ": cannot read the record " + std::string(label) + " (damaged archive: " +
                 (code == ZIP_ER_OK ? "its data does not match its checksum" : zip_problem(code)) +
@@ -279,8 +303,7 @@ std::optional<std::string> ZipArchive::read(const std::string& name,
 ZipArchive::Member ZipArchive::open(std::size_t index, std::string label) const {
   zip_file_t* member = zip_fopen_index(zip_, static_cast<zip_uint64_t>(index), 0);
   if (member == nullptr) {
-    const int code = zip_error_code_zip(zip_get_error(zip_));
-    if (code == ZIP_ER_MEMORY) throw std::bad_alloc();  // memory, not damage
+    const int code = failure_code(zip_get_error(zip_));
     throw Error(label + ": cannot read (" + zip_problem(code) + ")");
   }
   return Member(member, std::move(label));
@@ -296,8 +319,7 @@ ZipArchive::Member::~Member() {
 }
 
 void ZipArchive::Member::fail() {
-  const int code = zip_error_code_zip(zip_file_get_error(static_cast<zip_file_t*>(file_)));
-  if (code == ZIP_ER_MEMORY) throw std::bad_alloc();  // memory, not damage
+  const int code = failure_code(zip_file_get_error(static_cast<zip_file_t*>(file_)));
   throw Error(label_ + ": damaged member (" + zip_problem(code) + ")");
 }
 

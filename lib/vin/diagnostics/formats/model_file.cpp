@@ -180,6 +180,13 @@ const ZipArchive* npz_of(const ClassifiedFile& file) {
 
 bool is_npy(const ClassifiedFile& file) { return file.kind == FileKind::npy; }
 
+bool is_safetensors(const ClassifiedFile& file) { return file.kind == FileKind::safetensors; }
+
+bool is_torch_save(const ClassifiedFile& file) {
+  return file.kind == FileKind::torch_save_zip || file.kind == FileKind::legacy_pickle ||
+         file.kind == FileKind::torch_save_tar;
+}
+
 ModelMetadata describe_model_file(const std::string& path, const InspectDetails& details,
                                   const LibTorchInspector& fallback) {
   // the zip directory read here: its allocations are the structure reader's too

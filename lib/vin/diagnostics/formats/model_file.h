@@ -53,6 +53,10 @@ std::unique_ptr<TorchSaveSource> open_torch_save(const ClassifiedFile& file,
 const ZipArchive* npz_of(const ClassifiedFile& file);
 /// Whether `file` is one .npy array.
 bool is_npy(const ClassifiedFile& file);
+/// Whether `file` is a safetensors file (safetensors_content reads it).
+bool is_safetensors(const ClassifiedFile& file);
+/// Whether `file` is a torch.save file of any of its formats (open_torch_save opens it).
+bool is_torch_save(const ClassifiedFile& file);
 
 /// Loads the archive with LibTorch (through the same opened file) and inspects it, with
 /// `details`; `why` says why the structure reader gave up.

@@ -26,19 +26,14 @@ constexpr std::size_t kMaxIndexDepth = 16;
 
 // One weights file of any single-file format, its WeightsFile.format the table's name
 WeightsContent single_file_content(const ClassifiedFile& file, const InspectDetails& details) {
-  switch (file.kind) {
-    case FileKind::safetensors:
-      return naming_out_of_memory(file.path(), "reading the safetensors file",
-                                  [&] { return safetensors_content(*file.file, details); });
-    case FileKind::torch_save_zip:
-    case FileKind::legacy_pickle:
-    case FileKind::torch_save_tar:
-      return naming_out_of_memory(file.path(), "reading the torch.save file", [&] {
-        return torch_save_content(*open_torch_save(file, kMaxCheckpointPickleBytes), details);
-      });
-    default:
-      refuse(file, kDescribe);
-  }
+  if (is_safetensors(file))
+    return naming_out_of_memory(file.path(), "reading the safetensors file",
+                                [&] { return safetensors_content(*file.file, details); });
+  if (is_torch_save(file))
+    return naming_out_of_memory(file.path(), "reading the torch.save file", [&] {
+      return torch_save_content(*open_torch_save(file, kMaxCheckpointPickleBytes), details);
+    });
+  refuse(file, kDescribe);
 }
 
 WeightsContent file_content(const ClassifiedFile& file, const InspectDetails& details) {
