@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Checks the rules the tree keeps (ARCHITECTURE.md):
 
-- no file outside the LibTorch folders (lib/vin/diagnostics/{torch,capture,compare,torch_plugin}) includes
+- no file outside the LibTorch folders (lib/vin/diagnostics/{torch,export_run,run,instrument,capture,compare,profiling,torch_plugin}) includes
   a LibTorch header (<torch/...>, <ATen/...>, <c10/...>, <caffe2/...>): not the other library
   folders, the binary, nor the unit tests of vin_core;
 - every folder under lib/vin/diagnostics has a CMakeLists.txt that names each of its .cpp files;
@@ -22,7 +22,7 @@ import re
 import subprocess
 import sys
 
-TORCH_FOLDERS = {"torch", "run", "instrument", "capture", "compare", "profiling", "torch_plugin"}
+TORCH_FOLDERS = {"torch", "export_run", "run", "instrument", "capture", "compare", "profiling", "torch_plugin"}
 TORCH_INCLUDE = re.compile(r'#\s*include\s*[<"](torch|ATen|c10|caffe2)/')
 INCLUDE = re.compile(r'\s*#\s*include\s*"vin/diagnostics/([a-z_]+)/([\w.]+)"')
 # the unit tests that link vin_core only (tests/CMakeLists.txt, vin_core_tests)

@@ -1,7 +1,8 @@
 // The .pt2 reader (export_detail: not for other folders): one program of a torch.export archive
-// read as data, its methods in three files: export_archive.cpp (the entries, the models, the
+// read as data, its methods in four files: export_archive.cpp (the entries, the models, the
 // records), export_weights.cpp (the parameters, buffers and constants, the storages they lie
-// in) and export_graph.cpp (the modules the program names, its signatures, its operators).
+// in), export_graph.cpp (the modules the program names, its signatures, its operators) and
+// export_program.cpp (the program as a runner needs it).
 #pragma once
 
 #include <cstddef>
@@ -14,6 +15,7 @@
 
 #include "vin/diagnostics/container/zip_archive.h"
 #include "vin/diagnostics/export/export_archive.h"
+#include "vin/diagnostics/export/export_program.h"
 #include "vin/diagnostics/export/export_schema.h"
 #include "vin/diagnostics/records/model_metadata.h"
 
@@ -27,6 +29,13 @@ class ExportReader {
   }
 
   ModelMetadata read(const std::string& wanted);
+
+  // the program a runner needs (export_program.cpp)
+  ExportProgram program(const std::string& wanted);
+
+  // a node as a message names it: its name where the program records one (torch 2.5 on), else
+  // its place and target
+  static std::string node_name(const Json& node, std::size_t index);
 
  private:
   std::vector<std::string> model_names() const;
@@ -78,10 +87,6 @@ class ExportReader {
   // key of an nn_module_stack may stand for (a damaged spec is refused where it is read)
   static std::set<std::string> named_modules(const Json& graph_module,
                                              const std::vector<std::string>& called);
-
-  // a node as a message names it: its name where the program records one (torch 2.5 on), else
-  // its place and target
-  static std::string node_name(const Json& node, std::size_t index);
 
   // one input_specs or output_specs list as written: each spec's kind, names and target,
   // and its argument
