@@ -5,8 +5,10 @@
 #include <string>
 
 #include "fixtures.h"
+#include "vin/diagnostics/output/npz_writer.h"
 #include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/run/forward_inputs.h"
+#include "vin/diagnostics/run/random_start.h"
 #include "vin/diagnostics/torch/model_loader.h"
 
 #include "doctest_after_torch.h"  // last: after glog's CHECK macros
@@ -36,6 +38,31 @@ const c10::IValue& kwarg(const ForwardInputs& in, const std::string& name) {
   for (const auto& [n, v] : in.kwargs)
     if (n == name) return v;
   throw std::runtime_error("no kwarg " + name);
+}
+
+// forward(x: Tensor, steps: int, scale: float = 0.5), made by hand as a runner that is not a
+// TorchScript module (an exported program's) makes it
+ForwardSchema hand_made_schema() {
+  ForwardSchema schema;
+  schema.methods.push_back(
+      {"forward",
+       {c10::Argument("x", c10::TensorType::get()), c10::Argument("steps", c10::IntType::get()),
+        c10::Argument("scale", c10::FloatType::get(), c10::nullopt, c10::IValue(0.5))}});
+  schema.description = "forward(x: Tensor, steps: int, scale: float = 0.5)";
+  return schema;
+}
+
+// An .npz of a float32 2x3 `arr_0` and, where asked, a 0-d int64 `steps`, written by the
+// project's writer into the temporary directory
+std::string write_npz(const std::string& name, bool with_steps) {
+  const std::string path = (std::filesystem::temp_directory_path() / name).string();
+  const float x[] = {0.0f, 1.0f, 2.0f, 3.0f, 4.0f, 5.0f};
+  const std::int64_t steps = 7;
+  NpzWriter writer(path);
+  writer.add("arr_0", NpyView{"<f4", {2, 3}, x, sizeof x});
+  if (with_steps) writer.add("steps", NpyView{"<i8", {}, &steps, sizeof steps});
+  writer.finish();
+  return path;
 }
 
 }  // namespace
@@ -208,4 +235,84 @@ TEST_CASE("unreadable inputs files") {
   CHECK(input_error("strings.npz", model).find("unsupported dtype '<U1'") != std::string::npos);
   CHECK(input_error("structured.npz", model).find("structured (record) dtypes") !=
         std::string::npos);
+}
+
+TEST_CASE("a hand-made ForwardSchema binds as a TorchScript module's forward does") {
+  const ForwardSchema schema = hand_made_schema();
+  // the module's schema of the same forward is the same facts
+  const ForwardSchema scripted =
+      forward_schema(model_taking("x: Tensor, steps: int, scale: float = 0.5"));
+  CHECK(scripted.description == schema.description);
+  REQUIRE(scripted.methods.size() == 1);
+  CHECK(scripted.methods[0].name == "forward");
+  REQUIRE(scripted.methods[0].parameters.size() == 3);
+  for (std::size_t i = 0; i < 3; ++i)
+    CHECK(scripted.methods[0].parameters[i] == schema.methods[0].parameters[i]);
+
+  // an .npz: arr_0 positional, the 0-d int64 array `steps` an int, `scale` left to its default
+  const std::string good = write_npz("vin_forward_schema_inputs.npz", true);
+  const ForwardInputs in = read_forward_inputs(good, schema, kCpu, /*digest=*/true);
+  std::filesystem::remove(good);
+  CHECK(in.method == "forward");
+  REQUIRE(in.args.size() == 1);
+  CHECK(in.args[0].toTensor().equal(at::arange(6, at::kFloat).reshape({2, 3})));
+  REQUIRE(in.kwargs.size() == 1);
+  CHECK(in.kwargs[0].first == "steps");
+  REQUIRE(in.kwargs[0].second.isInt());
+  CHECK(in.kwargs[0].second.toInt() == 7);
+  CHECK(in.sha256.has_value());
+
+  // a missing argument: the file named, the schema's description printed
+  const std::string missing = write_npz("vin_forward_schema_missing.npz", false);
+  std::string message;
+  try {
+    read_forward_inputs(missing, schema, kCpu);
+  } catch (const Error& e) {
+    message = e.what();
+  }
+  std::filesystem::remove(missing);
+  CHECK(message == missing +
+                       ": argument 'steps' is missing; the model takes forward(x: Tensor, "
+                       "steps: int, scale: float = 0.5)");
+}
+
+TEST_CASE("--shape specs bind to a hand-made ForwardSchema in its order") {
+  const ForwardSchema schema = hand_made_schema();
+  ShapedInputs shaped;
+  shaped.int_high = 5;
+  // given steps first: drawn in forward's order, x then steps, as Python draws them
+  shaped.shapes = {parse_shape_spec("steps=:int64"), parse_shape_spec("x=2x3")};
+  RandomStart start(42);
+  const ForwardInputs in = make_shaped_inputs(shaped, start.generator(), schema, kCpu);
+  RandomStart expected(42);
+  const at::Tensor x = at::randn({2, 3}, expected.generator());
+  const std::int64_t steps = at::randint(0, 5, {}, expected.generator()).item<std::int64_t>();
+  CHECK(in.args.empty());
+  REQUIRE(in.kwargs.size() == 2);
+  CHECK(in.kwargs[0].first == "x");
+  CHECK(in.kwargs[0].second.toTensor().equal(x));
+  CHECK(in.kwargs[1].first == "steps");
+  REQUIRE(in.kwargs[1].second.isInt());  // a 0-d int64 tensor where forward declares int
+  CHECK(in.kwargs[1].second.toInt() == steps);
+
+  // the command line's fault: UsageError, with the schema printed
+  shaped.shapes = {parse_shape_spec("x=2x3")};
+  CHECK_THROWS_WITH_AS(make_shaped_inputs(shaped, start.generator(), schema, kCpu),
+                       "--shape: argument 'steps' is missing; the model takes forward(x: Tensor, "
+                       "steps: int, scale: float = 0.5)",
+                       UsageError);
+}
+
+TEST_CASE("a ForwardSchema's overloads: the first the inputs fit; none: no forward") {
+  ForwardSchema schema;
+  schema.methods.push_back({"forward__0", {c10::Argument("x", c10::TensorType::get())}});
+  schema.methods.push_back({"forward__1",
+                            {c10::Argument("x", c10::TensorType::get()),
+                             c10::Argument("steps", c10::IntType::get())}});
+  schema.description = "forward__0(x: Tensor) or forward__1(x: Tensor, steps: int)";
+  const std::string path = write_npz("vin_forward_schema_overloads.npz", true);
+  CHECK(read_forward_inputs(path, schema, kCpu).method == "forward__1");
+  CHECK_THROWS_WITH_AS(read_forward_inputs(path, ForwardSchema{}, kCpu),
+                       "the model has no forward method", Error);
+  std::filesystem::remove(path);
 }

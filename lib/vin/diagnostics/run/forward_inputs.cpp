@@ -268,20 +268,19 @@ c10::IValue to_device(const c10::IValue& value, const c10::Device& device) {
   return value;
 }
 
-// a forward method's arguments without `self`
-std::vector<c10::Argument> forward_parameters(const torch::jit::Module& model,
-                                              const std::string& method) {
-  const auto& all = model.get_method(method).function().getSchema().arguments();
-  return std::vector<c10::Argument>(all.begin() + (all.empty() ? 0 : 1), all.end());
+// A model without forward has a schema without methods: whatever binds to it or asks for its
+// methods is told so (binding: after the inputs file's own errors, which come first).
+const ForwardSchema& with_forward(const ForwardSchema& schema) {
+  if (schema.methods.empty()) throw Error("the model has no forward method");
+  return schema;
 }
 
-// Runs `bind` for each of the model's forward methods (one, or its overloads) and returns the
-// first that fits; when none does, throws the first one's error (whose message lists them all).
+// Runs `bind` for each of forward's methods (one, or its overloads) and returns the first that
+// fits; when none does, throws the first one's error (whose message lists them all).
 template <class Bind>
-auto first_that_fits(const torch::jit::Module& model, Bind&& bind) {
-  const std::vector<std::string> methods = forward_methods(model);
+auto first_that_fits(const ForwardSchema& schema, Bind&& bind) {
   std::optional<Error> first_error;
-  for (const std::string& method : methods) {
+  for (const ForwardSchema::Method& method : with_forward(schema).methods) {
     try {
       return bind(method);
     } catch (const UsageError&) {
@@ -293,18 +292,18 @@ auto first_that_fits(const torch::jit::Module& model, Bind&& bind) {
   throw *first_error;
 }
 
-[[noreturn]] void does_not_fit(const std::string& path, const torch::jit::Module& model,
+[[noreturn]] void does_not_fit(const std::string& path, const ForwardSchema& schema,
                                const std::string& problem) {
-  throw Error(path + ": " + problem + "; the model takes " + describe_forward(model));
+  throw Error(path + ": " + problem + "; the model takes " + schema.description);
 }
 
 // Whether `positional` arguments and the keyword arguments `names` can fit forward's schema (how
 // many, which names), before any value is looked at. Returns each keyword's parameter index.
 std::vector<std::size_t> check_arity(std::size_t positional, const std::vector<std::string>& names,
                                      const std::vector<c10::Argument>& params,
-                                     const torch::jit::Module& model, const std::string& path) {
+                                     const ForwardSchema& schema, const std::string& path) {
   if (positional > params.size())
-    does_not_fit(path, model,
+    does_not_fit(path, schema,
                  std::to_string(positional) + " positional arguments given, " +
                      std::to_string(params.size()) + " accepted");
   std::vector<std::size_t> indices;
@@ -313,29 +312,29 @@ std::vector<std::size_t> check_arity(std::size_t positional, const std::vector<s
     for (std::size_t i = 0; i < params.size(); ++i)
       if (params[i].name() == name) index = i;
     if (index == params.size())
-      does_not_fit(path, model, "forward has no argument '" + printable(name, 100) + "'");
+      does_not_fit(path, schema, "forward has no argument '" + printable(name, 100) + "'");
     if (index < positional)
-      does_not_fit(path, model,
+      does_not_fit(path, schema,
                    "argument '" + name + "' is given twice (positionally and by name)");
     indices.push_back(index);
   }
   return indices;
 }
 
-ForwardInputs bind_to_schema(const ForwardInputs& raw, const torch::jit::Module& model,
-                             const std::string& path, const std::string& method) {
-  const std::vector<c10::Argument> params = forward_parameters(model, method);
+ForwardInputs bind_to_schema(const ForwardInputs& raw, const ForwardSchema& schema,
+                             const std::string& path, const ForwardSchema::Method& method) {
+  const std::vector<c10::Argument>& params = method.parameters;
   std::vector<std::string> names;
   for (const auto& kw : raw.kwargs) names.push_back(kw.first);
   const std::vector<std::size_t> keyword_index =
-      check_arity(raw.args.size(), names, params, model, path);
+      check_arity(raw.args.size(), names, params, schema, path);
   ForwardInputs bound;
-  bound.method = method;
+  bound.method = method.name;
   std::vector<bool> given(params.size(), false);
   for (std::size_t i = 0; i < raw.args.size(); ++i) {
     auto value = coerce(raw.args[i], params[i].type());
     if (!value)
-      does_not_fit(path, model,
+      does_not_fit(path, schema,
                    "argument " + std::to_string(i) + " ('" + params[i].name() + "') must be " +
                        params[i].type()->annotation_str() + ", got " + describe_value(raw.args[i]));
     bound.args.push_back(*value);
@@ -345,10 +344,10 @@ ForwardInputs bind_to_schema(const ForwardInputs& raw, const torch::jit::Module&
   for (std::size_t k = 0; k < raw.kwargs.size(); ++k) {
     const auto& [name, raw_value] = raw.kwargs[k];
     const std::size_t index = keyword_index[k];
-    if (given[index]) does_not_fit(path, model, "argument '" + name + "' is given twice");
+    if (given[index]) does_not_fit(path, schema, "argument '" + name + "' is given twice");
     auto value = coerce(raw_value, params[index].type());
     if (!value)
-      does_not_fit(path, model,
+      does_not_fit(path, schema,
                    "argument '" + name + "' must be " + params[index].type()->annotation_str() +
                        ", got " + describe_value(raw_value));
     keyword[index] = *value;
@@ -356,7 +355,7 @@ ForwardInputs bind_to_schema(const ForwardInputs& raw, const torch::jit::Module&
   }
   for (std::size_t i = 0; i < params.size(); ++i) {
     if (!given[i] && !params[i].default_value())
-      does_not_fit(path, model, "argument '" + params[i].name() + "' is missing");
+      does_not_fit(path, schema, "argument '" + params[i].name() + "' is missing");
     if (keyword[i]) bound.kwargs.emplace_back(params[i].name(), *keyword[i]);  // schema order
   }
   return bound;
@@ -364,7 +363,7 @@ ForwardInputs bind_to_schema(const ForwardInputs& raw, const torch::jit::Module&
 
 // An .npz file's member names against forward's schema, before any member is inflated: arr_N
 // are positional, other names keywords (a file that cannot fit costs nothing to refuse).
-void check_npz_names(const ZipArchive& zip, const torch::jit::Module& model) {
+void check_npz_names(const ZipArchive& zip, const ForwardSchema& schema) {
   const std::string& path = zip.path();
   std::vector<bool> positional;  // which arr_N are present
   std::vector<std::string> names;
@@ -382,8 +381,8 @@ void check_npz_names(const ZipArchive& zip, const torch::jit::Module& model) {
     positional[static_cast<std::size_t>(index)] = true;
   }
   check_positional_gaps(positional, path);
-  first_that_fits(model, [&](const std::string& method) {
-    return check_arity(positional.size(), names, forward_parameters(model, method), model, path);
+  first_that_fits(schema, [&](const ForwardSchema::Method& method) {
+    return check_arity(positional.size(), names, method.parameters, schema, path);
   });
 }
 
@@ -391,31 +390,44 @@ void check_npz_names(const ZipArchive& zip, const torch::jit::Module& model) {
 
 at::Tensor npy_to_tensor(NpyArray&& array) { return to_tensor(std::move(array)); }
 
+ForwardSchema forward_schema(const torch::jit::Module& model) {
+  std::vector<std::string> names;
+  if (model.find_method("forward")) {
+    names.push_back("forward");
+  } else {
+    // TorchScript compiles an overloaded forward (nn.LSTM's, nn.GRU's) as forward__0, forward__1
+    for (std::size_t n = 0; model.find_method("forward__" + std::to_string(n)); ++n)
+      names.push_back("forward__" + std::to_string(n));
+  }
+  ForwardSchema schema;
+  for (const std::string& name : names) {
+    // the method's arguments without `self`
+    const auto& all = model.get_method(name).function().getSchema().arguments();
+    ForwardSchema::Method method{
+        name, std::vector<c10::Argument>(all.begin() + (all.empty() ? 0 : 1), all.end())};
+    schema.description += (schema.description.empty() ? "" : " or ") + name + "(";
+    bool first = true;
+    for (const c10::Argument& a : method.parameters) {
+      schema.description += (first ? "" : ", ") + a.name() + ": " + a.type()->annotation_str();
+      if (a.default_value()) schema.description += " = " + default_text(*a.default_value());
+      first = false;
+    }
+    schema.description += ")";
+    schema.methods.push_back(std::move(method));
+  }
+  return schema;
+}
+
 std::vector<std::string> forward_methods(const torch::jit::Module& model) {
-  if (model.find_method("forward")) return {"forward"};
-  // TorchScript compiles an overloaded forward (nn.LSTM's, nn.GRU's) as forward__0, forward__1
-  std::vector<std::string> overloads;
-  for (std::size_t n = 0; model.find_method("forward__" + std::to_string(n)); ++n)
-    overloads.push_back("forward__" + std::to_string(n));
-  if (overloads.empty()) throw Error("the model has no forward method");
-  return overloads;
+  const ForwardSchema schema = forward_schema(model);
+  std::vector<std::string> names;
+  for (const ForwardSchema::Method& method : with_forward(schema).methods)
+    names.push_back(method.name);
+  return names;
 }
 
 std::string describe_forward(const torch::jit::Module& model) {
-  std::string text;
-  for (const std::string& method : forward_methods(model)) {
-    const c10::FunctionSchema& schema = model.get_method(method).function().getSchema();
-    text += (text.empty() ? "" : " or ") + method + "(";
-    bool first = true;
-    for (std::size_t i = 1; i < schema.arguments().size(); ++i) {
-      const c10::Argument& a = schema.arguments()[i];
-      text += (first ? "" : ", ") + a.name() + ": " + a.type()->annotation_str();
-      if (a.default_value()) text += " = " + default_text(*a.default_value());
-      first = false;
-    }
-    text += ")";
-  }
-  return text;
+  return with_forward(forward_schema(model)).description;
 }
 
 namespace {
@@ -429,13 +441,13 @@ c10::ScalarType shape_dtype(const std::string& name) {
 }  // namespace
 
 ForwardInputs make_shaped_inputs(const ShapedInputs& shaped, at::Generator& generator,
-                                 const torch::jit::Module& model, const c10::Device& device) {
+                                 const ForwardSchema& schema, const c10::Device& device) {
   if (shaped.int_high < 1) throw UsageError("--int-high must be a positive integer");
   const std::string source = "--shape";
   ForwardInputs bound;
   try {
-    bound = first_that_fits(model, [&](const std::string& method) {
-      const std::vector<c10::Argument> params = forward_parameters(model, method);
+    bound = first_that_fits(schema, [&](const ForwardSchema::Method& method) {
+      const std::vector<c10::Argument>& params = method.parameters;
       const auto index_of = [&](const ShapeSpec& spec) {
         for (std::size_t i = 0; i < params.size(); ++i)
           if (params[i].name() == spec.name) return i;
@@ -468,7 +480,7 @@ ForwardInputs make_shaped_inputs(const ShapedInputs& shaped, at::Generator& gene
         }
         raw.kwargs.emplace_back(spec->name, std::move(t));
       }
-      return bind_to_schema(raw, model, source, method);
+      return bind_to_schema(raw, schema, source, method);
     });
   } catch (const UsageError&) {
     throw;
@@ -479,7 +491,12 @@ ForwardInputs make_shaped_inputs(const ShapedInputs& shaped, at::Generator& gene
   return bound;
 }
 
-ForwardInputs read_forward_inputs(const std::string& path, const torch::jit::Module& model,
+ForwardInputs make_shaped_inputs(const ShapedInputs& shaped, at::Generator& generator,
+                                 const torch::jit::Module& model, const c10::Device& device) {
+  return make_shaped_inputs(shaped, generator, forward_schema(model), device);
+}
+
+ForwardInputs read_forward_inputs(const std::string& path, const ForwardSchema& schema,
                                   const c10::Device& device, bool digest) {
   // opened once: the kind, the zip directory and its checks, then the reader, on one descriptor
   const ClassifiedFile file = open_model_file(path, kInputs, "an inputs file");
@@ -487,18 +504,24 @@ ForwardInputs read_forward_inputs(const std::string& path, const torch::jit::Mod
   if (is_npy(file)) {
     raw.args.push_back(to_tensor(read_npy_file(*file.file)));
   } else if (const ZipArchive* npz = npz_of(file)) {
-    check_npz_names(*npz, model);  // its names against forward before any member is read
+    check_npz_names(*npz, schema);  // its names against forward before any member is read
     raw = read_npz(*npz);
   } else {  // torch.save data of any format, read as data
     raw = read_torch_save(read_torch_save_value(*open_torch_save(file, kMaxInputsPickleBytes)),
                           path);
   }
-  ForwardInputs bound = first_that_fits(
-      model, [&](const std::string& method) { return bind_to_schema(raw, model, path, method); });
+  ForwardInputs bound = first_that_fits(schema, [&](const ForwardSchema::Method& method) {
+    return bind_to_schema(raw, schema, path, method);
+  });
   for (auto& a : bound.args) a = to_device(a, device);
   for (auto& [name, value] : bound.kwargs) value = to_device(value, device);
   if (digest) bound.sha256 = sha256_of(*file.file);  // the bytes read, a stream's copy too
   return bound;
+}
+
+ForwardInputs read_forward_inputs(const std::string& path, const torch::jit::Module& model,
+                                  const c10::Device& device, bool digest) {
+  return read_forward_inputs(path, forward_schema(model), device, digest);
 }
 
 }  // namespace vin::diagnostics
