@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "vin/diagnostics/capture/call_recorder.h"
 #include "vin/diagnostics/capture/capture_request.h"
 #include "vin/diagnostics/instrument/graph_instrumentation.h"
 #include "vin/diagnostics/instrument/hook_retyping.h"
@@ -23,145 +24,45 @@
 
 namespace vin::diagnostics {
 
-// Everything a capture knows and records: the recorder. The observer operator reaches it through
-// graph_instrumentation's registry, by the id that instrumentation baked into the graphs.
+// What a TorchScript capture knows besides the recorder: the instrumented module, the root's
+// scripted hooks, and which module object is which recorded path. The observer operator reaches
+// it through graph_instrumentation's registry, by the id that instrumentation baked into the
+// graphs.
 struct ModelCapture::State : GraphObserver {
   State(const torch::jit::Module& model, std::optional<std::vector<std::string>> paths,
         CaptureLimits quota, bool in_place);
   ~State();
 
   void observe(const c10::IValue& module, std::int64_t side, const c10::IValue& value) override;
-  void observe_root_input(const std::vector<c10::IValue>& args,
-                          const std::vector<std::pair<std::string, c10::IValue>>& kwargs);
-  void observe_root_output(const c10::IValue& output);
-  // stops the forward (by throwing) once the deadline has passed; called with `mutex` held
-  void check_deadline();
-  // the summary record of what was captured so far; called with `mutex` held
-  CaptureSummary summarize() const;
-  // a consumer of every reached tensor from now on; called with `mutex` held
-  void add(std::shared_ptr<TensorConsumer> consumer) {
-    every_tensor = every_tensor || consumer->wants_every_tensor();
-    snapshots_off = snapshots_off || consumer->replaces_snapshots();
-    consumers.push_back(std::move(consumer));
-  }
 
+  // the recorder first: its staging pools are reserved below the clone's graphs in the heap
+  // (reserved right before a forward instead, they raised the heap's top under the forward's
+  // tensors: an LSTM's recording forward then faulted pages in, 1.2-1.3x its plain forward)
+  CallRecorder recorder;
   std::int64_t id = 0;
   torch::jit::Module original;
   torch::jit::Module instrumented;
   // the root's scripted forward pre-hooks and hooks, run around the instrumented forward
   std::vector<torch::jit::Function*> pre_hooks;
   std::vector<torch::jit::Function*> hooks;
-  std::optional<std::vector<std::string>> requested_paths;
-  CaptureLimits limits;
-
   // the module types whose forward-named graphs observe their own calls (instrument_module)
   std::unordered_set<const c10::ClassType*> observing_themselves;
-  // One registered module (by object; its first path in named_modules order) and its calls.
-  // Looked up by object once per observation: no string is hashed on a module call.
-  struct ModuleCalls {
-    std::string path;
-    bool selected = false;
-    std::int64_t next_index = 0;        // the call index its next call gets
-    std::vector<std::int64_t> pending;  // its calls begun and not ended, innermost last
-  };
-  std::vector<ModuleCalls> modules;  // the root first; never resized after construction
+  // each registered module object's place in the recorder's paths (its first path in
+  // named_modules order): looked up by object once per observation, no string hashed
   std::unordered_map<const c10::ivalue::Object*, std::size_t> module_of;
-  std::vector<std::string> all_paths;
-
-  mutable std::mutex mutex;  // forwards may fork; the observer can run on several threads
-  bool active = false;
-  std::optional<std::chrono::steady_clock::time_point> deadline;  // capture --timeout
-  bool timed_out = false;
-
-  // A snapshot taken during a forward is staged: written into storage reserved before the
-  // forward (reserve_staging: when the capture is made, and again at enter), and made a
-  // TensorSnapshot only when the snapshots are read (materialise). A record allocated among the
-  // forward's tensors, and kept, fragments the heap so that the forward's next tensors come from
-  // fresh pages: on resnet18, 64 snapshots cost ~950 page faults and 10 ms a forward that way
-  // (bench/capture_bench.cpp's faults_per_recording_forward). What is staged is the snapshot's
-  // fields, its variable-length parts as ranges of the shared pools.
-  struct StagedSnapshot {
-    const std::string* module_path = nullptr;  // its ModuleCalls' (modules is never resized)
-    std::int64_t call_index = 0;
-    Direction direction = Direction::input;
-    std::size_t path_begin = 0, path_end = 0;  // tensor_path, in path_keys
-    std::size_t shape_begin = 0, shape_end = 0;
-    c10::ScalarType dtype = c10::ScalarType::Float;
-    c10::Device device = c10::kCPU;
-    std::int64_t numel = 0, sampled_bytes = 0;
-    std::size_t values_begin = 0, values_end = 0;
-    std::optional<std::string> omission_reason;
-    std::optional<TensorStats> stats;
-  };
-  struct Staging {
-    std::vector<StagedSnapshot> snapshots;
-    std::vector<std::string> path_keys;
-    std::vector<std::int64_t> shapes;
-    std::vector<SampleValue> values;
-  };
-  void reserve_staging();
-  // the staged snapshots into `snapshots`, in the order taken; called with `mutex` held
-  void materialise() const;
-  std::int64_t snapshot_count() const {
-    return static_cast<std::int64_t>(snapshots.size() + staging.snapshots.size());
-  }
-  // made from the staged ones when first read (materialise), hence mutable
-  mutable std::vector<TensorSnapshot> snapshots;
-  mutable Staging staging;
-  std::int64_t sampled_bytes = 0;
-  std::optional<std::string> stopped_by;
-  // what else takes each reached tensor, in the order added (tensor_consumers.h)
-  std::vector<std::shared_ptr<TensorConsumer>> consumers;
-  bool every_tensor = false;   // a consumer wants the tensors past the snapshot quotas
-  bool snapshots_off = false;  // a consumer has every tensor instead: no snapshot is kept
-  void forget_pending_calls() {
-    for (ModuleCalls& m : modules) m.pending.clear();
-  }
-
- private:
-  // One depth-first walk over an input or an output (docs/capture.md, "Call indices and walks").
-  struct Walk {
-    TensorKey key;  // of the tensor visited now: its tensor_path grows and shrinks as it goes
-    const std::string* module_path;  // key's, as State keeps it (for StagedSnapshot)
-    std::int64_t nodes = 0;
-    bool exhausted = false;
-  };
-  // A call of `module` begins: its call index, kept until the call ends.
-  static std::int64_t open_call(ModuleCalls& module) {
-    const std::int64_t index = module.next_index++;
-    module.pending.push_back(index);
-    return index;
-  }
-  // The call of `module` that ends now (the innermost open one), if any.
-  static std::optional<std::int64_t> close_call(ModuleCalls& module) {
-    if (module.pending.empty()) return std::nullopt;
-    const std::int64_t index = module.pending.back();
-    module.pending.pop_back();
-    return index;
-  }
-  void begin_input(const std::string& path, std::int64_t call_index,
-                   const std::vector<c10::IValue>& args,
-                   const std::vector<std::pair<std::string, c10::IValue>>& kwargs);
-  void begin_output(const std::string& path, std::int64_t call_index, const c10::IValue& output);
-  void visit(Walk& walk, const c10::IValue& value, std::int64_t depth);
-  void visit_children(Walk& walk, const c10::IValue& value, std::int64_t depth);
-  void record(Walk& walk, const at::Tensor& tensor);
-  // snapshots are taken until a quota stops them
-  bool recording() const { return active && !stopped_by && !snapshots_off; }
-  // walks go on past the snapshot quotas for a consumer that wants every tensor (--stats'
-  // check, compare's sink)
-  bool walking() const { return active && (!stopped_by || every_tensor); }
 };
 
 namespace {
 
-std::string dict_key_text(const c10::IValue& key) {
-  if (key.isString()) return key.toStringRef();
-  if (key.isInt()) return std::to_string(key.toInt());
-  if (key.isBool()) return key.toBool() ? "True" : "False";
-  std::ostringstream out;
-  out << key;
-  return out.str();
+// every module's first path in named_modules() order ("<root>" first): a module registered
+// under two names is one module, recorded under its first
+std::vector<std::string> module_paths(const torch::jit::Module& model) {
+  std::vector<std::string> paths;
+  std::unordered_set<const c10::ivalue::Object*> seen;
+  for (const auto& item : model.named_modules())
+    if (seen.insert(item.value._ivalue().get()).second)
+      paths.push_back(item.name.empty() ? kRootPath : item.name);
+  return paths;
 }
 
 }  // namespace
@@ -169,11 +70,7 @@ std::string dict_key_text(const c10::IValue& key) {
 ModelCapture::State::State(const torch::jit::Module& model,
                            std::optional<std::vector<std::string>> paths, CaptureLimits quota,
                            bool in_place)
-    : original(model), requested_paths(std::move(paths)), limits(quota) {
-  // the staging pools first, below the clone's graphs in the heap: reserved at enter() instead,
-  // right before a forward, they raised the heap's top under the forward's tensors (an LSTM's
-  // recording forward then faulted pages in: 1.2-1.3x its plain forward, 0.95-1.02x this way)
-  reserve_staging();
+    : recorder(module_paths(model), std::move(paths), quota), original(model) {
   // clone(inplace): the clone shares parameters and buffers with the caller's module (no
   // copies); its class types and graphs are new, so instrumenting them leaves the caller's
   // untouched. In place, the module's own graphs are instrumented (no clone to make).
@@ -188,12 +85,11 @@ ModelCapture::State::State(const torch::jit::Module& model,
   }
   id = register_observer(this);
   observing_themselves = instrument_module(instrumented, id);
+  std::unordered_map<std::string, std::size_t> index_of;
+  for (std::size_t i = 0; i < recorder.paths().size(); ++i) index_of.emplace(recorder.paths()[i], i);
   for (const auto& item : instrumented.named_modules()) {
-    const std::string path = item.name.empty() ? kRootPath : item.name;
-    if (module_of.emplace(item.value._ivalue().get(), modules.size()).second) {
-      modules.emplace_back().path = path;
-      all_paths.push_back(path);
-    }
+    const auto at = index_of.find(item.name.empty() ? kRootPath : item.name);
+    if (at != index_of.end()) module_of.emplace(item.value._ivalue().get(), at->second);
   }
 }
 
@@ -207,194 +103,16 @@ void ModelCapture::State::observe(const c10::IValue& module, std::int64_t side,
     if (observing_themselves.count(module.toObject()->type().get())) return;
     side = side == kInterfaceInputSide ? kInputSide : kOutputSide;
   }
-  std::lock_guard<std::mutex> lock(mutex);
-  check_deadline();
-  if (!active) return;
   const auto it = module_of.find(module.toObject().get());
-  if (it == module_of.end()) return;
-  ModuleCalls& calls = modules[it->second];
-  if (!calls.selected) return;
-  const std::string& path = calls.path;
-  if (side == kInputSide) {
-    const std::int64_t index = open_call(calls);
-    // calls between modules inside TorchScript are positional: everything is under "args"
-    if (walking()) {
-      std::vector<c10::IValue> args;
-      if (value.isTuple()) args = value.toTupleRef().elements().vec();
-      begin_input(path, index, args, {});
-    }
-    for (const auto& consumer : consumers) consumer->call_begun(path, index);
-  } else if (const auto index = close_call(calls)) {
-    if (walking()) begin_output(path, *index, value);
-    for (const auto& consumer : consumers) consumer->call_returned(path, *index);
-  }
-}
-
-void ModelCapture::State::observe_root_input(
-    const std::vector<c10::IValue>& args,
-    const std::vector<std::pair<std::string, c10::IValue>>& kwargs) {
-  std::lock_guard<std::mutex> lock(mutex);
-  check_deadline();
-  if (!active || !modules.front().selected) return;
-  const std::int64_t index = open_call(modules.front());
-  if (walking()) begin_input(modules.front().path, index, args, kwargs);
-  for (const auto& consumer : consumers) consumer->call_begun(modules.front().path, index);
-}
-
-void ModelCapture::State::observe_root_output(const c10::IValue& output) {
-  std::lock_guard<std::mutex> lock(mutex);
-  if (!active || !modules.front().selected) return;
-  if (const auto index = close_call(modules.front())) {
-    if (walking()) begin_output(modules.front().path, *index, output);
-    for (const auto& consumer : consumers) consumer->call_returned(modules.front().path, *index);
-  }
-}
-
-void ModelCapture::State::check_deadline() {
-  if (!deadline || std::chrono::steady_clock::now() < *deadline) return;
-  timed_out = true;
-  // the interpreter re-raises this as its own error; timed_out tells the caller what it was
-  throw Error("the forward ran past its time limit");
-}
-
-void ModelCapture::State::begin_input(
-    const std::string& path, std::int64_t call_index, const std::vector<c10::IValue>& args,
-    const std::vector<std::pair<std::string, c10::IValue>>& kwargs) {
-  // the positional root is always visited, even when empty; the keyword root only when not
-  Walk walk{TensorKey{path, call_index, Direction::input, {"args"}}, &path};
-  visit(walk, c10::ivalue::Tuple::create(args), 0);
-  if (!kwargs.empty() && !walk.exhausted) {
-    walk.key.tensor_path = {"kwargs"};
-    c10::impl::GenericDict dict(c10::StringType::get(), c10::AnyType::get());
-    for (const auto& [name, value] : kwargs) dict.insert(name, value);
-    visit(walk, dict, 0);
-  }
-}
-
-void ModelCapture::State::begin_output(const std::string& path, std::int64_t call_index,
-                                       const c10::IValue& output) {
-  Walk walk{TensorKey{path, call_index, Direction::output, {"output"}}, &path};
-  visit(walk, output, 0);
-}
-
-void ModelCapture::State::visit(Walk& walk, const c10::IValue& value, std::int64_t depth) {
-  if (walk.exhausted || !walking()) return;
-  ++walk.nodes;
-  if (value.isTensor()) {
-    // capture never changes whether a forward succeeds (docs/capture.md): a tensor this code
-    // cannot read is left out, with a warning, instead of failing the model's forward
-    try {
-      record(walk, value.toTensor());
-    } catch (const std::exception& e) {
-      std::string where = walk.key.module_path + " " + to_string(walk.key.direction);
-      for (const auto& key : walk.key.tensor_path) where += "." + key;
-      log_line(LogLevel::warn,
-               "capture: left out a tensor of " + where + ": " + describe_torch_error(e));
-    }
-  }
-  // the node that reaches the limit is still handled; then this walk stops
-  if (walk.nodes >= limits.max_traversal_nodes()) {
-    walk.exhausted = true;
+  if (it == module_of.end()) {
+    recorder.check_deadline();  // a module call all the same
     return;
   }
-  if (depth < limits.max_container_depth()) visit_children(walk, value, depth);
-}
-
-void ModelCapture::State::visit_children(Walk& walk, const c10::IValue& value, std::int64_t depth) {
-  auto visit_item = [&](const std::string& key, const c10::IValue& item) {
-    walk.key.tensor_path.push_back(key);
-    visit(walk, item, depth + 1);
-    walk.key.tensor_path.pop_back();
-  };
-  if (value.isTuple()) {
-    const auto& elements = value.toTupleRef().elements();
-    for (std::size_t i = 0; i < elements.size() && !walk.exhausted; ++i)
-      visit_item(std::to_string(i), elements[i]);
-  } else if (value.isList()) {
-    const auto list = value.toListRef();
-    for (std::size_t i = 0; i < list.size() && !walk.exhausted; ++i)
-      visit_item(std::to_string(i), list[i]);
-  } else if (value.isGenericDict()) {
-    for (const auto& entry : value.toGenericDict()) {
-      if (walk.exhausted) break;
-      visit_item(dict_key_text(entry.key()), entry.value());
-    }
-  }
-}
-
-void ModelCapture::State::record(Walk& walk, const at::Tensor& tensor) {
-  if (!tensor.defined()) return;
-  ReachedTensor reached{walk.key, tensor, recording(), std::nullopt};
-  for (const auto& consumer : consumers) consumer->take(reached);
-  if (!reached.kept) return;
-  const auto reason = sample_omission_reason(tensor);
-  TensorSample sample;
-  if (!reason)
-    sample =
-        sample_tensor(tensor, limits.max_samples_per_tensor(), limits.max_bytes() - sampled_bytes);
-  const auto [shape, numel] = snapshot_shape(tensor);
-  // the temporaries above are freed at once; what stays goes into the reserved pools
-  Staging& s = staging;
-  s.snapshots.push_back({walk.module_path, walk.key.call_index, walk.key.direction,
-                         s.path_keys.size(), s.path_keys.size() + walk.key.tensor_path.size(),
-                         s.shapes.size(), s.shapes.size() + shape.size(), tensor.scalar_type(),
-                         tensor.device(), numel, sample.sampled_bytes, s.values.size(),
-                         s.values.size() + sample.values.size(), reason, std::move(reached.stats)});
-  s.path_keys.insert(s.path_keys.end(), walk.key.tensor_path.begin(), walk.key.tensor_path.end());
-  s.shapes.insert(s.shapes.end(), shape.begin(), shape.end());
-  s.values.insert(s.values.end(), sample.values.begin(), sample.values.end());
-  sampled_bytes += sample.sampled_bytes;
-  if (snapshot_count() >= limits.max_tensors())
-    stopped_by = "max_tensors";
-  else if (sampled_bytes >= limits.max_bytes())
-    stopped_by = "max_bytes";
-}
-
-void ModelCapture::State::reserve_staging() {
-  // for the quotas' worth of snapshots (their default: 64 of 32 values), within a bound: a
-  // quota past it grows the pools as the forward goes, as a vector does
-  static constexpr std::int64_t kMaxReserved = 4096;
-  const auto bounded = [](std::int64_t n) {
-    return static_cast<std::size_t>(std::clamp<std::int64_t>(n, 0, kMaxReserved));
-  };
-  const std::size_t slots = bounded(limits.max_tensors() - snapshot_count());
-  // at most max_bytes values (of one byte each) across the capture
-  const std::size_t values = std::min(bounded(limits.max_bytes() - sampled_bytes),
-                                      slots * bounded(limits.max_samples_per_tensor()));
-  // reserved and written once (resized and emptied), so that the forward does not fault the
-  // pages in: a page fault costs 10-15 us on this project's machine, a record 1-2 us
-  const auto reserve = [](auto& pool, std::size_t more) {
-    const std::size_t size = pool.size();
-    pool.resize(size + more);
-    pool.resize(size);
-  };
-  reserve(staging.snapshots, slots);
-  reserve(staging.path_keys, 4 * slots);
-  reserve(staging.shapes, 6 * slots);
-  reserve(staging.values, values);
-}
-
-void ModelCapture::State::materialise() const {
-  if (staging.snapshots.empty()) return;
-  snapshots.reserve(snapshots.size() + staging.snapshots.size());
-  for (StagedSnapshot& s : staging.snapshots) {
-    const auto range = [](const auto& pool, std::size_t begin, std::size_t end) {
-      return std::vector<typename std::decay_t<decltype(pool)>::value_type>(
-          pool.begin() + static_cast<std::ptrdiff_t>(begin),
-          pool.begin() + static_cast<std::ptrdiff_t>(end));
-    };
-    snapshots.emplace_back(*s.module_path, s.call_index, s.direction,
-                           range(staging.path_keys, s.path_begin, s.path_end),
-                           range(staging.shapes, s.shape_begin, s.shape_end),
-                           python_dtype_name(s.dtype), s.device.str(), s.numel, s.sampled_bytes,
-                           range(staging.values, s.values_begin, s.values_end),
-                           std::move(s.omission_reason), std::move(s.stats));
-  }
-  // emptied, their storage kept for the next forward's
-  staging.snapshots.clear();
-  staging.path_keys.clear();
-  staging.shapes.clear();
-  staging.values.clear();
+  // calls between modules inside TorchScript are positional: everything is under "args"
+  if (side == kInputSide)
+    recorder.call_begins(it->second, value);
+  else
+    recorder.call_ends(it->second, value);
 }
 
 ModelCapture::ModelCapture(const torch::jit::Module& model,
@@ -408,33 +126,15 @@ ModelCapture::ModelCapture(ModelCapture&&) noexcept = default;
 ModelCapture& ModelCapture::operator=(ModelCapture&&) noexcept = default;
 
 ModelCapture::Scope ModelCapture::enter() {
-  State& s = *state_;
-  std::unordered_set<std::string> selected;
-  if (s.requested_paths) {
-    for (auto& path : select_module_paths(*s.requested_paths, s.all_paths))
-      selected.insert(std::move(path));
-  } else {
-    selected.insert(s.all_paths.begin(), s.all_paths.end());
-  }
-  std::lock_guard<std::mutex> lock(s.mutex);
-  if (s.active) throw UsageError("this capture is already active");
-  for (State::ModuleCalls& m : s.modules) m.selected = selected.count(m.path) > 0;
-  if (!s.snapshots_off) s.reserve_staging();
-  s.active = true;
+  state_->recorder.enter();
   return Scope(this);
 }
 
 void ModelCapture::add_consumer(std::shared_ptr<TensorConsumer> consumer) {
-  std::lock_guard<std::mutex> lock(state_->mutex);
-  state_->add(std::move(consumer));
+  state_->recorder.add_consumer(std::move(consumer));
 }
 
-void ModelCapture::close() {
-  std::lock_guard<std::mutex> lock(state_->mutex);
-  for (const auto& consumer : state_->consumers) consumer->close();
-  state_->active = false;
-  state_->forget_pending_calls();
-}
+void ModelCapture::close() { state_->recorder.close(); }
 
 c10::IValue ModelCapture::forward(const ForwardInputs& inputs, ForkTasks forks) {
   State& s = *state_;
@@ -456,7 +156,7 @@ c10::IValue ModelCapture::forward(const ForwardInputs& inputs, ForkTasks forks) 
     if (result.isNone()) continue;
     args = result.isTuple() ? result.toTupleRef().elements().vec() : std::vector{result};
   }
-  s.observe_root_input(args, inputs.kwargs);
+  s.recorder.call_begins(0, c10::ivalue::Tuple::create(args), inputs.kwargs);
   torch::jit::Kwargs kwargs(inputs.kwargs.begin(), inputs.kwargs.end());
   c10::IValue output;
   try {
@@ -470,63 +170,35 @@ c10::IValue ModelCapture::forward(const ForwardInputs& inputs, ForkTasks forks) 
     }
   } catch (...) {
     // invocations the exception aborted get no output record
-    std::lock_guard<std::mutex> lock(s.mutex);
-    s.forget_pending_calls();
+    s.recorder.forget_pending_calls();
     throw;
   }
-  s.observe_root_output(output);
+  s.recorder.call_ends(0, output);
   return output;
 }
 
 void ModelCapture::set_deadline(std::optional<std::chrono::steady_clock::time_point> deadline) {
-  std::lock_guard<std::mutex> lock(state_->mutex);
-  state_->deadline = deadline;
+  state_->recorder.set_deadline(deadline);
 }
 
-bool ModelCapture::timed_out() const {
-  std::lock_guard<std::mutex> lock(state_->mutex);
-  return state_->timed_out;
-}
+bool ModelCapture::timed_out() const { return state_->recorder.timed_out(); }
 
 std::optional<std::pair<std::vector<TensorSnapshot>, CaptureSummary>> ModelCapture::copy_when_idle(
     std::chrono::milliseconds patience) const {
-  const auto until = std::chrono::steady_clock::now() + patience;
-  std::unique_lock<std::mutex> lock(state_->mutex, std::defer_lock);
-  while (!lock.try_lock()) {
-    if (std::chrono::steady_clock::now() >= until) return std::nullopt;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  state_->materialise();
-  return std::make_pair(state_->snapshots, state_->summarize());
+  return state_->recorder.copy_when_idle(patience);
 }
 
 const std::vector<TensorSnapshot>& ModelCapture::snapshots() const {
-  std::lock_guard<std::mutex> lock(state_->mutex);
-  state_->materialise();
-  return state_->snapshots;
+  return state_->recorder.snapshots();
 }
-std::int64_t ModelCapture::snapshot_count() const {
-  std::lock_guard<std::mutex> lock(state_->mutex);
-  return state_->snapshot_count();
+std::int64_t ModelCapture::snapshot_count() const { return state_->recorder.snapshot_count(); }
+std::int64_t ModelCapture::sampled_bytes() const { return state_->recorder.sampled_bytes(); }
+bool ModelCapture::active() const { return state_->recorder.active(); }
+std::optional<std::string> ModelCapture::stopped_by() const {
+  return state_->recorder.stopped_by();
 }
-std::int64_t ModelCapture::sampled_bytes() const { return state_->sampled_bytes; }
-bool ModelCapture::active() const { return state_->active; }
-std::optional<std::string> ModelCapture::stopped_by() const { return state_->stopped_by; }
-const CaptureLimits& ModelCapture::limits() const { return state_->limits; }
-
-CaptureSummary ModelCapture::State::summarize() const {
-  CaptureSummary summary;
-  summary.snapshots = snapshot_count();
-  summary.sampled_bytes = sampled_bytes;
-  summary.stopped_by = stopped_by;
-  for (const auto& consumer : consumers) consumer->summarize(summary);
-  return summary;
-}
-
-CaptureSummary ModelCapture::summary() const {
-  std::lock_guard<std::mutex> lock(state_->mutex);
-  return state_->summarize();
-}
+const CaptureLimits& ModelCapture::limits() const { return state_->recorder.limits(); }
+CaptureSummary ModelCapture::summary() const { return state_->recorder.summary(); }
 
 ModelCapture capture_model(const torch::jit::Module& model,
                            std::optional<std::vector<std::string>> module_paths,

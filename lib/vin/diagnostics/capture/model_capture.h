@@ -101,7 +101,7 @@ class ModelCapture : public StoppableForward {
       std::chrono::milliseconds patience) const;
 
   /// Snapshots recorded so far, in capture order (made from what the forwards staged: see
-  /// model_capture.cpp's StagedSnapshot; snapshot_count() makes none).
+  /// call_recorder.cpp's StagedSnapshot; snapshot_count() makes none).
   const std::vector<TensorSnapshot>& snapshots() const;
   /// How many snapshots were recorded so far.
   std::int64_t snapshot_count() const;
