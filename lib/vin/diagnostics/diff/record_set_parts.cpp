@@ -59,10 +59,13 @@ bool one_of(const std::string& name, std::initializer_list<const char*> names) {
 
 Json without(const Json& j, const std::vector<const char*>& keys) {
   Json out = Json::object();
-  for (const auto& [key, value] : j.items())
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string& key = it.key();  // a name, not a structured binding: C++17's lambdas
+                                        // cannot capture those (clang refuses)
     if (std::find_if(keys.begin(), keys.end(), [&](const char* k) { return key == k; }) ==
         keys.end())
-      out[key] = value;
+      out[key] = it.value();
+  }
   return out;
 }
 
