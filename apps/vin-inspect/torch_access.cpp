@@ -83,13 +83,15 @@ const vd::TorchPlugin& torch_plugin() {
   return plugin;
 }
 
-void name_unrunnable_files(const std::vector<std::string>& paths, bool saved_tensors) {
+void name_unrunnable_files(const std::vector<std::string>& paths, bool saved_tensors,
+                           bool programs) {
   if (VIN_WITH_TORCH) return;
   for (const std::string& path : paths) {
-    // throws for anything but a TorchScript archive (or compare's saved tensors)
-    const unsigned uses = saved_tensors ? vd::kRun | vd::kSavedTensors : vd::kRun;
+    // throws for anything but a TorchScript archive (or compare's saved tensors, capture's .pt2)
+    const unsigned uses = vd::kRun | (saved_tensors ? vd::kSavedTensors : 0u) |
+                          (programs ? vd::kRunProgram : 0u);
     const vd::ClassifiedFile file = vd::open_model_file(path, uses, "a TorchScript archive");
-    if (!vd::npz_of(file)) vd::open_torchscript_archive(file);
+    if (!vd::npz_of(file) && !vd::is_export_program(file)) vd::open_torchscript_archive(file);
   }
 }
 

@@ -24,8 +24,10 @@ const diagnostics::TorchPlugin& torch_plugin();
 /// apart and refused naming what it is (saved records, a broken safetensors file, ...), so that
 /// such a file gets the same answer whether or not the build has LibTorch; only a file that
 /// could run meets torch_plugin()'s "built without LibTorch". Does nothing where LibTorch is
-/// built in: the plugin tells the files apart as it opens them (once).
-void name_unrunnable_files(const std::vector<std::string>& paths, bool saved_tensors = false);
+/// built in: the plugin tells the files apart as it opens them (once). `programs`: a .pt2 is one
+/// that could run (capture's).
+void name_unrunnable_files(const std::vector<std::string>& paths, bool saved_tensors = false,
+                           bool programs = false);
 
 /// --load-library PATH (repeatable): a library of custom operators loaded after the plugin.
 void add_load_library(CLI::App& sub);

@@ -4,7 +4,10 @@ wrote (tests/fixtures/pt2, made by tests/fixtures/make_pt2_fixtures.py) equals t
 reference beside each, field by field; where this Python's torch has torch.export (the Debian 13
 and testing configurations) the fixtures are made again and compared with the reference of the
 moment too. Archives other people published: a torch 2.11 PT2 Archive, an AOTInductor package.
-capture, compare and profile refuse a .pt2. No LibTorch needed: the build without it runs these.
+capture runs a .pt2 on the tool's interpreter of the exported graph (contract 12): its records
+equal torch.export.unflatten's with forward hooks (tests/fixtures/pt2_run, made by
+tests/fixtures/make_pt2_run_fixtures.py); compare and profile refuse it. No LibTorch needed for the
+rest: the build without it runs them.
 
 usage: test_export.py --binary PATH --fixtures DIR --source REPO_ROOT [--no-torch] [TEST...]
 """
@@ -437,19 +440,81 @@ def published_pt2_archives_are_described_or_named():
 
 
 @test
-def capture_compare_and_profile_refuse_a_pt2_naming_why():
-    if ARGS.no_torch:
-        print("  (skipped: capture needs LibTorch)")
-        return
+def compare_and_profile_refuse_a_pt2_naming_why():
     archive = os.path.join(pt2_fixtures("torch-2.14"), "linear.pt2")
-    why = r"linear\.pt2: a torch\.export archive \(\.pt2\), which capture, compare and profile"
-    assert_clean_error(run("capture", archive, "--shape", "x=2x4"), 1, why)
+    if ARGS.no_torch:
+        # the build without LibTorch says capture needs it (the file is one capture runs)
+        p = run("capture", archive, "--shape", "x=2x4")
+        assert p.returncode == 1 and "LibTorch" in p.stderr, (p.returncode, p.stderr)
+        return
+    why = r"linear\.pt2: a torch\.export archive \(\.pt2\), which compare and profile do not run yet"
     assert_clean_error(run("profile", archive, "--shape", "x=2x4"), 1, why)
     # compare too exits 1 (contract 10.3), though its 1 otherwise says "beyond tolerance": with
     # nothing on stdout (no ComparisonSummary), on either side
     assert_clean_error(run("compare", archive, archive, "--shape", "x=2x4"), 1, why)
     convnet = os.path.join(ARGS.fixtures, "convnet.pt")
     assert_clean_error(run("compare", convnet, archive, "--shape", "x=1x3x8x8"), 1, why)
+
+
+def libtorch_version():
+    p = run("--version")
+    return p.stdout.split("LibTorch ")[1].split(")")[0] if "LibTorch " in p.stdout else None
+
+
+def same_records(got, want, exact):
+    """Records equal field for field; their values too where the program runs under the torch
+    that wrote the reference (contract 12.1: bit for bit). Under another LibTorch only the values'
+    count: its kernels are not torch's of the reference (LibTorch 1.13's LSTM gives the torch 2.6
+    fixture's LSTM other outputs, its TorchScript twin's too); the unit tests check the values
+    there against the twin run by the same LibTorch."""
+    if got.keys() != want.keys():
+        return False
+    for key in got:
+        if key == "values" and not exact:
+            if len(got[key]) != len(want[key]):
+                return False
+        elif got[key] != want[key]:
+            return False
+    return True
+
+
+@test
+def capture_of_a_pt2_equals_unflatten_with_forward_hooks():
+    # every model of tests/fixtures/pt2_run (torch 2.6 and 2.14) captured from its inputs file:
+    # the records of torch.export.unflatten and real forward hooks (contract 12.2); a program
+    # calling an operator this LibTorch lacks is refused naming it, before anything runs
+    if ARGS.no_torch:
+        print("  (skipped: capture needs LibTorch)")
+        return
+    libtorch = libtorch_version()
+    checked = refused = 0
+    for version in ("torch-2.6", "torch-2.14"):
+        folder = os.path.join(ARGS.source, "tests", "fixtures", "pt2_run", version)
+        operators = json.load(open(os.path.join(folder, "operators.json")))
+        missing = operators.get("missing_in_torch_1.13", {})
+        exact = libtorch is not None and version == "torch-" + ".".join(libtorch.split(".")[:2])
+        for reference in sorted(n for n in os.listdir(folder) if ".capture" in n):
+            name = reference.split(".")[0]
+            other = "_other" if "capture_other" in reference else ""
+            p = run("capture", os.path.join(folder, name + ".pt2"),
+                    "--inputs", os.path.join(folder, f"{name}.inputs{other}.npz"))
+            # what 1.13's dispatcher lacks, less the tensor properties the runner reads itself
+            lacked = [op for op in missing.get(name, []) if not op.startswith("aten.sym_")]
+            if libtorch.startswith("1.13") and lacked:
+                assert p.returncode == 1 and "has no operator" in p.stderr, (name, p.stderr)
+                assert any(op.replace("aten.", "aten::").rsplit(".", 1)[0] in p.stderr
+                           for op in lacked), (name, p.stderr)
+                refused += 1
+                continue
+            assert p.returncode == 0, (version, reference, p.stderr)
+            got = [json.loads(line) for line in p.stdout.splitlines()]
+            want = [json.loads(line) for line in open(os.path.join(folder, reference))]
+            assert len(got) == len(want), (version, reference, len(got), len(want))
+            for g, w in zip(got, want):
+                assert same_records(g, w, exact), (version, reference, g, w)
+            checked += 1
+    print(f"  {checked} captures equal their reference, {refused} refused (LibTorch {libtorch})")
+    assert checked >= 20, checked
 
 
 @test

@@ -11,10 +11,12 @@ quotas and the records are tests/reference/capture_reference.py's (ModelCapture'
 _record, reused by subclassing), so the records are those of TorchScript's capture. The
 CaptureSummary gains `"runner": "export_graph"`.
 
-What this shows is what unflatten does, not contract 12.2's wording where the two differ (the
-module paths are named_modules()'s: a module called twice with different graphs is `blk@1`, its
-own path, with its own call counter; a tied weight is each module's own state; see the report of
-issue 65). The root is called with the input file's arguments: positional ones as given, keyword
+Where unflatten's view and contract 12.2's wording differ, the records follow the contract,
+which the tool implements: a module called twice with different graphs, unflatten's `blk@1`
+(its own path, with its own call counter), is `blk`, its calls counted with the other calls of
+`blk` (`call_index` 1, 2, ...); the modules unflatten makes of control-flow graphs (`cond`'s
+`true_graph_0`, ...) are not module calls and are not hooked. A tied weight is each module's own
+state, as unflatten has it. The root is called with the input file's arguments: positional ones as given, keyword
 ones in the order of the program's forward (the root's in_spec), under torch.inference_mode()
 (as the tool runs a program; torch 2.6's cond otherwise traces its branches with fake tensors,
 where a hook cannot read values) and one thread.
@@ -35,6 +37,7 @@ import contextlib
 import difflib
 import fnmatch
 import os
+import re
 import sys
 from typing import Any, Dict, List, Optional, Sequence
 
@@ -47,9 +50,30 @@ from capture_reference import (ROOT, CaptureLimits, ModelCapture, _call_watched,
 RUNNER = "export_graph"
 
 
+def contract_path(path: str) -> str:
+    """unflatten's path of a module's later call (`blk@1`, `blk@1.fc`) as contract 12.2 names it
+    (`blk`, `blk.fc`)."""
+    return re.sub(r"@\d+(?=\.|$)", "", path)
+
+
+def graph_modules_of(ep) -> set:
+    """The names unflatten gives the program's control-flow graphs (`true_graph_0`, ...)."""
+    return {name for name, child in ep.graph_module.named_children()
+            if isinstance(child, torch.fx.GraphModule)}
+
+
 class ExportCapture(ModelCapture):
     """ModelCapture on an unflattened exported program: hooks see keyword arguments too
-    (with_kwargs=True), the module's calls are unflatten's, nothing is made positional."""
+    (with_kwargs=True), the module's calls are unflatten's under contract 12.2's paths (above),
+    nothing is made positional."""
+
+    def __init__(self, unflat, *, module_paths=None, limits=None, graphs=frozenset()):
+        super().__init__(unflat, module_paths=None, limits=limits)
+        targets = [(contract_path(path), module) for path, module in self._targets
+                   if path.split(".")[0] not in graphs]
+        if module_paths is not None:
+            targets = [(path, module) for path, module in targets if path in module_paths]
+        self._targets = targets
 
     def __enter__(self) -> "ExportCapture":
         if not self._handles:
@@ -76,9 +100,17 @@ class ExportCapture(ModelCapture):
         return {**super().summary(), "runner": RUNNER}
 
 
-def module_paths_of(module: torch.nn.Module) -> List[str]:
-    """The paths the capture knows: named_modules() of the unflattened module, root first."""
-    return [name or ROOT for name, _ in module.named_modules()]
+def module_paths_of(module: torch.nn.Module, graphs=frozenset()) -> List[str]:
+    """The paths the capture knows: named_modules() of the unflattened module, root first, under
+    contract 12.2's names, the control-flow graphs left out."""
+    out: List[str] = []
+    for name, _ in module.named_modules():
+        if name.split(".")[0] in graphs:
+            continue
+        path = contract_path(name) if name else ROOT
+        if path not in out:
+            out.append(path)
+    return out
 
 
 def expand_patterns(patterns: Optional[Sequence[str]], paths: Sequence[str]) -> Optional[List[str]]:
@@ -130,8 +162,9 @@ def export_capture_runs(pt2: str, inputs_list, module_paths=None,
     or (args, kwargs) pair). Returns ([records per limits], exception or None)."""
     torch.set_num_threads(1)
     ep, unflat = load_program(pt2)
-    selected = expand_patterns(module_paths, module_paths_of(unflat))
-    captures = [ExportCapture(unflat, module_paths=selected, limits=limits)
+    graphs = graph_modules_of(ep)
+    selected = expand_patterns(module_paths, module_paths_of(unflat, graphs))
+    captures = [ExportCapture(unflat, module_paths=selected, limits=limits, graphs=graphs)
                 for limits in limits_list]
     order = keyword_order(ep)
     calls = []

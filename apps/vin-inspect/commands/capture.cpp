@@ -26,7 +26,8 @@ class Capture : public Command {
 
   void define(CLI::App& sub) override {
     sub.add_option("ARCHIVE", request_.run.archive,
-                   "The model file: " + vd::formats_serving(vd::kRun) + ", as torch.jit.save writes")
+                   "The model file: " + vd::formats_serving(vd::kRun | vd::kRunProgram) +
+                       " (docs/export.md: run by this tool's interpreter of the exported graph)")
         ->required();
     run_.add(sub,
              "Inputs for one forward: .npz, .npy or torch.save file (repeatable; one forward per "
@@ -86,7 +87,7 @@ class Capture : public Command {
       plan.discard();
       std::cerr << "vin-inspect: error: " << vd::printable(*result.error, 2000) << "\n";
     };
-    name_unrunnable_files({request_.run.archive});
+    name_unrunnable_files({request_.run.archive}, /*saved_tensors=*/false, /*programs=*/true);
     const vd::CaptureResult result = torch_plugin().capture_archive(request_);
     // the records of a forward that raised are printed too (what ran before it is the point of
     // capturing); written to a file, they go with the failed command's other files

@@ -75,13 +75,15 @@ TEST_CASE("a file a command does not take is refused in the table's words") {
   // what a format serves is opened, whatever else was wanted
   CHECK(refused(state_dict, kDescribe | kRun).empty());
   CHECK(refused(fixture("convnet.pt"), kRun).empty());
-  // a .pt2 runs elsewhere: NotRunnable, which compare reports as exit 1
+  // a .pt2 is not run by compare and profile (yet): NotRunnable, which compare reports as exit
+  // 1; capture runs it (kRunProgram)
   const std::string pt2 =
       std::string(VIN_SOURCE_DIR) + "/tests/fixtures/pt2/torch-2.6/cnn_eval.pt2";
   CHECK_THROWS_WITH_AS(open_model_file(pt2, kRun, "an archive"),
-                       doctest::Contains("a torch.export archive (.pt2), which capture, compare "
-                                         "and profile do not run"),
+                       doctest::Contains("a torch.export archive (.pt2), which compare and "
+                                         "profile do not run yet"),
                        NotRunnable);
+  CHECK(is_export_program(open_model_file(pt2, kRun | kRunProgram, "an archive")));
 }
 
 TEST_CASE("saved records serve diff alone; other JSON is a rendering") {

@@ -136,7 +136,7 @@ TEST_CASE("TensorSnapshot and CaptureSummary records") {
   CHECK(
       dump_record_line(
           "CaptureSummary",
-          to_json(CaptureSummary{5, 40, "max_bytes", false, std::nullopt, 0, 0, std::nullopt})) ==
+          to_json(CaptureSummary{5, 40, "max_bytes", false, std::nullopt, 0, 0, std::nullopt, 0, std::nullopt})) ==
       R"({"record": "CaptureSummary", "snapshots": 5, "sampled_bytes": 40, "stopped_by": "max_bytes"})");
   CHECK(dump_line(to_json(CaptureSummary{})) ==
         R"({"snapshots": 0, "sampled_bytes": 0, "stopped_by": null})");

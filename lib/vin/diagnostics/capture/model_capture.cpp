@@ -13,7 +13,7 @@
 #include "vin/diagnostics/capture/capture_request.h"
 #include "vin/diagnostics/instrument/graph_instrumentation.h"
 #include "vin/diagnostics/instrument/hook_retyping.h"
-#include "vin/diagnostics/capture/inline_forks.h"
+#include "vin/diagnostics/instrument/inline_forks.h"
 #include "vin/diagnostics/capture/tensor_sampling.h"
 #include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/plugin/log_sink.h"

@@ -272,6 +272,12 @@ std::vector<std::optional<std::string>> module_stack_paths(
   std::set<std::string> root_names = {"self"};  // the locals that hold the root
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const std::string& path = entries[i].path;
+    // torch's marker for a node made with no stack of its own (a symbolic size read before the
+    // first module call): no module
+    if (entries[i].key == kEmptyModuleStackMarker) {
+      out.emplace_back();
+      continue;
+    }
     // `self.layers.0` is the root's dotted path after `self.` (a ModuleDict's `self.heads.b-c`
     // too), `self[0]` a source; `selfish.x` is a dotted path
     const bool dotted_after_self = path.rfind("self.", 0) == 0 &&

@@ -15,6 +15,10 @@
 
 namespace vin::diagnostics {
 
+/// The key (and path and type) torch's export gives a node that had no nn_module_stack of its
+/// own (torch/export/_unlift.py, unflatten's empty-stack marker): it names no module.
+inline constexpr const char* kEmptyModuleStackMarker = "_empty_nn_module_stack_from_metadata_hook";
+
 /// One entry as torch wrote it: the stack's key (dynamo's module key, `L__self___fc`, with
 /// `@N` for a later call), the module's path as written, its qualified type.
 struct ModuleStackEntry {
@@ -50,8 +54,8 @@ class SanitisedModules {
 };
 
 /// Each entry's module as a dotted path ("" the root), or nothing where its path is not one
-/// unambiguously (a global, a slice of a Sequential, a negative index, a sanitised name two
-/// modules could have): `layers.0` as written (after `self.` too); `L['self'].layers[0]`,
+/// unambiguously (the empty-stack marker, a global, a slice of a Sequential, a negative index, a
+/// sanitised name two modules could have): `layers.0` as written (after `self.` too); `L['self'].layers[0]`,
 /// `self.layers[0]`, `getattr(L['self'].layers, '0')` and
 /// `L['self']._modules['layers']._modules['0']` as `layers.0`; a bare local (`L['fn']`) right
 /// after the root's entry and of the root's type is the root under another name (torch 2.6

@@ -3,6 +3,7 @@
 #include "vin/diagnostics/export/export_program.h"
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
@@ -244,7 +245,10 @@ class GraphReader {
       } catch (const MalformedModuleStack& e) {
         throw Malformed{out.name + ": " + e.what()};
       }
-      out.has_stack = !entries.empty();
+      // only the empty-stack marker: a node without a stack, in the call it sits in
+      out.has_stack = std::any_of(entries.begin(), entries.end(), [](const ModuleStackEntry& e) {
+        return e.key != kEmptyModuleStackMarker;
+      });
       const auto paths = module_stack_paths(entries, known_);
       for (std::size_t e = 0; e < entries.size(); ++e) {
         if (!paths[e]) continue;
@@ -304,6 +308,17 @@ ExportProgram ExportReader::program(const std::string& wanted) {
   for (const auto& paths : {called, stacked})
     for (const std::string& p : paths) known_modules_.insert(p);
   read_tensors(graph_module, graph, model, entry);
+  // the modules in named_modules() order, as inspect-model lists them (read())
+  for (const std::string& p : called) add_path(p);
+  for (const std::string& name : state_dict_order_) add_path(parent_path(name));
+  for (const NamedTensor& t : tensors_) add_path(parent_path(t.name));
+  add_executed_paths(stacked);
+  const std::function<void(const std::string&)> visit = [&](const std::string& path) {
+    out.module_paths.push_back(path);
+    if (const auto kids = children_.find(path); kids != children_.end())
+      for (const std::string& child : kids->second) visit(child);
+  };
+  visit("");
 
   const SanitisedModules known(named_modules(graph_module, called));
   GraphReader reader(out, known);

@@ -178,6 +178,9 @@ struct ExportProgram {
   std::vector<ProgramRange> ranges;
   std::vector<ProgramInputMeta> input_meta;  ///< each user input tensor's
   std::vector<ProgramWeight> weights;
+  /// every module's path in named_modules() order, the root's ("") first, as inspect-model
+  /// lists them
+  std::vector<std::string> module_paths;
 };
 
 /// Reads the program `model` ("" for the only one, or "model") of a torch.export archive (any

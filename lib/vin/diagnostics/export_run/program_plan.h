@@ -70,7 +70,13 @@ struct Instruction {
   bool flag = false;
   std::vector<std::int32_t> release;  ///< slots no later node reads: freed after this one
   std::size_t node = 0;               ///< its node in its graph
+  /// nothing reads what it makes and it changes nothing (no mutable schema, some result): not
+  /// run, as torch.export.unflatten drops it (its releases still happen)
+  bool dead = false;
 };
+
+/// The slots `source` reads.
+std::vector<std::int32_t> slots_read(const ValueSource& source);
 
 struct GraphPlan {
   std::size_t slots = 0;

@@ -247,6 +247,10 @@ std::vector<c10::IValue> ProgramRunner::run_graph(std::size_t index,
     if (graph.inputs[i] >= 0) values[static_cast<std::size_t>(graph.inputs[i])] = inputs[i];
   const ProgramGraph& nodes = program_.graphs[index];
   for (const Instruction& step : graph.instructions) {
+    if (step.dead) {
+      for (const std::int32_t slot : step.release) values[static_cast<std::size_t>(slot)] = {};
+      continue;
+    }
     check_deadline();
     if (observer) observer->before_node(step.node, values);
     try {

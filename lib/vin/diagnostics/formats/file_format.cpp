@@ -26,11 +26,9 @@ const FileFormat kFileFormats[] = {
      "torch.jit.save for today's format",
      kRun | kConfig},
     {FileKind::torch_export, "torch_export", "a torch.export archive (.pt2)",
-     FormatFamily::export_program, kDescribe, "",
-     "capture, compare and profile do not run: they run TorchScript archives with LibTorch's "
-     "TorchScript interpreter, and running an exported program needs torch.export.load in "
-     "Python (or AOTInductor's runner for a compiled package); inspect-model and diff describe "
-     "it",
+     FormatFamily::export_program, kDescribe | kRunProgram, "",
+     "compare and profile do not run yet: capture runs it with this tool's interpreter of the "
+     "exported graph (docs/export.md), inspect-model and diff describe it",
      kRun},
     {FileKind::pytorch1_container, "pytorch1_container",
      "a TorchScript file of PyTorch 1.0's previews (PYTORCH1)", FormatFamily::other, 0, "",

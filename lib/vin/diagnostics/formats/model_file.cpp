@@ -134,7 +134,8 @@ bool serves(const ClassifiedFile& file, unsigned uses) {
 
 void refuse(const ClassifiedFile& file, unsigned uses) {
   // a .pt2 runs elsewhere: exit 1 even for compare, whose 1 otherwise says "different"
-  if (file.kind == FileKind::torch_export && (uses & kRun)) throw NotRunnable(refusal(file, uses));
+  if (file.kind == FileKind::torch_export && (uses & kRun) && !(uses & kRunProgram))
+    throw NotRunnable(refusal(file, uses));
   throw Error(refusal(file, uses));
 }
 
@@ -179,6 +180,8 @@ const ZipArchive* npz_of(const ClassifiedFile& file) {
 }
 
 bool is_npy(const ClassifiedFile& file) { return file.kind == FileKind::npy; }
+
+bool is_export_program(const ClassifiedFile& file) { return file.kind == FileKind::torch_export; }
 
 bool is_safetensors(const ClassifiedFile& file) { return file.kind == FileKind::safetensors; }
 

@@ -53,6 +53,8 @@ std::unique_ptr<TorchSaveSource> open_torch_save(const ClassifiedFile& file,
 const ZipArchive* npz_of(const ClassifiedFile& file);
 /// Whether `file` is one .npy array.
 bool is_npy(const ClassifiedFile& file);
+/// Whether `file` is a torch.export archive (the .pt2 interpreter runs its program).
+bool is_export_program(const ClassifiedFile& file);
 /// Whether `file` is a safetensors file (safetensors_content reads it).
 bool is_safetensors(const ClassifiedFile& file);
 /// Whether `file` is a torch.save file of any of its formats (open_torch_save opens it).

@@ -224,6 +224,8 @@ constexpr Field<CaptureSummary> kCaptureSummaryFields[] = {
      detail},
     {"seed", [](const CaptureSummary& s) { return s.seed ? Json(s.seed) : absent_field(); },
      detail},
+    {"runner", [](const CaptureSummary& s) { return s.runner ? Json(*s.runner) : absent_field(); },
+     detail},
 };
 
 // --- compare --------------------------------------------------------------------------------

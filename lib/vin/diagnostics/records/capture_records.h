@@ -190,6 +190,10 @@ struct CaptureSummary {
   /// --seed: the random state every forward started from (printed when not 0: the seed's
   /// record keeps its three fields on a default run)
   std::uint64_t seed = 0;
+  /// what ran the forward where it was not LibTorch's TorchScript interpreter: "export_graph"
+  /// for a .pt2 (contract 12.2); printed only then (a TorchScript capture keeps the seed API's
+  /// fields)
+  std::optional<std::string> runner;
 };
 
 /// Which inputs file each forward of a capture ran on, for people (the table's Input column):

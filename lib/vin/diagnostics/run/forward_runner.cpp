@@ -16,6 +16,8 @@
 #include <utility>
 
 #include "vin/diagnostics/records/error.h"
+#include "vin/diagnostics/export/export_program.h"
+#include "vin/diagnostics/formats/model_file.h"
 #include "vin/diagnostics/torch/model_loader.h"
 
 namespace vin::diagnostics {
@@ -152,32 +154,57 @@ void select_quantized_engine(const std::string& name) {
 }
 
 LoadedRun::LoadedRun(const ForwardRun& run, const std::function<void(const char*)>& on_stage,
-                     const ArchiveLayout* probed)
+                     const ArchiveLayout* probed, bool programs)
     : run_(run),
       device_(resolve_device(run.device, run.device_option)),
       input_names_(run.inputs),
       random_start_(run.seed) {
   // before the load: its packed parameters are packed for the engine in force at __setstate__
   if (run_.quantized_engine) select_quantized_engine(*run_.quantized_engine);
-  model_ = naming_out_of_memory(run_.archive, "loading the archive", [&] {
-    return probed ? load_torchscript_archive(*probed, run_.device)
-                  : load_torchscript_archive(run_.archive, run_.device);
-  });
+  std::optional<ForwardSchema> schema;
+  if (!probed && programs) {
+    // a .pt2 for the interpreter, or a TorchScript archive
+    const ClassifiedFile file = naming_out_of_memory(run_.archive, "reading the archive", [&] {
+      return open_model_file(run_.archive, kRun | kRunProgram, "a model file");
+    });
+    if (is_export_program(file)) {
+      program_ = naming_out_of_memory(run_.archive, "loading the program", [&] {
+        return std::make_unique<export_run::ProgramRunner>(*file.zip, read_export_program(*file.zip),
+                                                           device_);
+      });
+      program_forward_ = std::make_unique<ProgramForward>(*program_);
+      schema = program_forward_->schema();
+    } else {
+      model_ = naming_out_of_memory(run_.archive, "loading the archive", [&] {
+        return load_torchscript_archive(open_torchscript_archive(file), run_.device);
+      });
+    }
+  } else {
+    model_ = naming_out_of_memory(run_.archive, "loading the archive", [&] {
+      return probed ? load_torchscript_archive(*probed, run_.device)
+                    : load_torchscript_archive(run_.archive, run_.device);
+    });
+  }
   if (on_stage) on_stage("loaded the archive");
-  if (run_.eval) model_.eval();
+  if (!schema) {
+    if (run_.eval) model_.eval();
+    schema = forward_schema(model_);
+  }
   // every inputs file is read before anything runs: a bad file fails fast
   for (const auto& path : run_.inputs)
     inputs_.push_back(naming_out_of_memory(
         path, "reading the inputs",
-        [&] { return read_forward_inputs(path, model_, device_, run_.digest_inputs); }));
+        [&] { return read_forward_inputs(path, *schema, device_, run_.digest_inputs); }));
   if (run_.shaped) {
     inputs_.push_back(naming_out_of_memory(kShapedInputsName, "making the tensors", [&] {
-      return make_shaped_inputs(*run_.shaped, random_start_.generator(), model_, device_);
+      return make_shaped_inputs(*run_.shaped, random_start_.generator(), *schema, device_);
     }));
     input_names_.push_back(kShapedInputsName);
   }
   if (on_stage) on_stage("read the inputs");
 }
+
+LoadedRun::~LoadedRun() = default;
 
 std::optional<RunFailure> run_forwards(LoadedRun& loaded, const ForwardStep& step,
                                        StoppableForward* stoppable, const OnAbandoned& on_abandoned,

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "vin/diagnostics/capture/capture_request.h"
 #include "vin/diagnostics/run/stoppable_forward.h"
 #include "vin/diagnostics/run/forward_inputs.h"
+#include "vin/diagnostics/run/program_forward.h"
 #include "vin/diagnostics/run/random_start.h"
 
 namespace vin::diagnostics {
@@ -31,12 +33,20 @@ class LoadedRun {
   /// `on_stage`, when given, hears "loaded the archive" and "read the inputs" as each is done
   /// (capture's --log-level debug timings). `probed`: the run's archive opened and probed
   /// already (compare told its sides apart that way); else the archive is opened here.
+  /// `programs`: a torch.export archive is loaded too, for the .pt2 interpreter (capture);
+  /// without, it is refused as a file the command does not run.
   explicit LoadedRun(const ForwardRun& run,
                      const std::function<void(const char* stage)>& on_stage = {},
-                     const ArchiveLayout* probed = nullptr);
+                     const ArchiveLayout* probed = nullptr, bool programs = false);
+  ~LoadedRun();
 
   const ForwardRun& run() const { return run_; }
+  /// The TorchScript module (none where program() is set).
   torch::jit::Module& model() { return model_; }
+  /// The exported program the run runs instead of a TorchScript module, or nullptr.
+  export_run::ProgramRunner* program() { return program_.get(); }
+  /// How its forward is called (set with program()).
+  const ProgramForward* program_forward() const { return program_forward_.get(); }
   const c10::Device& device() const { return device_; }
   /// One per forward, in order: the inputs files, then the `--shape` inputs.
   std::vector<ForwardInputs>& inputs() { return inputs_; }
@@ -49,6 +59,8 @@ class LoadedRun {
   ForwardRun run_;
   c10::Device device_;
   torch::jit::Module model_;
+  std::unique_ptr<export_run::ProgramRunner> program_;
+  std::unique_ptr<ProgramForward> program_forward_;
   std::vector<ForwardInputs> inputs_;
   std::vector<std::string> input_names_;
   RandomStart random_start_;

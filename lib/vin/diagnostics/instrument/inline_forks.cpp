@@ -1,4 +1,4 @@
-#include "vin/diagnostics/capture/inline_forks.h"
+#include "vin/diagnostics/instrument/inline_forks.h"
 
 namespace vin::diagnostics {
 
