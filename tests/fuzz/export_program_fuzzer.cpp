@@ -3,7 +3,8 @@
 // flat zip), and a member of it: the program JSON, or the weights config (2.14) / the nested
 // torch.save state dict (2.6). The rest of the input replaces that member; the archive is put
 // back together (stored, CRCs right, so the zip layer lets it through) and read with every
-// detail and the operators, then written as jsonl. Anything but vin::diagnostics::Error is a
+// detail and the operators, then written as jsonl; then read as capture's interpreter reads a
+// program (read_export_program) with each weight's storage. Anything but vin::diagnostics::Error is a
 // finding. Seeds (fuzz_seeds.py): each .pt2 fixture's members behind their selector byte.
 #include <cstddef>
 #include <cstdint>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "vin/diagnostics/export/export_archive.h"
+#include "vin/diagnostics/export/export_program.h"
 #include "vin/diagnostics/container/input_file.h"
 #include "vin/diagnostics/output/output_format.h"
 #include "vin/diagnostics/records/error.h"
@@ -116,12 +118,22 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (auto& [name, bytes] : members)
     if (name == replaced[which][data[0] & 1])
       bytes.assign(reinterpret_cast<const char*>(data + 1), size - 1);
+  const std::string bytes = stored_zip(members);
   try {
-    const vd::ZipArchive zip(vd::InputFile::from_bytes("fuzz.pt2", stored_zip(members)));
+    const vd::ZipArchive zip(vd::InputFile::from_bytes("fuzz.pt2", bytes));
     vd::InspectDetails details = vd::InspectDetails::everything();
     details.operators = true;
     std::ostringstream out;
     vd::write_model_metadata(out, vd::read_export_archive(zip, details), vd::OutputFormat::jsonl);
+  } catch (const vd::Error&) {
+  }
+  // the program as capture's interpreter reads it (export_program.h: every argument variant,
+  // nested graphs, frames, specs, ranges), and where its weights lie
+  try {
+    const vd::ZipArchive zip(vd::InputFile::from_bytes("fuzz.pt2", bytes));
+    const vd::ExportProgram program = vd::read_export_program(zip);
+    vd::ProgramStorages storages(zip);
+    for (const vd::ProgramWeight& w : program.weights) (void)storages.read(w.storage);
   } catch (const vd::Error&) {
   }
   return 0;

@@ -1009,6 +1009,82 @@ def pt2_with(source, changes):
     return out.getvalue()
 
 
+def export_run_attacks():
+    """Graphs crafted against the .pt2 interpreter (contract 12.5): capture refuses each before
+    running, naming the file, the node and the problem (exit 1), never a crash, a hang or a
+    LibTorch backtrace; inspect-model still describes what it can."""
+    program = "linear/models/model.json"
+
+    def node_input(field, value):
+        def change(p):
+            node = p["graph_module"]["graph"]["nodes"][0]
+            for given in node["inputs"]:
+                if given["name"] == "bias":
+                    given[field] = value
+            return p
+        return change
+
+    def target(name):
+        def change(p):
+            p["graph_module"]["graph"]["nodes"][0]["target"] = name
+            return p
+        return change
+
+    def nested(depth):
+        # a cond whose true branch is a cond whose true branch is ... `depth` graphs deep
+        def graph(level):
+            nodes = []
+            if level < depth:
+                nodes.append({"target": "torch.ops.higher_order.cond", "inputs": [
+                    {"name": "pred", "arg": {"as_bool": True}, "kind": 1},
+                    {"name": "true_fn", "arg": {"as_graph": {"name": "t", "graph": graph(level + 1)}},
+                     "kind": 1},
+                    {"name": "false_fn", "arg": {"as_graph": {"name": "f", "graph": graph(depth)}},
+                     "kind": 1},
+                    {"name": "operands", "arg": {"as_tensors": []}, "kind": 1}],
+                    "outputs": [], "metadata": {}, "name": f"cond_{level}"})
+            return {"inputs": [], "outputs": [], "nodes": nodes, "tensor_values": {}}
+
+        def change(p):
+            p["graph_module"]["graph"]["nodes"].insert(0, graph(0)["nodes"][0])
+            return p
+        return change
+
+    def huge_zeros(p):
+        nodes = p["graph_module"]["graph"]["nodes"]
+        nodes.insert(0, {"target": "torch.ops.aten.zeros.default", "inputs": [
+            {"name": "size", "arg": {"as_ints": [1 << 40, 1 << 40, 1 << 40]}, "kind": 1}],
+            "outputs": [{"as_tensor": {"name": "huge"}}], "metadata": {}, "name": "huge"})
+        # read by the output, so that it is not a dead node
+        p["graph_module"]["graph"]["outputs"].append({"as_tensor": {"name": "huge"}})
+        p["graph_module"]["signature"]["output_specs"].append(
+            {"user_output": {"arg": {"as_tensor": {"name": "huge"}}}})
+        return p
+
+    cases = [
+        ("pt2_run_undefined_value.pt2", {program: node_input("arg", {"as_tensor": {"name": "nowhere"}})},
+         "the node linear (torch.ops.aten.linear.default)'s argument bias uses the value nowhere, "
+         "which nothing before it defines"),
+        ("pt2_run_wrong_kind.pt2", {program: node_input("arg", {"as_sym_int": {"as_name": "x"}})},
+         "uses x as a number, which it is not"),
+        ("pt2_run_unknown_operator.pt2", {program: target("torch.ops.aten.no_such_op.default")},
+         "has no operator aten::no_such_op"),
+        ("pt2_run_not_an_operator.pt2", {program: target("os.system")},
+         "a target this runner does not run"),
+        ("pt2_run_unknown_argument.pt2", {program: node_input("name", "biases")},
+         "gives the argument biases, which its operator does not take"),
+        ("pt2_run_unknown_higher_order.pt2",
+         {program: target("torch.ops.higher_order.invoke_subgraph")},
+         "the higher-order operator invoke_subgraph, which this runner does not run"),
+        ("pt2_run_graphs_too_deep.pt2", {program: nested(40)}, "nests graphs more than 32 deep"),
+        ("pt2_run_allocation_past_memory.pt2", {program: huge_zeros},
+         "the node huge (torch.ops.aten.zeros.default): allocates a tensor of more than"),
+    ]
+    for name, changes, why in cases:
+        add(name, pt2_with("torch-2.14/linear.pt2", changes),
+            [(["capture", "{file}", "--shape", "x=2x4"], "error", 1, why)])
+
+
 def export_archive_attacks():
     """torch.export archives crafted against the .pt2 reader (contract 10.4): each refused
     naming the file and the entry, never a crash or unbounded memory."""
@@ -1435,6 +1511,7 @@ def main():
     misnamed_file_attacks()
     file_kind_attacks()
     export_archive_attacks()
+    export_run_attacks()
     zip_layout_attacks()
     checkpoint_attacks()
     foreign_global_attacks()

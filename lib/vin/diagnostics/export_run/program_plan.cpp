@@ -8,6 +8,7 @@
 #include "vin/diagnostics/export_run/python_operators.h"
 #include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/text/printable.h"
+#include "vin/diagnostics/text/shape_spec.h"
 #include "vin/diagnostics/torch/dtype_names.h"
 
 namespace vin::diagnostics::export_run {
@@ -72,7 +73,10 @@ class GraphPlanner {
       if (input.kind == Kind::tensor || input.kind == Kind::sym_int ||
           input.kind == Kind::sym_float || input.kind == Kind::sym_bool) {
         if (!input.names.empty() && input.names.front())
-          out_.inputs.push_back(define(*input.names.front(), SlotKind::any, "a graph input"));
+          out_.inputs.push_back(define(*input.names.front(),
+                                       input.kind == Kind::tensor ? SlotKind::tensor
+                                                                  : SlotKind::number,
+                                       "a graph input"));
         else
           out_.inputs.push_back(-1);  // a constant symbolic placeholder
       } else {
@@ -89,11 +93,16 @@ class GraphPlanner {
   }
 
  private:
-  [[noreturn]] void refuse(const ProgramNode& node, const std::string& why) const {
+  // the file, the node and its target, as every message names a node
+  std::string label(const ProgramNode& node) const {
     const std::string target = node.name.find(node.target) == std::string::npos
                                    ? " (" + printable(node.target, 200) + ")"
                                    : "";
-    throw Error(program_.file + ": " + node.name + target + ": " + why);
+    return program_.file + ": " + node.name + target;
+  }
+
+  [[noreturn]] void refuse(const ProgramNode& node, const std::string& why) const {
+    throw Error(label(node) + ": " + why);
   }
 
   std::int32_t define(const std::string& name, SlotKind kind, const std::string& where) {
@@ -310,6 +319,19 @@ class GraphPlanner {
     }
   }
 
+  // A constant size a node allocates (aten.zeros, empty, full, ...): within the bound --shape
+  // has, its product not overflowing, refused before anything runs
+  void check_size(const ProgramNode& node, const ProgramArgument& size) const {
+    std::uint64_t elements = 1;
+    for (const std::int64_t n : size.ints) {
+      if (n < 0) refuse(node, "allocates a tensor of a negative size");
+      if (n != 0 && elements > kMaxShapeBytes / static_cast<std::uint64_t>(n))
+        refuse(node, "allocates a tensor of more than " + std::to_string(kMaxShapeBytes) +
+                         " elements, past the bound --shape has");
+      elements *= static_cast<std::uint64_t>(n);
+    }
+  }
+
   Instruction node(std::size_t index);
   Instruction dispatch(const ProgramNode& node, Instruction out);
   Instruction higher_order(const ProgramNode& node, Instruction out);
@@ -338,7 +360,7 @@ Instruction GraphPlanner::node(std::size_t index) {
     out.step = Step::tensor_property;
     out.name = *property;
     for (const ProgramNode::Input& in : node.inputs)
-      out.args.push_back(any_source(in.arg, node.name));
+      out.args.push_back(any_source(in.arg, label(node)));
     bind_outputs(node, out, nullptr);
     return out;
   }
@@ -346,7 +368,7 @@ Instruction GraphPlanner::node(std::size_t index) {
     out.step = Step::python_operator;
     out.name = node.target;
     for (const ProgramNode::Input& in : node.inputs)
-      out.args.push_back(any_source(in.arg, node.name));
+      out.args.push_back(any_source(in.arg, label(node)));
     if (!python_operator_arity_fits(node.target, out.args.size()))
       refuse(node, "takes " + std::to_string(out.args.size()) + " arguments, which " +
                        node.target + " does not");
@@ -386,9 +408,10 @@ Instruction GraphPlanner::dispatch(const ProgramNode& node, Instruction out) {
     } else if (i < positional.size()) {
       in = positional[i];
     }
-    const std::string where = program_.file + ": " + node.name + "'s argument " + argument.name();
+    const std::string where = label(node) + "'s argument " + argument.name();
     if (in) {
       ++given;
+      if (argument.name() == "size" && in->arg.kind == Kind::integers) check_size(node, in->arg);
       out.args.push_back(typed_source(in->arg, argument.type(), where));
     } else if (argument.default_value()) {
       out.args.push_back(constant(*argument.default_value()));
@@ -436,11 +459,11 @@ Instruction GraphPlanner::higher_order(const ProgramNode& node, Instruction out)
           ValueSource s;
           s.kind = ValueSource::Kind::slot;
           if (!name) refuse(node, "has an operand that is not a value");
-          s.slot = use(*name, SlotKind::any, node.name);
+          s.slot = use(*name, SlotKind::any, label(node));
           sources.push_back(std::move(s));
         }
       } else {
-        sources.push_back(any_source(a, node.name));
+        sources.push_back(any_source(a, label(node)));
       }
     }
     return sources;
@@ -448,7 +471,7 @@ Instruction GraphPlanner::higher_order(const ProgramNode& node, Instruction out)
   if (op == "cond") {
     if (graphs.size() != 2 || values.empty()) refuse(node, "is not cond(pred, true, false, operands)");
     out.step = Step::cond;
-    out.args.push_back(any_source(*values[0], node.name));
+    out.args.push_back(any_source(*values[0], label(node)));
     for (ValueSource& s : operands(1)) out.args.push_back(std::move(s));
   } else if (op == "while_loop") {
     if (graphs.size() != 2 || values.size() != 2 || values[0]->kind != Kind::tensors)
