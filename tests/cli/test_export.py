@@ -15,6 +15,7 @@ import io
 import json
 import math
 import os
+import re
 import struct
 import subprocess
 import sys
@@ -454,6 +455,34 @@ def compare_and_profile_refuse_a_pt2_naming_why():
     assert_clean_error(run("compare", archive, archive, "--shape", "x=2x4"), 1, why)
     convnet = os.path.join(ARGS.fixtures, "convnet.pt")
     assert_clean_error(run("compare", convnet, archive, "--shape", "x=1x3x8x8"), 1, why)
+
+
+@test
+def a_pt2_takes_shape_specs_and_refuses_sizes_outside_its_ranges():
+    # --shape binds by name, a positional argument too (the root's record shows it under
+    # "kwargs", as a TorchScript capture does); the batch is Dim('batch', min=1, max=32)
+    if ARGS.no_torch:
+        print("  (skipped: capture needs LibTorch)")
+        return
+    archive = os.path.join(ARGS.source, "tests", "fixtures", "pt2_run", "torch-2.14",
+                           "dynamic_batch.pt2")
+    p = run("capture", archive, "--shape", "x=8x4")
+    assert p.returncode == 0, p.stderr
+    first = json.loads(p.stdout.splitlines()[0])
+    assert (first["module_path"], first["tensor_path"], first["shape"]) == (
+        "<root>", ["kwargs", "x"], [8, 4]), first
+    # refused before the root's call is recorded: as for any forward that did not finish, the
+    # summary of what was captured (nothing) on stdout, the reason on stderr, exit 1
+    for shape, why in (("x=100x4", r"dynamic_batch\.pt2: the model's forward raised on --shape: "
+                                   r"the argument x's dimension 0 is 100, outside \w+'s range "
+                                   r"\[1, 32\]\n"),
+                       ("x=8x5", r"the argument x's dimension 1 is 5 where the program was "
+                                 r"exported for 4\n")):
+        p = run("capture", archive, "--shape", shape)
+        assert p.returncode == 1 and re.search(why, p.stderr), (shape, p.returncode, p.stderr)
+        records = [json.loads(line) for line in p.stdout.splitlines()]
+        assert [r["record"] for r in records] == ["CaptureSummary"], records
+        assert records[0]["snapshots"] == 0, records
 
 
 def libtorch_version():

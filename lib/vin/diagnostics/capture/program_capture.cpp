@@ -35,10 +35,13 @@ ProgramCapture::ProgramCapture(export_run::ProgramRunner& runner, const ProgramF
       recorder_(recorded_paths(runner.program()), std::move(module_paths), limits) {}
 
 c10::IValue ProgramCapture::forward(const ForwardInputs& inputs) {
+  // inputs the program cannot take are refused before the root's call is recorded
+  const std::vector<c10::IValue> arguments = forward_.arguments(inputs);
+  runner_.check_inputs(arguments);
   recorder_.call_begins(0, c10::ivalue::Tuple::create(inputs.args), inputs.kwargs);
   c10::IValue output;
   try {
-    output = forward_.output(runner_.run(forward_.arguments(inputs), this));
+    output = forward_.output(runner_.run(arguments, this));
   } catch (...) {
     recorder_.forget_pending_calls();  // calls the exception aborted get no output record
     throw;

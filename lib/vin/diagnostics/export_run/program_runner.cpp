@@ -167,11 +167,11 @@ void ProgramRunner::check_inputs(const std::vector<c10::IValue>& arguments) cons
     const ProgramArgumentSlot& a = arguments_[i];
     const std::string where = "the argument " + printable(a.name, 100);
     if (a.tensor && !arguments[i].isTensor())
-      throw Error(program_.file + ": " + where + " must be a tensor");
+      throw Error(where + " must be a tensor");
     if (!a.meta || !arguments[i].isTensor()) continue;
     const at::Tensor& t = arguments[i].toTensor();
     if (static_cast<std::size_t>(t.dim()) != a.meta->sizes.size())
-      throw Error(program_.file + ": " + where + " has " + std::to_string(t.dim()) +
+      throw Error(where + " has " + std::to_string(t.dim()) +
                   " dimensions where the program was exported with " +
                   std::to_string(a.meta->sizes.size()));
     for (std::size_t d = 0; d < a.meta->sizes.size(); ++d) {
@@ -179,17 +179,17 @@ void ProgramRunner::check_inputs(const std::vector<c10::IValue>& arguments) cons
       const std::int64_t got = t.size(static_cast<std::int64_t>(d));
       const std::string dim = where + "'s dimension " + std::to_string(d);
       if (size.value && *size.value != got)
-        throw Error(program_.file + ": " + dim + " is " + std::to_string(got) +
+        throw Error(dim + " is " + std::to_string(got) +
                     " where the program was exported for " + std::to_string(*size.value));
       if (size.value) continue;
       const auto [seen, fresh] = symbols.try_emplace(size.symbol, got, dim);
       if (!fresh && seen->second.first != got)
-        throw Error(program_.file + ": " + dim + " is " + std::to_string(got) + " where " +
+        throw Error(dim + " is " + std::to_string(got) + " where " +
                     seen->second.second + " is " + std::to_string(seen->second.first) +
                     ": both are " + size.symbol + " in the program");
       for (const ProgramRange& r : program_.ranges)
         if (r.symbol == size.symbol && ((r.min && got < *r.min) || (r.max && got > *r.max)))
-          throw Error(program_.file + ": " + dim + " is " + std::to_string(got) + ", outside " +
+          throw Error(dim + " is " + std::to_string(got) + ", outside " +
                       r.symbol + "'s range [" + (r.min ? std::to_string(*r.min) : "-inf") + ", " +
                       (r.max ? std::to_string(*r.max) : "inf") + "]");
     }
@@ -256,7 +256,7 @@ std::vector<c10::IValue> ProgramRunner::run_graph(std::size_t index,
     try {
       execute(graph, step, values);
     } catch (const std::exception& e) {
-      throw Error(program_.file + ": " + named(nodes.nodes[step.node]) + " raised: " +
+      throw Error(named(nodes.nodes[step.node]) + " raised: " +
                   first_line(e));
     }
     if (observer) observer->after_node(step.node, values);

@@ -54,9 +54,9 @@ class ProgramRunner {
   const std::vector<ProgramArgumentSlot>& arguments() const { return arguments_; }
 
   /// Runs the program on one value per argument (a constant one may be None: its exported
-  /// value); returns the user outputs in order. Checks the inputs against the graph's dtypes,
-  /// sizes and range_constraints first (Error naming the argument, the dimension and the
-  /// range). `observer` watches the program's graph. Buffer mutations change the runner's
+  /// value); returns the user outputs in order. Checks the inputs against the graph's sizes
+  /// and range_constraints first (Error naming the argument, the dimension and the range; the
+  /// caller names the file). `observer` watches the program's graph. Buffer mutations change the runner's
   /// copy of the buffer.
   std::vector<c10::IValue> run(const std::vector<c10::IValue>& arguments,
                                ProgramObserver* observer = nullptr);
@@ -67,8 +67,11 @@ class ProgramRunner {
   }
   bool timed_out() const { return timed_out_; }
 
- private:
+  /// The check run() makes first: the arguments against the exported sizes and ranges (a
+  /// caller that records the call checks before it records anything).
   void check_inputs(const std::vector<c10::IValue>& arguments) const;
+
+ private:
   std::vector<c10::IValue> run_graph(std::size_t graph, const std::vector<c10::IValue>& inputs,
                                      ProgramObserver* observer);
   void execute(const GraphPlan& graph, const Instruction& step, std::vector<c10::IValue>& values);

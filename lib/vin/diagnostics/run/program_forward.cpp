@@ -1,5 +1,7 @@
 #include "vin/diagnostics/run/program_forward.h"
 
+#include <optional>
+
 #include "vin/diagnostics/records/error.h"
 
 namespace vin::diagnostics {
@@ -113,19 +115,31 @@ std::vector<c10::IValue> ProgramForward::arguments(const ForwardInputs& inputs) 
     leaves = inputs.args;
     for (const auto& [name, value] : inputs.kwargs) leaves.push_back(value);
   } else {
+    const auto& parameters = schema_.methods.front().parameters;
+    const std::size_t positional = in_spec_->children[0].children.size();
+    // a positional parameter given by name (an .npz's member, a --shape spec) goes to its place
+    std::vector<std::optional<c10::IValue>> placed(positional);
+    for (std::size_t i = 0; i < inputs.args.size() && i < positional; ++i) placed[i] = inputs.args[i];
     c10::impl::GenericDict kwargs(c10::StringType::get(), c10::AnyType::get());
-    for (const auto& [name, value] : inputs.kwargs) kwargs.insert(name, value);
+    for (const auto& [name, value] : inputs.kwargs) {
+      std::size_t at = 0;
+      while (at < positional && parameters[at].name() != name) ++at;
+      if (at < positional)
+        placed[at] = value;
+      else
+        kwargs.insert(name, value);
+    }
     // a keyword argument left out takes its default: the exported constant
     const TreeSpec& keys = in_spec_->children[1];
-    const auto& parameters = schema_.methods.front().parameters;
     for (const c10::IValue& key : keys.keys)
       if (key.isString() && !kwargs.contains(key))
         for (const c10::Argument& p : parameters)
           if (p.name() == key.toStringRef() && p.default_value()) kwargs.insert(key, *p.default_value());
-    std::vector<c10::IValue> args = inputs.args;
     // positional ones left out likewise
-    for (std::size_t i = args.size(); i < in_spec_->children[0].children.size(); ++i)
-      args.push_back(parameters[i].default_value().value_or(c10::IValue()));
+    std::vector<c10::IValue> args;
+    for (std::size_t i = 0; i < positional; ++i)
+      args.push_back(placed[i] ? *placed[i]
+                               : parameters[i].default_value().value_or(c10::IValue()));
     flatten(c10::ivalue::Tuple::create({c10::ivalue::Tuple::create(std::move(args)), kwargs}),
             *in_spec_, leaves, runner_.program().file + ": forward's arguments");
   }
