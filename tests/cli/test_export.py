@@ -443,12 +443,16 @@ def published_pt2_archives_are_described_or_named():
 @test
 def compare_and_profile_refuse_a_pt2_naming_why():
     archive = os.path.join(pt2_fixtures("torch-2.14"), "linear.pt2")
-    if ARGS.no_torch:
-        # the build without LibTorch says capture needs it (the file is one capture runs)
-        p = run("capture", archive, "--shape", "x=2x4")
-        assert p.returncode == 1 and "LibTorch" in p.stderr, (p.returncode, p.stderr)
-        return
     why = r"linear\.pt2: a torch\.export archive \(\.pt2\), which compare and profile do not run yet"
+    if ARGS.no_torch:
+        # the build without LibTorch says capture needs it (the file is one capture runs), as
+        # for a TorchScript archive (a usage error: exit 2); compare and profile refuse the file
+        # as the build with LibTorch does
+        p = run("capture", archive, "--shape", "x=2x4")
+        assert p.returncode == 2 and "built without LibTorch" in p.stderr, (p.returncode, p.stderr)
+        assert_clean_error(run("profile", archive, "--shape", "x=2x4"), 1, why)
+        assert_clean_error(run("compare", archive, archive, "--shape", "x=2x4"), 1, why)
+        return
     assert_clean_error(run("profile", archive, "--shape", "x=2x4"), 1, why)
     # compare too exits 1 (contract 10.3), though its 1 otherwise says "beyond tolerance": with
     # nothing on stdout (no ComparisonSummary), on either side
