@@ -49,9 +49,10 @@ std::string text(const Json& value, const std::string& where) {
   return value.get<std::string>();
 }
 
-const Json& list(const Json& value, const std::string& where) {
+// A pointer, not a reference: GCC 14's -Wdangling-reference (export_schema.h's field())
+const Json* list(const Json& value, const std::string& where) {
   if (!value.is_array()) throw Malformed{where + " is not a list"};
-  return value;
+  return &value;
 }
 
 // {name: ...} (TensorArgument)
@@ -75,11 +76,11 @@ class GraphReader {
     out.depth = depth;
     const Json* inputs = optional_field(graph, "inputs");
     if (inputs)
-      for (const Json& input : list(*inputs, where + "'s inputs"))
+      for (const Json& input : *list(*inputs, where + "'s inputs"))
         out.inputs.push_back(argument(input, depth, where + ": a graph input"));
     const Json* outputs = optional_field(graph, "outputs");
     if (outputs)
-      for (const Json& output : list(*outputs, where + "'s outputs"))
+      for (const Json& output : *list(*outputs, where + "'s outputs"))
         out.outputs.push_back(argument(output, depth, where + ": a graph output"));
     const Json* nodes = optional_field(graph, "nodes");
     if (!nodes || !nodes->is_array()) throw Malformed{where + ": the graph has no nodes"};
@@ -140,55 +141,55 @@ class GraphReader {
       a.names.push_back(tensor_name(*v, at));
     } else if (variant == "as_tensors") {
       a.kind = Kind::tensors;
-      for (const Json& t : list(*v, at)) a.names.push_back(tensor_name(t, at));
+      for (const Json& t : *list(*v, at)) a.names.push_back(tensor_name(t, at));
     } else if (variant == "as_optional_tensor") {
       a.kind = Kind::optional_tensor;
       optional_tensor(*v);
     } else if (variant == "as_optional_tensors") {
       a.kind = Kind::optional_tensors;
-      for (const Json& t : list(*v, at)) optional_tensor(t);
+      for (const Json& t : *list(*v, at)) optional_tensor(t);
     } else if (variant == "as_int") {
       a.kind = Kind::integer;
       a.ints.push_back(integer(*v, at));
     } else if (variant == "as_ints") {
       a.kind = Kind::integers;
-      for (const Json& n : list(*v, at)) a.ints.push_back(integer(n, at));
+      for (const Json& n : *list(*v, at)) a.ints.push_back(integer(n, at));
     } else if (variant == "as_float") {
       a.kind = Kind::real;
       a.reals.push_back(real(*v, at));
     } else if (variant == "as_floats") {
       a.kind = Kind::reals;
-      for (const Json& n : list(*v, at)) a.reals.push_back(real(n, at));
+      for (const Json& n : *list(*v, at)) a.reals.push_back(real(n, at));
     } else if (variant == "as_bool") {
       a.kind = Kind::boolean;
       a.ints.push_back(boolean(*v, at));
     } else if (variant == "as_bools") {
       a.kind = Kind::booleans;
-      for (const Json& n : list(*v, at)) a.ints.push_back(boolean(n, at));
+      for (const Json& n : *list(*v, at)) a.ints.push_back(boolean(n, at));
     } else if (variant == "as_string") {
       a.kind = Kind::string;
       a.strings.push_back(text(*v, at));
     } else if (variant == "as_strings") {
       a.kind = Kind::strings;
-      for (const Json& n : list(*v, at)) a.strings.push_back(text(n, at));
+      for (const Json& n : *list(*v, at)) a.strings.push_back(text(n, at));
     } else if (variant == "as_sym_int" || variant == "as_sym_ints") {
       a.kind = variant == "as_sym_int" ? Kind::sym_int : Kind::sym_ints;
       if (a.kind == Kind::sym_int)
         sym(*v, a.kind, "as_int");
       else
-        for (const Json& n : list(*v, at)) sym(n, a.kind, "as_int");
+        for (const Json& n : *list(*v, at)) sym(n, a.kind, "as_int");
     } else if (variant == "as_sym_float" || variant == "as_sym_floats") {
       a.kind = variant == "as_sym_float" ? Kind::sym_float : Kind::sym_floats;
       if (a.kind == Kind::sym_float)
         sym(*v, a.kind, "as_float");
       else
-        for (const Json& n : list(*v, at)) sym(n, a.kind, "as_float");
+        for (const Json& n : *list(*v, at)) sym(n, a.kind, "as_float");
     } else if (variant == "as_sym_bool" || variant == "as_sym_bools") {
       a.kind = variant == "as_sym_bool" ? Kind::sym_bool : Kind::sym_bools;
       if (a.kind == Kind::sym_bool)
         sym(*v, a.kind, "as_bool");
       else
-        for (const Json& n : list(*v, at)) sym(n, a.kind, "as_bool");
+        for (const Json& n : *list(*v, at)) sym(n, a.kind, "as_bool");
     } else if (variant == "as_scalar_type") {
       a.kind = Kind::scalar_type;
       a.dtype = schema_dtype(*v, at);
@@ -222,7 +223,7 @@ class GraphReader {
     out.name = where + ": " + ExportReader::node_name(json, index);
     out.target = string_field(json, "target", out.name);
     if (const Json* inputs = optional_field(json, "inputs"))
-      for (const Json& input : list(*inputs, out.name + "'s inputs")) {
+      for (const Json& input : *list(*inputs, out.name + "'s inputs")) {
         ProgramNode::Input in;
         if (const Json* name = optional_field(input, "name"); name && name->is_string())
           in.name = name->get<std::string>();
@@ -234,7 +235,7 @@ class GraphReader {
         out.inputs.push_back(std::move(in));
       }
     if (const Json* outputs = optional_field(json, "outputs"))
-      for (const Json& output : list(*outputs, out.name + "'s outputs"))
+      for (const Json& output : *list(*outputs, out.name + "'s outputs"))
         out.outputs.push_back(argument(output, depth, out.name + "'s output"));
     const Json* metadata = optional_field(json, "metadata");
     const Json* stack = metadata ? optional_field(*metadata, "nn_module_stack") : nullptr;
@@ -362,7 +363,7 @@ ExportProgram ExportReader::program(const std::string& wanted) {
         c.has_signature = true;
         for (const char* key : {"inputs", "outputs"})
           if (const Json* values = optional_field(*signature, key))
-            for (const Json& v : list(*values, where + "'s " + key))
+            for (const Json& v : *list(*values, where + "'s " + key))
               (key[0] == 'i' ? c.inputs : c.outputs)
                   .push_back(reader.argument(v, 0, where + "'s " + key));
         if (const Json* spec = optional_field(*signature, "in_spec"); spec && spec->is_string())
@@ -396,7 +397,7 @@ ExportProgram ExportReader::program(const std::string& wanted) {
     ProgramInputMeta m;
     m.name = name;
     m.dtype = schema_dtype(*field(meta, "dtype", where), where);
-    for (const Json& size : list(*field(meta, "sizes", where), where + "'s sizes")) {
+    for (const Json& size : *list(*field(meta, "sizes", where), where + "'s sizes")) {
       const Json d = dimension_json(size, where);
       ProgramInputMeta::Size s;
       if (d.is_number_integer())
