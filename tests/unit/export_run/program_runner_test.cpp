@@ -103,7 +103,7 @@ TEST_CASE("an exported program computes what its scripted twin computes") {
       const std::vector<c10::IValue> outputs = runner.run(inputs);
       torch::jit::Module twin = torch::jit::load(pt2_fixture(version, std::string(name) + ".pt"));
       twin.eval();
-      c10::InferenceMode inference;
+      torch::NoGradGuard no_grad;
       const c10::IValue expected = twin.forward(inputs);
       REQUIRE(outputs.size() == 1);
       REQUIRE(expected.isTensor());

@@ -2,7 +2,6 @@
 
 #include <ATen/ScalarOps.h>
 #include <c10/core/GradMode.h>
-#include <c10/core/InferenceMode.h>
 
 #include <map>
 
@@ -199,7 +198,10 @@ void ProgramRunner::check_inputs(const std::vector<c10::IValue>& arguments) cons
 std::vector<c10::IValue> ProgramRunner::run(const std::vector<c10::IValue>& arguments,
                                             ProgramObserver* observer) {
   check_inputs(arguments);
-  c10::InferenceMode inference;
+  // no autograd, as every forward of the tool runs (run_forwards' NoGradGuard): not
+  // c10::InferenceMode, whose guard GCC 16 reports as maybe-uninitialized inside LibTorch
+  // 2.14's headers (AutogradState's optional SafePyObject), which -Werror makes an error
+  c10::AutoGradMode no_grad(false);
   std::vector<c10::IValue> inputs;
   std::size_t next = 0;
   for (const ProgramInputSpec& spec : program_.inputs) {

@@ -1,6 +1,6 @@
 // Runs an exported program (contract 12.1): its weights made from the archive, its graph
-// planned (program_plan.h) and executed node by node through LibTorch's dispatcher under
-// inference mode, with an observer told before and after each node of the program's graph
+// planned (program_plan.h) and executed node by node through LibTorch's dispatcher with
+// autograd off, and an observer told before and after each node of the program's graph
 // (capture's module calls, profile's spans). No Python, no AOTInductor, no nativert.
 #pragma once
 
