@@ -6,7 +6,8 @@ and testing configurations) the fixtures are made again and compared with the re
 moment too. Archives other people published: a torch 2.11 PT2 Archive, an AOTInductor package.
 capture runs a .pt2 on the tool's interpreter of the exported graph (contract 12): its records
 equal torch.export.unflatten's with forward hooks (tests/fixtures/pt2_run, made by
-tests/fixtures/make_pt2_run_fixtures.py); compare and profile refuse it. No LibTorch needed for the
+tests/fixtures/make_pt2_run_fixtures.py), and compare runs it against itself, its saved tensors
+and its TorchScript twin (contract 12.3); profile refuses it. No LibTorch needed for the
 rest: the build without it runs them.
 
 usage: test_export.py --binary PATH --fixtures DIR --source REPO_ROOT [--no-torch] [TEST...]
@@ -441,24 +442,116 @@ def published_pt2_archives_are_described_or_named():
 
 
 @test
-def compare_and_profile_refuse_a_pt2_naming_why():
+def profile_refuses_a_pt2_naming_why():
     archive = os.path.join(pt2_fixtures("torch-2.14"), "linear.pt2")
-    why = r"linear\.pt2: a torch\.export archive \(\.pt2\), which compare and profile do not run yet"
+    why = r"linear\.pt2: a torch\.export archive \(\.pt2\), which profile does not run yet"
     if ARGS.no_torch:
-        # the build without LibTorch says capture needs it (the file is one capture runs), as
-        # for a TorchScript archive (a usage error: exit 2); compare and profile refuse the file
-        # as the build with LibTorch does
-        p = run("capture", archive, "--shape", "x=2x4")
-        assert p.returncode == 2 and "built without LibTorch" in p.stderr, (p.returncode, p.stderr)
-        assert_clean_error(run("profile", archive, "--shape", "x=2x4"), 1, why)
-        assert_clean_error(run("compare", archive, archive, "--shape", "x=2x4"), 1, why)
-        return
+        # the build without LibTorch says capture and compare need it (the file is one they
+        # run), as for a TorchScript archive (a usage error: exit 2); profile refuses the file as
+        # the build with LibTorch does
+        for command in (("capture", archive), ("compare", archive, archive)):
+            p = run(*command, "--shape", "x=2x4")
+            assert p.returncode == 2 and "built without LibTorch" in p.stderr, (p.returncode,
+                                                                                p.stderr)
     assert_clean_error(run("profile", archive, "--shape", "x=2x4"), 1, why)
-    # compare too exits 1 (contract 10.3), though its 1 otherwise says "beyond tolerance": with
-    # nothing on stdout (no ComparisonSummary), on either side
-    assert_clean_error(run("compare", archive, archive, "--shape", "x=2x4"), 1, why)
-    convnet = os.path.join(ARGS.fixtures, "convnet.pt")
-    assert_clean_error(run("compare", convnet, archive, "--shape", "x=1x3x8x8"), 1, why)
+
+
+def pt2_run_folder(version):
+    return os.path.join(ARGS.source, "tests", "fixtures", "pt2_run", version)
+
+
+def lacked_operators(folder, name):
+    """The operators of NAME.pt2 Debian 12's LibTorch 1.13 lacks (operators.json), less the
+    tensor properties the runner reads itself."""
+    operators = json.load(open(os.path.join(folder, "operators.json")))
+    return [op for op in operators.get("missing_in_torch_1.13", {}).get(name, [])
+            if not op.startswith("aten.sym_")]
+
+
+def compared(*arguments):
+    p = run("compare", *arguments)
+    records = [json.loads(line) for line in p.stdout.splitlines()]
+    return p, records[:-1], (records[-1] if records else None)
+
+
+@test
+def compare_of_a_pt_and_its_pt2_pairs_every_call():
+    # contract 12.3: every model of tests/fixtures/pt2_run made both ways from the same weights
+    # (NAME.pt beside NAME.pt2) compares clean, both ways round: calls paired by path and call
+    # index, their tensors by path, else by position (an LSTM's (h, c) is ["output", "1", i] in
+    # TorchScript and ["output", i + 1] in the program), else in the order that pairs them
+    # (unflatten gives a call's inputs in reverse order of first use); calls one side shows
+    # otherwise are structure differences (structure_differs), not divergences
+    if ARGS.no_torch:
+        print("  (skipped: compare needs LibTorch)")
+        return
+    libtorch = libtorch_version()
+    checked = 0
+    for version in ("torch-2.6", "torch-2.14"):
+        folder = pt2_run_folder(version)
+        for name in sorted(n[:-3] for n in os.listdir(folder) if n.endswith(".pt")):
+            if libtorch.startswith("1.13") and lacked_operators(folder, name):
+                continue  # the capture test checks the refusal
+            pt, pt2 = (os.path.join(folder, name + ext) for ext in (".pt", ".pt2"))
+            inputs = os.path.join(folder, name + ".inputs.npz")
+            for a, b in ((pt, pt2), (pt2, pt)):
+                p, pairs, summary = compared(a, b, "--inputs", inputs)
+                assert p.returncode == 0, (version, name, p.stderr, summary)
+                assert summary["pairs"] > 0 and summary["beyond"] == 0, (version, name, summary)
+                differing = {(c["module_path"], c["call_index"], c["direction"])
+                             for c in pairs if c["structure_differs"]}
+                assert summary["structure_differences"] == len(differing), summary
+                if name == "structure_differs":
+                    # the Identity has no call in the program; the block's program output is
+                    # the one value it defines, not (result, its input)
+                    assert differing == {("skip", 0, "input"), ("skip", 0, "output"),
+                                         ("block", 0, "output")}, differing
+                    assert all(c["only_in"] for c in pairs if c["structure_differs"]), pairs
+                else:
+                    assert not differing, (version, name, differing)
+                if name == "lstm" and a == pt:
+                    by_b = {tuple(c["tensor_path"]): c["tensor_path_b"]
+                            for c in pairs if c["module_path"] == "lstm"
+                            and c["direction"] == "output"}
+                    assert by_b == {("output", "0"): None, ("output", "1", "0"): ["output", "1"],
+                                    ("output", "1", "1"): ["output", "2"]}, by_b
+            checked += 1
+    print(f"  {checked} models compare clean made both ways (LibTorch {libtorch})")
+    assert checked >= 16, checked
+
+
+@test
+def compare_of_a_pt2_with_itself_and_with_its_saved_tensors():
+    # a .pt2 on both sides, and against what capture --save wrote of it: every tensor paired,
+    # exit 0; one saved tensor changed is the first divergence, at its key (exit 1)
+    if ARGS.no_torch:
+        print("  (skipped: compare needs LibTorch)")
+        return
+    import numpy as np
+    folder = pt2_run_folder("torch-2.14")
+    archive = os.path.join(folder, "conv_bn_relu.pt2")
+    inputs = os.path.join(folder, "conv_bn_relu.inputs.npz")
+    p, pairs, summary = compared(archive, archive, "--inputs", inputs, "--atol", "0", "--rtol", "0")
+    assert p.returncode == 0 and summary["pairs"] == len(pairs) > 0, (p.stderr, summary)
+    with tempfile.TemporaryDirectory() as tmp:
+        saved = os.path.join(tmp, "saved.npz")
+        p = run("capture", archive, "--inputs", inputs, "--save", saved)
+        assert p.returncode == 0, p.stderr
+        arrays = dict(np.load(saved))
+        assert len(arrays) == summary["pairs"], (sorted(arrays), summary)
+        p, _, summary = compared(archive, saved, "--inputs", inputs, "--atol", "0", "--rtol", "0")
+        assert p.returncode == 0 and summary["pairs"] == len(arrays), (p.stderr, summary)
+        changed = "features.1/0/output/output"
+        assert changed in arrays, sorted(arrays)
+        arrays[changed] = arrays[changed] + 1
+        edited = os.path.join(tmp, "edited.npz")
+        with open(edited, "wb") as f:
+            np.savez(f, **arrays)
+        p, _, summary = compared(archive, edited, "--inputs", inputs)
+        assert p.returncode == 1 and summary["beyond"] >= 1, (p.returncode, summary)
+        assert summary["first_divergence"] == {"module_path": "features.1", "call_index": 0,
+                                               "direction": "output",
+                                               "tensor_path": ["output"]}, summary
 
 
 @test
@@ -522,17 +615,14 @@ def capture_of_a_pt2_equals_unflatten_with_forward_hooks():
     libtorch = libtorch_version()
     checked = refused = 0
     for version in ("torch-2.6", "torch-2.14"):
-        folder = os.path.join(ARGS.source, "tests", "fixtures", "pt2_run", version)
-        operators = json.load(open(os.path.join(folder, "operators.json")))
-        missing = operators.get("missing_in_torch_1.13", {})
+        folder = pt2_run_folder(version)
         exact = libtorch is not None and version == "torch-" + ".".join(libtorch.split(".")[:2])
         for reference in sorted(n for n in os.listdir(folder) if ".capture" in n):
             name = reference.split(".")[0]
             other = "_other" if "capture_other" in reference else ""
             p = run("capture", os.path.join(folder, name + ".pt2"),
                     "--inputs", os.path.join(folder, f"{name}.inputs{other}.npz"))
-            # what 1.13's dispatcher lacks, less the tensor properties the runner reads itself
-            lacked = [op for op in missing.get(name, []) if not op.startswith("aten.sym_")]
+            lacked = lacked_operators(folder, name)
             if libtorch.startswith("1.13") and lacked:
                 assert p.returncode == 1 and "has no operator" in p.stderr, (name, p.stderr)
                 assert any(op.replace("aten.", "aten::").rsplit(".", 1)[0] in p.stderr

@@ -6,6 +6,7 @@
 #include "../command.h"
 #include "../outputs.h"
 #include "../torch_access.h"
+#include "vin/diagnostics/formats/file_format.h"
 #include "vin/diagnostics/text/printable.h"
 
 namespace vd = vin::diagnostics;
@@ -24,7 +25,8 @@ class Compare : public Command {
 
   void define(CLI::App& sub) override {
     sub.add_option("A", request_.a.path,
-                   "Archive, or tensors saved by capture --save or scripts/eager_capture.py")
+                   "The model file (" + vd::formats_serving(vd::kRun | vd::kRunProgram) +
+                       "), or tensors saved by capture --save or scripts/eager_capture.py")
         ->required();
     sub.add_option("B", request_.b.path, "The same kinds of file to compare with A")->required();
     run_.add(sub, "Inputs for one forward of each archive side (repeatable)");
@@ -61,7 +63,8 @@ class Compare : public Command {
       std::cerr << "vin-inspect: error: " << vd::printable(message, 2000) << "\n";
       std::_Exit(2);
     };
-    name_unrunnable_files({request_.a.path, request_.b.path}, /*saved_tensors=*/true);
+    name_unrunnable_files({request_.a.path, request_.b.path}, /*saved_tensors=*/true,
+                          /*programs=*/true);
     const vd::CompareResult result = torch_plugin().compare_sides(request_);
     write_records(plan, request_.b.path, [&](std::ostream& out) {
       vd::write_comparison(out, result, output_.parsed_format());

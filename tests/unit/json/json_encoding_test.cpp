@@ -193,12 +193,14 @@ TEST_CASE("compare's records: the keys a saved tensor's name carries, and the JS
         R"("tensor_path": ["output", "0", "a/b"], "shape_a": [2], "shape_b": null, )"
         R"("dtype_a": "torch.float32", "dtype_b": null, "numel": 2, "max_abs_error": null, )"
         R"("max_rel_error": null, "mismatches": null, "atol": 0.0, "rtol": 0.0, )"
-        R"("within_tolerance": false, "only_in": "a", "statistics_only": false})");
+        R"("within_tolerance": false, "only_in": "a", "statistics_only": false, )"
+        R"("tensor_path_b": null, "structure_differs": false})");
   ComparisonSummary s;
   s.first_divergence = key;
   s.atol = 1.0;
   CHECK(dump_line(to_json(s)) ==
         R"({"pairs": 0, "within": 0, "beyond": 0, "only_in_a": 0, "only_in_b": 0, )"
+        R"("structure_differences": 0, )"
         R"("first_divergence": {"module_path": "layer1.0.conv1", "call_index": 3, )"
         R"("direction": "output", "tensor_path": ["output", "0", "a/b"]}, "atol": 1.0, )"
         R"("rtol": null, "statistics_only": 0, "seed": 0})");

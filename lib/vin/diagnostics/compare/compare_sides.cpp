@@ -8,6 +8,7 @@
 #include <functional>
 #include <future>
 #include <memory>
+#include <numeric>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -15,6 +16,7 @@
 #include "vin/diagnostics/npy/npy_reader.h"
 #include "vin/diagnostics/run/forward_runner.h"
 #include "vin/diagnostics/capture/model_capture.h"
+#include "vin/diagnostics/capture/program_capture.h"
 #include "vin/diagnostics/capture/tensor_sampling.h"
 #include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/text/module_selection.h"
@@ -24,6 +26,9 @@
 
 namespace vin::diagnostics {
 namespace {
+
+// the most tensors of one call compare tries other pairings of (between a .pt and a .pt2)
+constexpr std::size_t kMaxReordered = 16;
 
 struct Tolerance {
   double rtol = 0;
@@ -85,13 +90,16 @@ class Comparer {
  public:
   explicit Comparer(const CompareRequest& request) : request_(request) {}
 
+  /// Between a .pt and a .pt2 (contract 12.3): B's tensors come a call's inputs or output at
+  /// once (compare_call), and what cannot be paired is a structure difference.
+  void pair_by_call() { by_call_ = true; }
+
   // Side A: keep each tensor (a copy: the forward may change it later).
   void keep(const TensorKey& key, const at::Tensor& tensor) {
-    if (!selected(key) || tensor.is_nested() || tensor.layout() != c10::kStrided ||
-        tensor.is_meta())
-      return;
+    if (!wanted(key, tensor)) return;
     const std::string name = key.name();
     if (index_.count(name)) return;  // a tensor seen twice under one key: the first counts
+    calls_[call_of(key)].push_back(kept_.size());
     Kept k;
     k.key = key;
     k.shape = tensor.sizes().vec();
@@ -134,26 +142,87 @@ class Comparer {
 
   // Side B: compare each tensor with A's as it comes, and let A's go.
   void compare(const TensorKey& key, const at::Tensor& tensor) {
-    if (!selected(key) || tensor.is_nested() || tensor.layout() != c10::kStrided ||
-        tensor.is_meta())
-      return;
+    if (!wanted(key, tensor)) return;
     const std::string name = key.name();
     const auto it = index_.find(name);
     if (it == index_.end()) {
-      if (!only_b_names_.insert(name).second) return;
-      TensorComparison c;
-      c.key = key;
-      c.shape_b = tensor.sizes().vec();
-      c.dtype_b = python_dtype_name(tensor.scalar_type());
-      c.numel = tensor.numel();
-      c.only_in = "b";
-      only_b_.push_back(std::move(c));
+      only_in_b(key, tensor);
       return;
     }
-    Kept& a = kept_[it->second];
-    if (a.result) return;  // a tensor seen twice under one key: the first counts
-    a.result = compare_pair(a, tensor);
-    a.tensor = at::Tensor();  // A's copy is no longer needed
+    settle(kept_[it->second], key, tensor);
+  }
+
+  // Side B of a .pt against a .pt2: one call's inputs (or its output) together, paired with the
+  // same call's on A by tensor_path where both give the same paths, else by position where
+  // both give as many tensors; otherwise the call's tensors are a structure difference. A .pt2
+  // call without a signature of its own gives its tensors in unflatten's order (reverse order of
+  // first use), which need not be the forward's: when that pairing leaves a pair beyond tolerance
+  // and another pairing of the call's tensors puts every pair within, that one is used.
+  void compare_call(const std::vector<std::pair<TensorKey, at::Tensor>>& taken) {
+    std::vector<const std::pair<TensorKey, at::Tensor>*> b;
+    std::unordered_map<std::string, std::size_t> b_index;
+    for (const auto& item : taken)
+      if (wanted(item.first, item.second) && b_index.emplace(item.first.name(), b.size()).second)
+        b.push_back(&item);
+    if (b.empty()) return;
+    const auto call = calls_.find(call_of(b.front()->first));
+    std::vector<Kept*> a;
+    if (call != calls_.end())
+      for (const std::size_t i : call->second)
+        if (!kept_[i].result) a.push_back(&kept_[i]);
+    if (a.empty() || a.size() != b.size()) {
+      for (const auto* item : b) only_in_b(item->first, item->second);  // and A's stay unpaired
+      return;
+    }
+    // by path where every path of A is B's, else by position
+    std::vector<std::size_t> order(a.size());
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      const auto it = b_index.find(a[i]->key.name());
+      if (it == b_index.end()) {
+        std::iota(order.begin(), order.end(), std::size_t{0});
+        break;
+      }
+      order[i] = it->second;
+    }
+    std::vector<TensorComparison> results;
+    for (std::size_t i = 0; i < a.size(); ++i)
+      results.push_back(compare_pair(*a[i], b[order[i]]->second));
+    const auto all_within = [](const std::vector<TensorComparison>& r) {
+      return std::all_of(r.begin(), r.end(), [](const auto& c) { return c.within_tolerance; });
+    };
+    if (!all_within(results) && a.size() <= kMaxReordered) rematch(a, b, order, results);
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      if (b[order[i]]->first.tensor_path != a[i]->key.tensor_path)
+        results[i].tensor_path_b = b[order[i]]->first.tensor_path;
+      a[i]->result = std::move(results[i]);
+      a[i]->tensor = at::Tensor();
+    }
+  }
+
+  // A pairing of one call's tensors with every pair within tolerance, each of A in turn with
+  // the first of B left that matches it (shape and dtype first): replaces `order` and `results`
+  // when there is one.
+  void rematch(const std::vector<Kept*>& a,
+               const std::vector<const std::pair<TensorKey, at::Tensor>*>& b,
+               std::vector<std::size_t>& order, std::vector<TensorComparison>& results) const {
+    std::vector<std::size_t> other(a.size());
+    std::vector<TensorComparison> other_results(a.size());
+    std::vector<bool> used(b.size(), false);
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      bool found = false;
+      for (std::size_t j = 0; j < b.size() && !found; ++j) {
+        const at::Tensor& t = b[j]->second;
+        if (used[j] || t.sizes().vec() != a[i]->shape || t.scalar_type() != a[i]->type) continue;
+        TensorComparison c = compare_pair(*a[i], t);
+        if (!c.within_tolerance) continue;
+        used[j] = found = true;
+        other[i] = j;
+        other_results[i] = std::move(c);
+      }
+      if (!found) return;
+    }
+    order = std::move(other);
+    results = std::move(other_results);
   }
 
   CompareResult finish() {
@@ -180,16 +249,58 @@ class Comparer {
         c.dtype_a = a.dtype;
         c.numel = a.numel;
         c.only_in = "a";
-        ++s.only_in_a;
+        // between a .pt and a .pt2 every tensor left unpaired is of a call whose tensors could
+        // not be paired, or that B did not make: a structure difference
+        c.structure_differs = by_call_;
+        if (!c.structure_differs) ++s.only_in_a;
       }
       out.comparisons.push_back(std::move(c));
     }
-    s.only_in_b = static_cast<std::int64_t>(only_b_.size());
-    for (auto& c : only_b_) out.comparisons.push_back(std::move(c));
+    for (auto& c : only_b_) {
+      if (!c.structure_differs) ++s.only_in_b;
+      out.comparisons.push_back(std::move(c));
+    }
+    std::unordered_set<std::string> differing;
+    for (const TensorComparison& c : out.comparisons)
+      if (c.structure_differs) differing.insert(call_of(c.key));
+    s.structure_differences = static_cast<std::int64_t>(differing.size());
     return out;
   }
 
  private:
+  // a call's inputs, or its output: what compare_call pairs as one
+  static std::string call_of(const TensorKey& key) {
+    return key.module_path + '\n' + std::to_string(key.call_index) + '\n' +
+           to_string(key.direction);
+  }
+
+  // a tensor with values to compare, of a module --module selects
+  bool wanted(const TensorKey& key, const at::Tensor& tensor) const {
+    return selected(key) && !tensor.is_nested() && tensor.layout() == c10::kStrided &&
+           !tensor.is_meta();
+  }
+
+  // B's counterpart of A's tensor `a` (under B's `key`)
+  void settle(Kept& a, const TensorKey& key, const at::Tensor& tensor) {
+    if (a.result) return;  // a tensor seen twice under one key: the first counts
+    a.result = compare_pair(a, tensor);
+    if (key.tensor_path != a.key.tensor_path) a.result->tensor_path_b = key.tensor_path;
+    a.tensor = at::Tensor();  // A's copy is no longer needed
+  }
+
+  // a one-sided tensor of B; between a .pt and a .pt2 every one is of a structure difference
+  void only_in_b(const TensorKey& key, const at::Tensor& tensor) {
+    if (!only_b_names_.insert(key.name()).second) return;
+    TensorComparison c;
+    c.key = key;
+    c.shape_b = tensor.sizes().vec();
+    c.dtype_b = python_dtype_name(tensor.scalar_type());
+    c.numel = tensor.numel();
+    c.only_in = "b";
+    c.structure_differs = by_call_;
+    only_b_.push_back(std::move(c));
+  }
+
   bool selected(const TensorKey& key) const {
     if (!request_.module_paths) return true;
     for (const auto& p : *request_.module_paths)
@@ -302,18 +413,42 @@ class Comparer {
   std::array<Recent, 8> recent_;
   std::size_t next_recent_ = 0;
   std::unordered_map<std::string, std::size_t> index_;
+  std::unordered_map<std::string, std::vector<std::size_t>> calls_;  // call_of -> kept_
+  bool by_call_ = false;
   std::int64_t kept_bytes_ = 0;
   std::vector<TensorComparison> only_b_;
   std::unordered_set<std::string> only_b_names_;
 };
 
 using Sink = std::function<void(const TensorKey&, const at::Tensor&)>;
+using CallSink = std::function<void(const std::vector<std::pair<TensorKey, at::Tensor>>&)>;
 
-// The floating dtype of the model's parameters when they all share one (a `.half()` copy:
+// B's tensors a call's inputs (or its output) at a time, handed on as the call begins (or
+// returns): values as they were at that moment (Comparer::compare_call)
+class CallForwarder final : public TensorConsumer {
+ public:
+  explicit CallForwarder(CallSink sink) : sink_(std::move(sink)) {}
+  bool wants_every_tensor() const override { return true; }
+  bool replaces_snapshots() const override { return true; }
+  void take(ReachedTensor& reached) override { taken_.emplace_back(reached.key, reached.tensor); }
+  void call_begun(const std::string&, std::int64_t) override { hand_on(); }
+  void call_returned(const std::string&, std::int64_t) override { hand_on(); }
+  void close() override { taken_.clear(); }
+
+ private:
+  void hand_on() {
+    if (!taken_.empty()) sink_(taken_);
+    taken_.clear();
+  }
+  CallSink sink_;
+  std::vector<std::pair<TensorKey, at::Tensor>> taken_;
+};
+
+// The floating dtype of a model's parameters when they all share one (a `.half()` copy:
 // float16), so that one inputs file serves a model and its converted copy.
-std::optional<c10::ScalarType> parameter_dtype(const torch::jit::Module& model) {
+std::optional<c10::ScalarType> floating_dtype(const std::vector<at::Tensor>& parameters) {
   std::optional<c10::ScalarType> type;
-  for (const at::Tensor& p : model.parameters()) {
+  for (const at::Tensor& p : parameters) {
     if (!at::isFloatingType(p.scalar_type())) continue;
     if (type && *type != p.scalar_type()) return std::nullopt;
     type = p.scalar_type();
@@ -341,19 +476,23 @@ c10::IValue cast_floating(const c10::IValue& value, c10::ScalarType type) {
 }
 
 // One side opened once: a TorchScript archive probed (a torch.save file too, which the probe
-// refuses by name), or a zip of saved tensors.
+// refuses by name), a .pt2 for the interpreter (LoadedRun reads its program), or a zip of
+// saved tensors.
 struct OpenedSide {
   std::optional<ArchiveLayout> archive;
+  bool program = false;
   ZipArchivePtr saved;
+  bool runs() const { return archive || program; }
 };
 
 OpenedSide open_side(const CompareSide& side) {
   const ClassifiedFile file = naming_out_of_memory(side.path, "reading the file", [&] {
-    return open_model_file(side.path, kRun | kSavedTensors,
-                           "a TorchScript archive or an .npz file");
+    return open_model_file(side.path, kRun | kRunProgram | kSavedTensors,
+                           "a TorchScript archive, a .pt2 or an .npz file");
   });
-  if (npz_of(file)) return {std::nullopt, file.zip};
-  return {open_torchscript_archive(file), nullptr};
+  if (npz_of(file)) return {std::nullopt, false, file.zip};
+  if (is_export_program(file)) return {std::nullopt, true, nullptr};
+  return {open_torchscript_archive(file), false, nullptr};
 }
 
 // A file of saved tensors into `sink`, member by member in the file's order.
@@ -371,18 +510,27 @@ void read_side(const ZipArchive& saved, const Sink& sink) {
   }
 }
 
-// An archive side made ready to run: loaded, its inputs read (and cast to its parameters'
-// floating dtype), its capture instrumented.
+// A side that runs, made ready: loaded, its inputs read (and cast to its parameters' floating
+// dtype), its capture made (a TorchScript module instrumented, or the module calls of a .pt2
+// planned).
 struct PreparedSide {
-  PreparedSide(const ForwardRun& run, const ArchiveLayout& archive) : loaded(run, {}, &archive) {}
+  PreparedSide(const ForwardRun& run, const OpenedSide& opened)
+      : loaded(run, {}, opened.archive ? &*opened.archive : nullptr, opened.program) {}
   LoadedRun loaded;
   std::optional<ModelCapture> capture;
+  std::optional<ProgramCapture> program_capture;
 };
 
-std::unique_ptr<PreparedSide> prepare_side(const CompareSide& side, const ArchiveLayout& archive,
+std::unique_ptr<PreparedSide> prepare_side(const CompareSide& side, const OpenedSide& opened,
                                            const CompareRequest& request) {
-  auto p = std::make_unique<PreparedSide>(request.run_of(side), archive);
-  if (const auto type = parameter_dtype(p->loaded.model()))
+  auto p = std::make_unique<PreparedSide>(request.run_of(side), opened);
+  export_run::ProgramRunner* program = p->loaded.program();
+  std::vector<at::Tensor> parameters;
+  if (program)
+    parameters = program->parameters();
+  else
+    for (const at::Tensor& t : p->loaded.model().parameters()) parameters.push_back(t);
+  if (const auto type = floating_dtype(parameters))
     for (ForwardInputs& in : p->loaded.inputs()) {
       for (auto& a : in.args) a = cast_floating(a, *type);
       for (auto& [name, value] : in.kwargs) value = cast_floating(value, *type);
@@ -390,20 +538,38 @@ std::unique_ptr<PreparedSide> prepare_side(const CompareSide& side, const Archiv
   const CaptureLimits limits = CaptureLimits()
                                    .with_max_traversal_nodes(request.max_traversal_nodes)
                                    .with_max_container_depth(request.max_container_depth);
-  // module patterns are checked against this archive's paths; the comparer filters the rest
-  p->capture.emplace(capture_model_in_place(p->loaded.model(), request.module_paths, limits));
+  // module patterns are checked against this side's paths; the comparer filters the rest
+  if (program)
+    p->program_capture.emplace(*program, *p->loaded.program_forward(), request.module_paths,
+                               limits);
+  else
+    p->capture.emplace(capture_model_in_place(p->loaded.model(), request.module_paths, limits));
   return p;
 }
 
-// Runs a prepared side on its inputs, its tensors into `sink`. Returns the message of a forward
-// that did not finish, if one did not.
-std::optional<std::string> run_side(PreparedSide& p, const Sink& sink,
+// Runs a prepared side on its inputs, its tensors to `consumer`. Returns the message of a
+// forward that did not finish, if one did not.
+std::optional<std::string> run_side(PreparedSide& p, std::shared_ptr<TensorConsumer> consumer,
                                     const CompareRequest& request) {
-  p.capture->add_consumer(std::make_shared<TensorForwarder>(sink));
-  auto scope = p.capture->enter();
-  const auto step = [&](std::size_t i) { p.capture->forward(p.loaded.inputs()[i]); };
-  if (auto failure = run_forwards(p.loaded, step, &*p.capture, request.on_abandoned))
-    return std::move(failure->message);
+  std::optional<RunFailure> failure;
+  if (p.program_capture) {
+    ProgramCapture& capture = *p.program_capture;
+    CallRecorder& recorder = capture.recorder();
+    recorder.add_consumer(std::move(consumer));
+    recorder.enter();
+    struct Closing {
+      CallRecorder& recorder;
+      ~Closing() { recorder.close(); }
+    } closing{recorder};
+    const auto step = [&](std::size_t i) { capture.forward(p.loaded.inputs()[i]); };
+    failure = run_forwards(p.loaded, step, &capture, request.on_abandoned);
+  } else {
+    p.capture->add_consumer(std::move(consumer));
+    auto scope = p.capture->enter();
+    const auto step = [&](std::size_t i) { p.capture->forward(p.loaded.inputs()[i]); };
+    failure = run_forwards(p.loaded, step, &*p.capture, request.on_abandoned);
+  }
+  if (failure) return std::move(failure->message);
   return std::nullopt;
 }
 
@@ -420,25 +586,34 @@ CompareResult compare_sides(const CompareRequest& request) {
   std::optional<std::string> error;
   const OpenedSide a_side = open_side(request.a);
   const OpenedSide b_side = open_side(request.b);
-  if ((a_side.archive || b_side.archive) && request.run.inputs.empty() && !request.run.shaped)
+  if ((a_side.runs() || b_side.runs()) && request.run.inputs.empty() && !request.run.shaped)
     throw UsageError("--inputs FILE or --shape NAME=DIMS is required");
-  // B is loaded and instrumented on another thread while A loads and runs: on models of many
+  // a TorchScript archive against a .pt2: calls paired whole (contract 12.3)
+  const bool by_call = a_side.runs() && b_side.runs() && a_side.program != b_side.program;
+  if (by_call) comparer.pair_by_call();
+  // B is loaded and made ready on another thread while A loads and runs: on models of many
   // modules, loading is most of the time (both models are resident at once, no tensor of B is)
   std::future<std::unique_ptr<PreparedSide>> b_ready;
-  if (b_side.archive)
+  if (b_side.runs())
     b_ready = std::async(std::launch::async,
-                         [&] { return prepare_side(request.b, *b_side.archive, request); });
+                         [&] { return prepare_side(request.b, b_side, request); });
   const Sink keep = [&](const TensorKey& k, const at::Tensor& t) { comparer.keep(k, t); };
   const Sink compare = [&](const TensorKey& k, const at::Tensor& t) { comparer.compare(k, t); };
-  if (a_side.archive) {
-    const auto a = prepare_side(request.a, *a_side.archive, request);
-    error = run_side(*a, keep, request);
+  if (a_side.runs()) {
+    const auto a = prepare_side(request.a, a_side, request);
+    error = run_side(*a, std::make_shared<TensorForwarder>(keep), request);
   } else {
     read_side(*a_side.saved, keep);
   }
-  if (b_side.archive) {
+  if (b_side.runs()) {
     const auto b = b_ready.get();
-    const auto failed = run_side(*b, compare, request);
+    std::shared_ptr<TensorConsumer> consumer;
+    if (by_call)
+      consumer = std::make_shared<CallForwarder>(
+          [&](const auto& taken) { comparer.compare_call(taken); });
+    else
+      consumer = std::make_shared<TensorForwarder>(compare);
+    const auto failed = run_side(*b, consumer, request);
     if (!error) error = failed;  // B still runs after A failed: what both saw is compared
   } else {
     read_side(*b_side.saved, compare);

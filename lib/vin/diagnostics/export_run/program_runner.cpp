@@ -4,6 +4,7 @@
 #include <c10/core/GradMode.h>
 
 #include <map>
+#include <unordered_set>
 
 #include "vin/diagnostics/export_run/program_weights.h"
 #include "vin/diagnostics/export_run/python_operators.h"
@@ -235,6 +236,18 @@ std::vector<c10::IValue> ProgramRunner::run(const std::vector<c10::IValue>& argu
       user.push_back(results[i]);
   }
   return user;
+}
+
+std::vector<at::Tensor> ProgramRunner::parameters() const {
+  std::vector<at::Tensor> out;
+  std::unordered_set<const void*> seen;
+  for (const ProgramWeight& w : program_.weights) {
+    const auto it = weights_.find(w.name);
+    if (w.kind == "parameter" && it != weights_.end() &&
+        seen.insert(it->second.unsafeGetTensorImpl()).second)
+      out.push_back(it->second);
+  }
+  return out;
 }
 
 std::vector<c10::IValue> ProgramRunner::run_graph(std::size_t index,

@@ -50,6 +50,8 @@ class ProgramRunner {
   const ExportProgram& program() const { return program_; }
   const ProgramPlan& plan() const { return plan_; }
   const c10::Device& device() const { return device_; }
+  /// The program's parameters (each tied one once), as the run holds them.
+  std::vector<at::Tensor> parameters() const;
   /// forward's arguments, in order (the user inputs and constant inputs of the signature)
   const std::vector<ProgramArgumentSlot>& arguments() const { return arguments_; }
 

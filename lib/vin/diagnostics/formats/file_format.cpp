@@ -27,7 +27,7 @@ const FileFormat kFileFormats[] = {
      kRun | kConfig},
     {FileKind::torch_export, "torch_export", "a torch.export archive (.pt2)",
      FormatFamily::export_program, kDescribe | kRunProgram, "",
-     "compare and profile do not run yet: capture runs it with this tool's interpreter of the "
+     "profile does not run yet: capture and compare run it with this tool's interpreter of the "
      "exported graph (docs/export.md), inspect-model and diff describe it",
      kRun},
     {FileKind::pytorch1_container, "pytorch1_container",

@@ -255,6 +255,8 @@ constexpr Field<TensorComparison> kComparisonFields[] = {
     {"within_tolerance", [](const TensorComparison& c) { return Json(c.within_tolerance); }},
     {"only_in", [](const TensorComparison& c) { return or_null(c.only_in); }},
     {"statistics_only", [](const TensorComparison& c) { return Json(c.statistics_only); }},
+    {"tensor_path_b", [](const TensorComparison& c) { return or_null(c.tensor_path_b); }},
+    {"structure_differs", [](const TensorComparison& c) { return Json(c.structure_differs); }},
 };
 
 constexpr Field<ComparisonSummary> kComparisonSummaryFields[] = {
@@ -263,6 +265,8 @@ constexpr Field<ComparisonSummary> kComparisonSummaryFields[] = {
     {"beyond", [](const ComparisonSummary& s) { return Json(s.beyond); }},
     {"only_in_a", [](const ComparisonSummary& s) { return Json(s.only_in_a); }},
     {"only_in_b", [](const ComparisonSummary& s) { return Json(s.only_in_b); }},
+    {"structure_differences",
+     [](const ComparisonSummary& s) { return Json(s.structure_differences); }},
     {"first_divergence",
      [](const ComparisonSummary& s) {
        return s.first_divergence ? key_json(*s.first_divergence) : Json(nullptr);

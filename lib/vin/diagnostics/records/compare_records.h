@@ -26,6 +26,13 @@ struct TensorComparison {
   std::optional<std::string> only_in;  ///< "a" or "b" for a one-sided tensor
   /// compared by statistics (min, max, mean) only: A's tensors past --max-compare-bytes
   bool statistics_only = false;
+  /// B's tensor_path where the pair was made by position among its call's tensors and B's path
+  /// differs from A's (a .pt against a .pt2 whose call gives another structure)
+  std::optional<std::vector<std::string>> tensor_path_b;
+  /// a one-sided tensor of a call whose tensors could not be paired between a .pt and a .pt2
+  /// (different counts, or a call one side does not make): a structure difference, not a
+  /// divergence
+  bool structure_differs = false;
 };
 
 /// The closing record of a comparison.
@@ -33,8 +40,11 @@ struct ComparisonSummary {
   std::int64_t pairs = 0;  ///< tensors on both sides
   std::int64_t within = 0;
   std::int64_t beyond = 0;
-  std::int64_t only_in_a = 0;
+  std::int64_t only_in_a = 0;  ///< one-sided tensors, structure differences left out
   std::int64_t only_in_b = 0;
+  /// calls and directions (a call's inputs, its output) of a .pt and a .pt2 whose tensors could
+  /// not be paired
+  std::int64_t structure_differences = 0;
   std::optional<TensorKey> first_divergence;  ///< the first pair beyond tolerance, in A's order
   std::optional<double> atol;                 ///< --atol, or null for the per-dtype defaults
   std::optional<double> rtol;

@@ -25,10 +25,17 @@ namespace {
 
 constexpr std::size_t kWorstPairs = 20;
 
+// a tensor path as the table shows it: output.1.0
+std::string path_text(const std::vector<std::string>& tensor_path) {
+  std::string out;
+  for (const auto& p : tensor_path) out += (out.empty() ? "" : ".") + p;
+  return out;
+}
+
 std::string key_text(const TensorKey& key) {
   std::string out =
       key.module_path + " #" + std::to_string(key.call_index) + " " + to_string(key.direction);
-  for (const auto& p : key.tensor_path) out += "." + p;
+  if (!key.tensor_path.empty()) out += "." + path_text(key.tensor_path);
   return shown(out);
 }
 
@@ -79,7 +86,10 @@ std::string format_comparison_table(const CompareResult& result) {
       std::string mism = c.mismatches ? with_thousands_separators(*c.mismatches) + " of " +
                                             with_thousands_separators(c.numel)
                                       : (c.only_in ? "only in " + *c.only_in : "stats");
-      table.add_row({key_text(c.key), side(c.shape_a, c.dtype_a), side(c.shape_b, c.dtype_b), mism,
+      if (c.structure_differs) mism = "structure: " + mism;
+      std::string tensor = key_text(c.key);
+      if (c.tensor_path_b) tensor += " (B: " + tables_detail::shown(path_text(*c.tensor_path_b)) + ")";
+      table.add_row({tensor, side(c.shape_a, c.dtype_a), side(c.shape_b, c.dtype_b), mism,
                      error_text(c.max_abs_error), error_text(c.max_rel_error),
                      error_text(c.atol) + "/" + error_text(c.rtol)});
     }
@@ -91,6 +101,9 @@ std::string format_comparison_table(const CompareResult& result) {
          std::to_string(s.beyond) + " beyond; only in A: " + std::to_string(s.only_in_a) +
          ", only in B: " + std::to_string(s.only_in_b);
   if (s.statistics_only) out += "; by statistics only: " + std::to_string(s.statistics_only);
+  if (s.structure_differences)
+    out += "; structure differences (calls a .pt and a .pt2 show differently): " +
+           std::to_string(s.structure_differences);
   out += "\n";
   return out;
 }
