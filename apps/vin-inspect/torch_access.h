@@ -25,7 +25,7 @@ const diagnostics::TorchPlugin& torch_plugin();
 /// such a file gets the same answer whether or not the build has LibTorch; only a file that
 /// could run meets torch_plugin()'s "built without LibTorch". Does nothing where LibTorch is
 /// built in: the plugin tells the files apart as it opens them (once). `programs`: a .pt2 is one
-/// that could run (capture's and compare's).
+/// that could run (capture's, compare's and profile's).
 void name_unrunnable_files(const std::vector<std::string>& paths, bool saved_tensors = false,
                            bool programs = false);
 

@@ -6,8 +6,8 @@ and testing configurations) the fixtures are made again and compared with the re
 moment too. Archives other people published: a torch 2.11 PT2 Archive, an AOTInductor package.
 capture runs a .pt2 on the tool's interpreter of the exported graph (contract 12): its records
 equal torch.export.unflatten's with forward hooks (tests/fixtures/pt2_run, made by
-tests/fixtures/make_pt2_run_fixtures.py), and compare runs it against itself, its saved tensors
-and its TorchScript twin (contract 12.3); profile refuses it. No LibTorch needed for the
+tests/fixtures/make_pt2_run_fixtures.py), compare runs it against itself, its saved tensors
+and its TorchScript twin, and profile counts what the twin's profile counts (contract 12.3). No LibTorch needed for the
 rest: the build without it runs them.
 
 usage: test_export.py --binary PATH --fixtures DIR --source REPO_ROOT [--no-torch] [TEST...]
@@ -442,18 +442,17 @@ def published_pt2_archives_are_described_or_named():
 
 
 @test
-def profile_refuses_a_pt2_naming_why():
+def a_build_without_libtorch_says_running_a_pt2_needs_it():
+    # capture, compare and profile run a .pt2 (contract 12): the build without LibTorch says
+    # they need it, as for a TorchScript archive (a usage error: exit 2)
+    if not ARGS.no_torch:
+        print("  (skipped: this build has LibTorch; the tests below run .pt2 files)")
+        return
     archive = os.path.join(pt2_fixtures("torch-2.14"), "linear.pt2")
-    why = r"linear\.pt2: a torch\.export archive \(\.pt2\), which profile does not run yet"
-    if ARGS.no_torch:
-        # the build without LibTorch says capture and compare need it (the file is one they
-        # run), as for a TorchScript archive (a usage error: exit 2); profile refuses the file as
-        # the build with LibTorch does
-        for command in (("capture", archive), ("compare", archive, archive)):
-            p = run(*command, "--shape", "x=2x4")
-            assert p.returncode == 2 and "built without LibTorch" in p.stderr, (p.returncode,
-                                                                                p.stderr)
-    assert_clean_error(run("profile", archive, "--shape", "x=2x4"), 1, why)
+    for command in (("capture", archive), ("compare", archive, archive), ("profile", archive)):
+        p = run(*command, "--shape", "x=2x4")
+        assert p.returncode == 2 and "built without LibTorch" in p.stderr, (command, p.returncode,
+                                                                            p.stderr)
 
 
 def pt2_run_folder(version):
@@ -602,6 +601,79 @@ def same_records(got, want, exact):
         elif got[key] != want[key]:
             return False
     return True
+
+
+def profile_records(path):
+    records = [json.loads(line) for line in open(path)]
+    return ({r["module_path"]: r for r in records if r["record"] == "ModuleProfile"},
+            [r for r in records if r["record"] == "OperatorProfile"], records[-1])
+
+
+@test
+def profile_of_a_pt2_counts_what_its_torchscript_twin_counts():
+    # contract 12.3: each node of the program an operator call named by its target without
+    # "torch.ops." (aten.conv2d.default), module times from the calls' spans, FLOPs and MACs by
+    # the same rules: every model of tests/fixtures/pt2_run made both ways has the FLOPs of its
+    # TorchScript twin, in total and per module (a module with no call in the program, an
+    # Identity, counts none there), and ProfileSummary.runner says which interpreter ran
+    if ARGS.no_torch:
+        print("  (skipped: profile needs LibTorch)")
+        return
+    libtorch = libtorch_version()
+    checked = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for version in ("torch-2.6", "torch-2.14"):
+            folder = pt2_run_folder(version)
+            for name in sorted(n[:-3] for n in os.listdir(folder) if n.endswith(".pt")):
+                if libtorch.startswith("1.13") and lacked_operators(folder, name):
+                    continue
+                inputs = os.path.join(folder, name + ".inputs.npz")
+                profiles = []
+                for ext in (".pt", ".pt2"):
+                    out = os.path.join(tmp, name + ext + ".jsonl")
+                    p = run("profile", os.path.join(folder, name + ext), "--inputs", inputs,
+                            "--runs", "2", "--warmup", "1", "-o", out)
+                    assert p.returncode == 0, (version, name, ext, p.stderr)
+                    profiles.append(profile_records(out))
+                (modules, _, summary), (program_modules, operators, program_summary) = profiles
+                assert (summary["runner"], program_summary["runner"]) == (
+                    "torchscript", "export_graph"), (summary["runner"], program_summary["runner"])
+                assert program_summary["flops"] == summary["flops"] > 0, (version, name)
+                assert program_summary["flops_complete"], program_summary["uncounted_operators"]
+                for path, module in modules.items():
+                    got = program_modules.get(path, {"flops": 0})["flops"]
+                    assert got == module["flops"], (version, name, path, got, module["flops"])
+                    if path in program_modules:
+                        # a class of __main__ is "__main__.Net" in the program, "Net" in
+                        # TorchScript (whose __torch__ prefix the tool drops)
+                        got_type = program_modules[path]["module_type"]
+                        assert got_type.rsplit(".", 1)[-1] == module["module_type"].rsplit(
+                            ".", 1)[-1], (path, got_type, module["module_type"])
+                        assert program_modules[path]["parameters"] == module["parameters"], path
+                assert set(program_modules) <= set(modules), (set(program_modules), set(modules))
+                names = [o["operator"] for o in operators]
+                assert names and all(n.startswith(("aten.", "higher_order.", "_operator."))
+                                     for n in names), names
+                assert sum(o["flops"] for o in operators) == summary["flops"], operators
+                assert program_summary["parameter_bytes"] == summary["parameter_bytes"]
+                checked += 1
+        # --trace, --module and --nested-operators as for TorchScript: the nodes' operators
+        # with the dispatcher's operators inside them
+        folder = pt2_run_folder("torch-2.14")
+        out, trace = os.path.join(tmp, "p.jsonl"), os.path.join(tmp, "trace.json")
+        p = run("profile", os.path.join(folder, "conv_bn_relu.pt2"), "--inputs",
+                os.path.join(folder, "conv_bn_relu.inputs.npz"), "--module", "features.*",
+                "--nested-operators", "--trace", trace, "-o", out)
+        assert p.returncode == 0, p.stderr
+        modules, operators, summary = profile_records(out)
+        assert sorted(modules) == [f"features.{i}" for i in range(6)], sorted(modules)
+        names = {o["operator"] for o in operators}
+        assert {"aten.conv2d.default", "aten::conv2d"} <= names, names
+        events = json.load(open(trace))
+        events = events["traceEvents"] if isinstance(events, dict) else events
+        assert any(e.get("name") == "aten.conv2d.default" for e in events), events[:5]
+    print(f"  {checked} models profile as their TorchScript twins count (LibTorch {libtorch})")
+    assert checked >= 16, checked
 
 
 @test

@@ -37,7 +37,8 @@ def profile_jsonl_json_and_table_agree():
     assert kinds[-1] == "ProfileSummary" and kinds[0] == "ModuleProfile", kinds
     assert kinds == sorted(kinds, key=["ModuleProfile", "OperatorProfile", "ProfileSummary"].index)
     summary = lines[-1]
-    assert list(summary) == ["record", "device", "device_name", "threads", "mode", "warmup", "runs",
+    assert list(summary) == ["record", "device", "device_name", "threads", "mode", "runner",
+                             "warmup", "runs",
                              "latency_ms", "throughput", "warnings", "flops", "macs", "uncounted_operators",
                              "flops_complete", "instrumented_ms", "overhead",
                              "peak_bytes", "parameter_bytes", "buffer_bytes", "modules",

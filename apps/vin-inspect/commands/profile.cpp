@@ -30,7 +30,8 @@ class Profile : public Command {
 
   void define(CLI::App& sub) override {
     sub.add_option("ARCHIVE", request_.run.archive,
-                   "The model file: " + vd::formats_serving(vd::kRun) + ", as torch.jit.save writes")
+                   "The model file: " + vd::formats_serving(vd::kRun | vd::kRunProgram) +
+                       " (docs/export.md: run by this tool's interpreter of the exported graph)")
         ->required();
     run_.add(sub, "Inputs for the forward: one .npz, .npy or torch.save file",
              "an error, and no records");
@@ -81,7 +82,7 @@ class Profile : public Command {
       plan.discard();
       std::cerr << "vin-inspect: error: " << vd::printable(message, 2000) << "\n";
     };
-    name_unrunnable_files({request_.run.archive});
+    name_unrunnable_files({request_.run.archive}, /*saved_tensors=*/false, /*programs=*/true);
     const vd::ProfileResult result = torch_plugin().profile_archive(request_);
     left_to_the_exit().push_back(result.models);
     request_.on_progress = nullptr;

@@ -75,13 +75,13 @@ TEST_CASE("a file a command does not take is refused in the table's words") {
   // what a format serves is opened, whatever else was wanted
   CHECK(refused(state_dict, kDescribe | kRun).empty());
   CHECK(refused(fixture("convnet.pt"), kRun).empty());
-  // a .pt2 is not run by profile (yet): NotRunnable (exit 1); capture and compare run it
-  // (kRunProgram)
+  // a .pt2 is not run where only a TorchScript archive is read (kRun alone): NotRunnable (exit
+  // 1); capture, compare and profile run it (kRunProgram)
   const std::string pt2 =
       std::string(VIN_SOURCE_DIR) + "/tests/fixtures/pt2/torch-2.6/cnn_eval.pt2";
   CHECK_THROWS_WITH_AS(open_model_file(pt2, kRun, "an archive"),
-                       doctest::Contains("a torch.export archive (.pt2), which profile does not "
-                                         "run yet"),
+                       doctest::Contains("a torch.export archive (.pt2), which this reader of "
+                                         "TorchScript archives does not run"),
                        NotRunnable);
   CHECK(is_export_program(open_model_file(pt2, kRun | kRunProgram, "an archive")));
 }

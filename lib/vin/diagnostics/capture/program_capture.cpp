@@ -71,9 +71,11 @@ void ProgramCapture::before_node(std::size_t index, const std::vector<c10::IValu
     }
     recorder_.call_begins(call.module, args, kwargs);
   }
+  if (nodes_) nodes_->before_node(index, values);
 }
 
 void ProgramCapture::after_node(std::size_t index, const std::vector<c10::IValue>& values) {
+  if (nodes_) nodes_->after_node(index, values);
   for (const std::size_t c : calls_.end_after[index])
     recorder_.call_ends(calls_.calls[c].module, outputs_of(calls_.calls[c], values));
 }

@@ -26,6 +26,10 @@ class ProgramCapture : public StoppableForward, private export_run::ProgramObser
                  std::optional<std::vector<std::string>> module_paths, CaptureLimits limits);
 
   CallRecorder& recorder() { return recorder_; }
+  /// Also tells `observer` (nullptr: nobody) of each node of the program's graph, inside the
+  /// module calls around it: told before a node after the calls that begin there have begun,
+  /// after it before those that end there end (profile's operators).
+  void observe_nodes(export_run::ProgramObserver* observer) { nodes_ = observer; }
 
   /// Runs the program's forward on `inputs`, recording while the recorder is on; returns its
   /// output. What was recorded stays when the forward raises.
@@ -44,6 +48,7 @@ class ProgramCapture : public StoppableForward, private export_run::ProgramObser
   const ProgramForward& forward_;
   export_run::ModuleCallPlan calls_;
   CallRecorder recorder_;
+  export_run::ProgramObserver* nodes_ = nullptr;
 };
 
 }  // namespace vin::diagnostics

@@ -527,7 +527,7 @@ std::unique_ptr<PreparedSide> prepare_side(const CompareSide& side, const Opened
   export_run::ProgramRunner* program = p->loaded.program();
   std::vector<at::Tensor> parameters;
   if (program)
-    parameters = program->parameters();
+    parameters = program->weights("parameter");
   else
     for (const at::Tensor& t : p->loaded.model().parameters()) parameters.push_back(t);
   if (const auto type = floating_dtype(parameters))

@@ -4,7 +4,8 @@
 #include <c10/core/GradMode.h>
 
 #include <map>
-#include <unordered_set>
+#include <set>
+#include <tuple>
 
 #include "vin/diagnostics/export_run/program_weights.h"
 #include "vin/diagnostics/export_run/python_operators.h"
@@ -238,16 +239,21 @@ std::vector<c10::IValue> ProgramRunner::run(const std::vector<c10::IValue>& argu
   return user;
 }
 
-std::vector<at::Tensor> ProgramRunner::parameters() const {
+std::vector<at::Tensor> ProgramRunner::weights(const std::string& kind) const {
   std::vector<at::Tensor> out;
-  std::unordered_set<const void*> seen;
+  std::set<std::tuple<const void*, std::int64_t, std::int64_t>> seen;  // storage, offset, numel
   for (const ProgramWeight& w : program_.weights) {
-    const auto it = weights_.find(w.name);
-    if (w.kind == "parameter" && it != weights_.end() &&
-        seen.insert(it->second.unsafeGetTensorImpl()).second)
-      out.push_back(it->second);
+    const at::Tensor* t = w.kind == kind ? weight(w.name) : nullptr;
+    if (t && seen.emplace(t->storage().unsafeGetStorageImpl(), t->storage_offset(), t->numel())
+                 .second)
+      out.push_back(*t);
   }
   return out;
+}
+
+const at::Tensor* ProgramRunner::weight(const std::string& name) const {
+  const auto it = weights_.find(name);
+  return it == weights_.end() ? nullptr : &it->second;
 }
 
 std::vector<c10::IValue> ProgramRunner::run_graph(std::size_t index,

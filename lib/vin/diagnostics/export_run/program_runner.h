@@ -50,8 +50,11 @@ class ProgramRunner {
   const ExportProgram& program() const { return program_; }
   const ProgramPlan& plan() const { return plan_; }
   const c10::Device& device() const { return device_; }
-  /// The program's parameters (each tied one once), as the run holds them.
-  std::vector<at::Tensor> parameters() const;
+  /// The program's weights of one kind ("parameter", "buffer", "constant"; tied names once: the
+  /// same elements of one storage), as the run holds them.
+  std::vector<at::Tensor> weights(const std::string& kind) const;
+  /// One weight by its dotted name, or nullptr.
+  const at::Tensor* weight(const std::string& name) const;
   /// forward's arguments, in order (the user inputs and constant inputs of the signature)
   const std::vector<ProgramArgumentSlot>& arguments() const { return arguments_; }
 

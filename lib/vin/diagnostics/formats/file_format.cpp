@@ -27,8 +27,9 @@ const FileFormat kFileFormats[] = {
      kRun | kConfig},
     {FileKind::torch_export, "torch_export", "a torch.export archive (.pt2)",
      FormatFamily::export_program, kDescribe | kRunProgram, "",
-     "profile does not run yet: capture and compare run it with this tool's interpreter of the "
-     "exported graph (docs/export.md), inspect-model and diff describe it",
+     "this reader of TorchScript archives does not run: capture, compare and profile run it with "
+     "this tool's interpreter of the exported graph (docs/export.md), inspect-model and diff "
+     "describe it",
      kRun},
     {FileKind::pytorch1_container, "pytorch1_container",
      "a TorchScript file of PyTorch 1.0's previews (PYTORCH1)", FormatFamily::other, 0, "",

@@ -47,7 +47,7 @@ enum Use : unsigned {
   kConfig = 1u << 3,        ///< inspect-config: a rendering, or an archive that carries one
   kRecords = 1u << 4,       ///< diff: records saved by inspect-model, inspect-config, profile
   kSavedTensors = 1u << 5,  ///< compare: a side of tensors saved by capture --save
-  kRunProgram = 1u << 6,    ///< capture, compare: an exported program, run by the .pt2 interpreter
+  kRunProgram = 1u << 6,    ///< capture, compare, profile: an exported program, run by the .pt2 interpreter
 };
 
 /// Which reader family a format belongs to: the folder its reader lives in.

@@ -358,6 +358,9 @@ constexpr Field<ProfileSummary> kProfileSummaryFields[] = {
      Presence::always, not_compared, environment},
     {"mode", [](const ProfileSummary& s) { return Json(s.mode); }, Presence::always, not_compared,
      environment},
+    // with_detail: profiles written before it read back
+    {"runner", [](const ProfileSummary& s) { return Json(s.runner); }, detail, not_compared,
+     environment},
     {"warmup", [](const ProfileSummary& s) { return Json(s.warmup); }, Presence::always,
      not_compared},
     {"runs", [](const ProfileSummary& s) { return Json(s.runs); }, Presence::always, not_compared},

@@ -75,11 +75,13 @@ void ProfileBuilder::exit_module(Shapes output_shapes, double ms) {
   }
 }
 
-void ProfileBuilder::start_operator(const std::string& name, double ms, Shapes input_shapes) {
+void ProfileBuilder::start_operator(const std::string& name, double ms, Shapes input_shapes,
+                                    bool graph_node) {
   ++events_.op;
   raised_.reset();  // an exception left an operator and was caught: the forward went on
-  const bool counts = counts_flops(name);
+  const bool counts = !graph_node && counts_flops(name);
   OperatorFrame frame;
+  frame.graph_node = graph_node;
   frame.events_at_start = events_;
   frame.name = name;
   frame.start_ms = ms;
@@ -123,7 +125,7 @@ void ProfileBuilder::end_operator(FlopCount flops, double ms, bool raised) {
   }
   // work no rule counts: not counted itself, inside no counted operator, none counted inside it,
   // and not an operator without matrix work (a fused kernel, a quantized or custom operator)
-  if (!frame.counts && !frame.counted_inside && open_counting_ == 0 &&
+  if (!frame.counts && !frame.counted_inside && open_counting_ == 0 && !frame.graph_node &&
       !without_matrix_work(frame.name)) {
     auto [at, first] = uncounted_index_.try_emplace(frame.name, uncounted_.size());
     if (first) uncounted_.push_back(UncountedOperator{frame.name});

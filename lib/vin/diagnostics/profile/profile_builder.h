@@ -67,8 +67,12 @@ class ProfileBuilder {
 
   /// An operator call begins at `ms` (`name` as its schema names it, "aten::linear") with
   /// arguments of `input_shapes` (kept for its span only). Operators begun while another is open
-  /// are dispatched from it: only the outermost is an OperatorProfile.
-  void start_operator(const std::string& name, double ms, Shapes input_shapes = {});
+  /// are dispatched from it: only the outermost is an OperatorProfile. `graph_node`: the call is
+  /// a node of an exported program ("aten.linear.default", contract 12.3), which stands for the
+  /// operators the dispatcher calls inside it: it counts no FLOPs of its own (those inside it
+  /// are its) and is never an uncounted operator itself (the one dispatched inside it is).
+  void start_operator(const std::string& name, double ms, Shapes input_shapes = {},
+                      bool graph_node = false);
   /// The innermost open operator call ends at `ms`; `flops` is what operator_flops gives for it
   /// (0 for an operator counts_flops refuses). Its FLOPs count only when no operator open around
   /// it counts FLOPs (once per dispatch stack, at the outermost counted operator). `raised`: an
@@ -145,6 +149,7 @@ class ProfileBuilder {
   };
   struct OperatorFrame {
     std::string name;
+    bool graph_node = false;
     double start_ms = 0;
     bool counts = false;
     bool counted_inside = false;  // a counted operator was called inside it

@@ -16,10 +16,13 @@
 
 #include "vin/diagnostics/run/forward_runner.h"
 #include "vin/diagnostics/capture/model_capture.h"
+#include "vin/diagnostics/capture/program_capture.h"
 #include "vin/diagnostics/capture/tensor_sampling.h"
 #include "vin/diagnostics/profile/latency.h"
 #include "vin/diagnostics/profile/profile_builder.h"
+#include "vin/diagnostics/profiling/instrumented_forward.h"
 #include "vin/diagnostics/profiling/operator_events.h"
+#include "vin/diagnostics/profiling/profile_recorder.h"
 #include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/plugin/log_sink.h"
 #include "vin/diagnostics/records/model_metadata.h"
@@ -31,35 +34,7 @@
 namespace vin::diagnostics {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double ms_between(Clock::time_point from, Clock::time_point to) {
-  return std::chrono::duration<double, std::milli>(to - from).count();
-}
-
-// What a ModuleProfile says of a module before it runs: its type and its parameters' elements
-// (registered in it and below it, each tensor once), by its path (named_modules' first one, as
-// the capture names it).
-struct ModuleFacts {
-  std::string type;
-  std::int64_t parameters = 0;
-};
-
-std::unordered_map<std::string, ModuleFacts> module_facts(const torch::jit::Module& model,
-                                                          std::vector<std::string>& paths) {
-  std::unordered_map<std::string, ModuleFacts> facts;
-  for (const auto& item : model.named_modules()) {
-    const std::string path = item.name.empty() ? kRootPath : item.name;
-    if (facts.count(path)) continue;
-    paths.push_back(path);
-    ModuleFacts& f = facts[path];
-    f.type = module_type_name(item.value);
-    std::unordered_set<const c10::TensorImpl*> seen;
-    for (const at::Tensor& p : item.value.parameters(/*recurse=*/true))
-      if (p.defined() && seen.insert(p.unsafeGetTensorImpl()).second) f.parameters += p.numel();
-  }
-  return facts;
-}
+using namespace profiling;
 
 // Bytes of the distinct tensors of `tensors` (a tied weight once).
 template <class Tensors>
@@ -71,134 +46,6 @@ std::int64_t distinct_bytes(const Tensors& tensors) {
       bytes += static_cast<std::int64_t>(t.nbytes());
   return bytes;
 }
-
-// The instrumented forward's events, in the order they happen, into one ProfileBuilder: module
-// calls from the capture's observers (the tensors their walks reach give the shapes), operator
-// calls and allocations from OperatorEvents. Only the forward's own thread is attributed (the
-// forward runs its torch.jit.fork tasks inline, so they are on it); a forward that continues
-// elsewhere is refused. Allocations come from every thread working for the forward.
-class ProfileRecorder final : public TensorConsumer, public OperatorEventSink {
- public:
-  // `request`: its options (spans, --module, --nested-operators), used only while
-  // profile_archive runs
-  ProfileRecorder(std::unordered_map<std::string, ModuleFacts> facts, c10::Device device,
-                  const ProfileRequest& request)
-      : facts_(std::move(facts)), device_(device), request_(request) {}
-
-  // the time every event's is counted from (the profile's first forward's start)
-  void count_from(Clock::time_point origin) { origin_ = origin; }
-
-  // what each event costs, taken off the calls' times from the next forward on
-  void subtract(InstrumentationCost cost) { cost_ = cost; }
-
-  // an instrumented forward begins on this thread: what an earlier one recorded is dropped
-  void start() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    forward_thread_ = std::this_thread::get_id();
-    builder_ = ProfileBuilder();
-    builder_.keep_spans(request_.trace);
-    builder_.operators_inside_modules_only(request_.module_paths.has_value());
-    builder_.nested_operators(request_.nested_operators);
-    builder_.subtract_instrumentation(cost_);
-    walked_.clear();
-    other_threads_ = false;
-    failure_.reset();
-  }
-  double elapsed_ms() const { return ms_between(origin_, Clock::now()); }
-  ProfileBuilder& builder() { return builder_; }
-
-  bool wants_every_tensor() const override { return true; }
-  bool replaces_snapshots() const override { return true; }
-  void take(ReachedTensor& reached) override {
-    if (!on_forward_thread()) return;
-    // a nested tensor's shape as capture records it (-1 where its components differ)
-    walked_.push_back(snapshot_shape(reached.tensor).first);
-  }
-  // On CUDA an operator returns once its kernels are queued: the device is synchronised at each
-  // operator's end and each module call's start and end, so that their times are the device's
-  // (the instrumented forward runs its kernels one after the other; phase 2's times do not).
-  void call_begun(const std::string& path, std::int64_t) override {
-    if (!on_forward_thread()) return;
-    guarded([&] {
-      synchronize();
-      const ModuleFacts& f = facts_[path];
-      builder_.enter_module(path, f.type, f.parameters, std::exchange(walked_, {}), elapsed_ms());
-    });
-  }
-  void call_returned(const std::string&, std::int64_t) override {
-    if (!on_forward_thread()) return;
-    guarded([&] {
-      synchronize();
-      builder_.exit_module(std::exchange(walked_, {}), elapsed_ms());
-    });
-  }
-
-  void operator_started(const char* name, Shapes input_shapes) override {
-    guarded([&] { builder_.start_operator(name, elapsed_ms(), std::move(input_shapes)); });
-  }
-  void operator_ended(FlopCount flops, bool raised) override {
-    guarded([&] {
-      if (!raised) synchronize();  // not while an exception leaves the operator
-      builder_.end_operator(flops, elapsed_ms(), raised);
-    });
-  }
-  void memory_changed(std::int64_t bytes) override {
-    guarded([&] { builder_.memory(bytes, elapsed_ms()); });
-  }
-
-  /// Why the events cannot be attributed, if they cannot: module calls, or operators
-  /// (`operators_elsewhere`: OperatorEvents::saw_other_threads), on other threads (the rest of
-  /// a forward that a wait on something not forked by it suspended continues on LibTorch's
-  /// inter-op threads), or a failure inside a callback (LibTorch swallows what a RecordFunction
-  /// callback throws).
-  std::optional<std::string> failure(bool operators_elsewhere) const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (other_threads_ || operators_elsewhere)
-      return std::string(
-          "the forward ran on other threads (a wait that continued elsewhere), "
-          "which profile cannot attribute");
-    return failure_;
-  }
-
- private:
-  // waits for the device's queued kernels (CUDA), a span of its own in the trace
-  void synchronize() {
-    if (!device_.is_cuda()) return;
-    const double start = elapsed_ms();
-    synchronize_device(device_);
-    builder_.device_synchronised(start, elapsed_ms());
-  }
-  bool on_forward_thread() {
-    if (std::this_thread::get_id() == forward_thread_) return true;
-    std::lock_guard<std::mutex> lock(mutex_);
-    other_threads_ = true;
-    return false;
-  }
-  // runs `event` under the lock; the first exception is kept for failure() instead of reaching
-  // LibTorch (which would log and drop it, leaving the builder's stacks unbalanced)
-  template <class Event>
-  void guarded(Event&& event) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (failure_) return;
-    try {
-      event();
-    } catch (const std::exception& e) {
-      failure_ = std::string("profile could not record an event: ") + e.what();
-    }
-  }
-
-  std::unordered_map<std::string, ModuleFacts> facts_;
-  c10::Device device_;
-  std::thread::id forward_thread_;
-  Clock::time_point origin_ = Clock::now();
-  const ProfileRequest& request_;  // read only while profile_archive runs
-  InstrumentationCost cost_;
-  Shapes walked_;  // the shapes of the walk that ended last, for the call it began or ended
-  mutable std::mutex mutex_;  // allocations may be reported from tasks on other threads
-  bool other_threads_ = false;
-  std::optional<std::string> failure_;
-  ProfileBuilder builder_;
-};
 
 // What the forwards ran on, for the summary: the inputs file and its SHA-256, or the --shape
 // tensors
@@ -244,7 +91,10 @@ ProfileSummary summary_of_run(const ProfileRequest& request, LoadedRun& loaded, 
   summary.device_name = device_name(placed);
   summary.threads.intra_op = at::get_num_threads();
   summary.threads.inter_op = at::get_num_interop_threads();
-  summary.mode = loaded.model().is_training() ? "training" : "eval";
+  export_run::ProgramRunner* program = loaded.program();
+  // an exported program's graph is fixed at export, which records no mode: it runs as exported
+  summary.mode = program || !loaded.model().is_training() ? "eval" : "training";
+  summary.runner = program ? "export_graph" : "torchscript";
   summary.inputs = profile_inputs(request.run, loaded.inputs().front());
   summary.torch_version = TORCH_VERSION;
   summary.vin_inspect_version = VIN_VERSION;
@@ -252,8 +102,13 @@ ProfileSummary summary_of_run(const ProfileRequest& request, LoadedRun& loaded, 
   summary.runs = measures ? request.runs : 0;
   summary.measured = measures;
   summary.seed = request.run.seed;
-  summary.parameter_bytes = distinct_bytes(loaded.model().parameters());
-  summary.buffer_bytes = distinct_bytes(loaded.model().buffers());
+  if (program) {
+    summary.parameter_bytes = distinct_bytes(program->weights("parameter"));
+    summary.buffer_bytes = distinct_bytes(program->weights("buffer"));
+  } else {
+    summary.parameter_bytes = distinct_bytes(loaded.model().parameters());
+    summary.buffer_bytes = distinct_bytes(loaded.model().buffers());
+  }
   return summary;
 }
 
@@ -287,17 +142,17 @@ struct CloneTimes {
   Clock::time_point start, end;
   bool operators_elsewhere = false;
 };
-CloneTimes clone_forward(ModelCapture& capture, ProfileRecorder& recorder,
+CloneTimes clone_forward(InstrumentedForward& instrumented, ProfileRecorder& recorder,
                          const ForwardInputs& inputs, c10::Device device, CloneForward how) {
-  std::optional<ModelCapture::Scope> scope;
-  if (how.observed) scope.emplace(capture.enter());
+  std::shared_ptr<void> observing;
+  if (how.observed) observing = instrumented.observe();
   std::optional<OperatorEvents> events;
   synchronize_device(device);
   if (how.callbacks) events.emplace(recorder, device, how.shapes);
   recorder.start();
   CloneTimes times;
   times.start = Clock::now();
-  capture.forward(inputs, ModelCapture::ForkTasks::inline_at_fork);
+  instrumented.forward(inputs);
   synchronize_device(device);
   times.end = Clock::now();
   times.operators_elsewhere = events && events->saw_other_threads();
@@ -318,7 +173,7 @@ struct InstrumentedForwards {
 // or three forwards). Then recorded, kept from the fastest (the least disturbed by the rest of
 // the machine); both counts from the first forward's time (instrumented_passes). A recorded
 // forward whose events could not be attributed (recorder.failure) ends them.
-std::optional<RunFailure> run_instrumented(LoadedRun& loaded, ModelCapture& capture,
+std::optional<RunFailure> run_instrumented(LoadedRun& loaded, InstrumentedForward& capture,
                                            ProfileRecorder& recorder,
                                            const ProfileRequest& request, bool measures,
                                            const OnAbandoned& abandoned,
@@ -344,7 +199,8 @@ std::optional<RunFailure> run_instrumented(LoadedRun& loaded, ModelCapture& capt
       out.start = times.start;
       out.end = times.end;
     };
-    if (auto failure = run_forwards(loaded, forward, &capture, abandoned)) return failure;
+    if (auto failure = run_forwards(loaded, forward, &capture.stoppable(), abandoned))
+      return failure;
   }
   return std::nullopt;
 }
@@ -375,11 +231,15 @@ torch::jit::Module calibration_model() {
 // calibration_model() and its instrumented clone with profile's own recorder (of the same
 // options): the medians of kCalibrationRepeats forwards, interleaved, of the model as any user
 // runs it, of the clone bare (no callback, the observers' scope closed), with the operator
-// callbacks alone, and fully instrumented (measured_instrumentation_cost).
+// callbacks alone, and fully instrumented (measured_instrumentation_cost). `of_clone`: the
+// profiled forward is a TorchScript clone's, which costs what the calibration clone's bare
+// forward costs over the model's; an exported program's instrumented forward is the same
+// interpreter's as its timed ones, so that cost is left out (its module and operator events are
+// taken to cost what the clone's do: the recorder and the callbacks are the same).
 std::optional<InstrumentationCost> calibrated_cost(LoadedRun& loaded, c10::Device device,
                                                    Clock::time_point origin,
                                                    const ProfileRequest& request,
-                                                   const OnAbandoned& abandoned,
+                                                   const OnAbandoned& abandoned, bool of_clone,
                                                    std::string& failure) {
   torch::jit::Module model = calibration_model();
   model.to(device);
@@ -388,6 +248,7 @@ std::optional<InstrumentationCost> calibrated_cost(LoadedRun& loaded, c10::Devic
   recorder->count_from(origin);
   ModelCapture capture = capture_model(model, std::nullopt, CaptureLimits());
   capture.add_consumer(recorder);
+  InstrumentedClone clone(capture);
   ForwardInputs inputs;
   inputs.args.emplace_back(at::zeros({1, 1}, at::TensorOptions().device(device)));
   enum Instrumented { plain, bare, operators, fully };
@@ -406,7 +267,7 @@ std::optional<InstrumentationCost> calibrated_cost(LoadedRun& loaded, c10::Devic
           synchronize_device(device);
           end = Clock::now();
         } else {
-          const CloneTimes times = clone_forward(capture, *recorder, inputs, device, clone_as[how]);
+          const CloneTimes times = clone_forward(clone, *recorder, inputs, device, clone_as[how]);
           start = times.start;
           end = times.end;
         }
@@ -422,8 +283,9 @@ std::optional<InstrumentationCost> calibrated_cost(LoadedRun& loaded, c10::Devic
         return std::nullopt;
       }
     }
+  const double bare_ms = latency_stats(ms[bare]).median;
   return measured_instrumentation_cost(
-      {latency_stats(ms[plain]).median, latency_stats(ms[bare]).median,
+      {of_clone ? latency_stats(ms[plain]).median : bare_ms, bare_ms,
        latency_stats(ms[operators]).median, latency_stats(ms[fully]).median},
       events[operators], events[fully]);
 }
@@ -476,6 +338,38 @@ bool check_request_measured(const ProfileRequest& request) {
   return measures;
 }
 
+// The loaded model and what instruments it, handed to the caller with the result
+// (ProfileResult::models).
+struct ProfiledModels {
+  std::optional<LoadedRun> loaded;
+  // destroyed first: they refer to the loaded model
+  std::optional<ModelCapture> clone;
+  std::unique_ptr<InstrumentedForward> instrumented;
+
+  // The forward phase 3 instruments. A TorchScript module's clone: by phase 3 the graph
+  // executor of the model's own methods has optimised them (inlining the submodules' calls into
+  // the root's graph), and keeps running that plan whatever instrumentation puts into the
+  // graphs; the clone's methods are new, from the graphs as compiled. Its torch.jit.fork tasks
+  // run inline at the fork, so that every module call and operator is on the forward's thread,
+  // nested where the code forked it (the timed runs keep LibTorch's inter-op parallelism). An
+  // exported program runs on the same interpreter as in its timed runs, under ProgramCapture.
+  InstrumentedForward& instrument(const ProfileRequest& request,
+                                  std::shared_ptr<ProfileRecorder> recorder,
+                                  StageStopwatch& stopwatch) {
+    if (export_run::ProgramRunner* program = loaded->program()) {
+      instrumented = std::make_unique<InstrumentedProgram>(*program, *loaded->program_forward(),
+                                                           request, std::move(recorder));
+      stopwatch.lap("planned the module calls");
+    } else {
+      clone.emplace(capture_model(loaded->model(), request.module_paths, CaptureLimits()));
+      clone->add_consumer(std::move(recorder));
+      instrumented = std::make_unique<InstrumentedClone>(*clone);
+      stopwatch.lap("instrumented a clone of the model");
+    }
+    return *instrumented;
+  }
+};
+
 }  // namespace
 
 ProfileResult profile_archive(const ProfileRequest& request) {
@@ -485,18 +379,15 @@ ProfileResult profile_archive(const ProfileRequest& request) {
   if (request.threads) at::set_num_threads(static_cast<int>(*request.threads));
   StageStopwatch stopwatch("profile");
   // the model and its clone go to the caller with the result (ProfileResult::models)
-  struct Models {
-    std::optional<LoadedRun> loaded;
-    std::optional<ModelCapture> capture;  // destroyed first: it refers to the loaded model
-  };
-  auto models = std::make_shared<Models>();
+  auto models = std::make_shared<ProfiledModels>();
   ForwardRun run = request.run;
   run.digest_inputs = true;  // the summary names the inputs file by its SHA-256
-  LoadedRun& loaded =
-      models->loaded.emplace(run, [&](const char* stage) { stopwatch.lap(stage); });
+  LoadedRun& loaded = models->loaded.emplace(
+      run, [&](const char* stage) { stopwatch.lap(stage); }, nullptr, /*programs=*/true);
+  export_run::ProgramRunner* program = loaded.program();
   // --module is checked before anything runs
   std::vector<std::string> paths;
-  auto facts = module_facts(loaded.model(), paths);
+  auto facts = program ? program_facts(*program, paths) : module_facts(loaded.model(), paths);
   std::unordered_set<std::string> selected;  // the paths --module names (patterns expanded)
   if (request.module_paths)
     for (std::string& path : select_module_paths(*request.module_paths, paths))
@@ -515,18 +406,9 @@ ProfileResult profile_archive(const ProfileRequest& request) {
   const ForwardInputs& inputs = loaded.inputs().front();
   const torch::jit::Kwargs kwargs(inputs.kwargs.begin(), inputs.kwargs.end());
   std::vector<double> times_ms;
-  // The clone phase 3 instruments, made first (a failed forward of any phase runs on it again):
-  // by phase 3 the graph executor of the model's own methods has optimised them (inlining the
-  // submodules' calls into the root's graph), and keeps running that plan whatever
-  // instrumentation puts into the graphs; the clone's methods are new, from the graphs as
-  // compiled. Its torch.jit.fork tasks run inline at the fork, so that every module call and
-  // operator is on the forward's thread, nested where the code forked it (the timed runs keep
-  // LibTorch's inter-op parallelism)
+  // what phase 3 instruments, made first (a failed forward of any phase runs on it again)
   auto recorder = std::make_shared<ProfileRecorder>(std::move(facts), device, request);
-  ModelCapture& capture =
-      models->capture.emplace(capture_model(loaded.model(), request.module_paths, CaptureLimits()));
-  capture.add_consumer(recorder);
-  stopwatch.lap("instrumented a clone of the model");
+  InstrumentedForward& capture = models->instrument(request, recorder, stopwatch);
   // every time of the trace is from here: the runs' spans and the instrumented forward's events
   const Clock::time_point origin = Clock::now();
   recorder->count_from(origin);
@@ -540,7 +422,7 @@ ProfileResult profile_archive(const ProfileRequest& request) {
   };
   const auto fail = [&](RunFailure failure, bool instrumented) {
     if (failure.raised && !instrumented)
-      run_forwards(loaded, instrumented_once, &capture, abandoned);
+      run_forwards(loaded, instrumented_once, &capture.stoppable(), abandoned);
     if (failure.raised)
       if (const auto where = recorder->builder().where_raised()) {
         // on TorchScript's "  at FILE:LINE, in FUNCTION" line where there is one (two lines)
@@ -558,11 +440,17 @@ ProfileResult profile_archive(const ProfileRequest& request) {
       result.spans.push_back({ProfileSpan::Kind::run, std::move(name), "",
                               ms_between(origin, start), ms_between(start, end), {}, {}, 0});
   };
+  // an exported program's arguments as its interpreter takes them, flattened once
+  const std::vector<c10::IValue> program_arguments =
+      program ? loaded.program_forward()->arguments(inputs) : std::vector<c10::IValue>();
   const auto plain_forward = [&](bool timed, std::int64_t number) {
     return [&, timed, number](std::size_t) {
       synchronize_device(device);
       const auto start = Clock::now();
-      loaded.model().get_method(inputs.method)(inputs.args, kwargs);
+      if (program)
+        program->run(program_arguments);
+      else
+        loaded.model().get_method(inputs.method)(inputs.args, kwargs);
       synchronize_device(device);
       const auto end = Clock::now();
       if (timed) times_ms.push_back(ms_between(start, end));
@@ -593,7 +481,8 @@ ProfileResult profile_archive(const ProfileRequest& request) {
   if (measures) {
     // what the instrumentation costs, off the records' times (the trace keeps the clock's)
     std::string why;
-    const auto measured = calibrated_cost(loaded, device, origin, request, abandoned, why);
+    const auto measured =
+        calibrated_cost(loaded, device, origin, request, abandoned, !program, why);
     if (!measured) return fail({why, ""}, true);
     cost = *measured;
     recorder->subtract(cost);

@@ -108,6 +108,9 @@ struct ProfileSummary {
   std::string device_name;      ///< the CPU's model or the GPU's name
   ProfileThreads threads;
   std::string mode;             ///< "eval" or "training", as the root ran
+  /// what ran the forwards: "torchscript" (LibTorch's TorchScript interpreter) or
+  /// "export_graph" (this tool's interpreter of a .pt2's exported graph)
+  std::string runner = "torchscript";
   std::int64_t warmup = 0;      ///< forwards run before the timed ones
   std::int64_t runs = 0;        ///< timed forwards
   LatencyStats latency_ms;      ///< over the timed forwards

@@ -1,0 +1,67 @@
+#include "vin/diagnostics/profiling/profile_recorder.h"
+
+#include <set>
+#include <tuple>
+#include <unordered_set>
+
+#include "vin/diagnostics/export/export_archive.h"
+#include "vin/diagnostics/formats/model_file.h"
+#include "vin/diagnostics/records/model_metadata.h"
+#include "vin/diagnostics/torch/inspect_model.h"
+
+namespace vin::diagnostics::profiling {
+
+std::unordered_map<std::string, ModuleFacts> module_facts(const torch::jit::Module& model,
+                                                          std::vector<std::string>& paths) {
+  std::unordered_map<std::string, ModuleFacts> facts;
+  for (const auto& item : model.named_modules()) {
+    const std::string path = item.name.empty() ? kRootPath : item.name;
+    if (facts.count(path)) continue;
+    paths.push_back(path);
+    ModuleFacts& f = facts[path];
+    f.type = module_type_name(item.value);
+    std::unordered_set<const c10::TensorImpl*> seen;
+    for (const at::Tensor& p : item.value.parameters(/*recurse=*/true))
+      if (p.defined() && seen.insert(p.unsafeGetTensorImpl()).second) f.parameters += p.numel();
+  }
+  return facts;
+}
+
+std::unordered_map<std::string, ModuleFacts> program_facts(const export_run::ProgramRunner& runner,
+                                                           std::vector<std::string>& paths) {
+  const ExportProgram& program = runner.program();
+  const ClassifiedFile file = open_model_file(program.file, kRunProgram, "a .pt2");
+  const ModelMetadata described = read_export_archive(*file.zip, InspectDetails());
+  std::unordered_map<std::string, ModuleFacts> facts;
+  for (const std::string& path : program.module_paths) {
+    const std::string recorded = path.empty() ? kRootPath : path;
+    if (facts.count(recorded)) continue;
+    paths.push_back(recorded);
+    facts[recorded];
+  }
+  for (const ModuleMetadata& m : described.modules())
+    if (const auto it = facts.find(m.path()); it != facts.end() && m.module_type())
+      it->second.type = *m.module_type();
+  // tied names once: the same elements of one storage
+  std::unordered_map<std::string, std::set<std::tuple<const void*, std::int64_t, std::int64_t>>>
+      seen;
+  for (const ProgramWeight& w : program.weights) {
+    const at::Tensor* tensor = w.kind == "parameter" ? runner.weight(w.name) : nullptr;
+    if (!tensor) continue;
+    // the root and every module whose path is a prefix of the name
+    std::vector<std::string> owners{kRootPath};
+    for (std::size_t dot = w.name.find('.'); dot != std::string::npos;
+         dot = w.name.find('.', dot + 1))
+      owners.push_back(w.name.substr(0, dot));
+    for (const std::string& owner : owners)
+      if (const auto it = facts.find(owner);
+          it != facts.end() &&
+          seen[owner]
+              .emplace(tensor->storage().unsafeGetStorageImpl(), tensor->storage_offset(),
+                       tensor->numel())
+              .second)
+        it->second.parameters += tensor->numel();
+  }
+  return facts;
+}
+}  // namespace vin::diagnostics::profiling
