@@ -305,6 +305,47 @@ TEST_CASE("uncounted operators: work no rule counts, inside no counted operator,
   for (const std::string_view name : listed) CHECK_FALSE(counts_flops("aten::" + std::string(name)));
 }
 
+TEST_CASE("an exported program's nodes: operators around the dispatcher's, counting none") {
+  // contract 12.3: each node an operator call named by its target; what the dispatcher calls
+  // inside it is counted by the usual rules, once, and is the uncounted one where none counts
+  ProfileBuilder b;
+  b.enter_module("<root>", "Net", 10, {{2, 8}}, 0);
+  b.start_operator("aten.convolution.default", 1, {}, /*graph_node=*/true);  // a counted name
+  b.start_operator("aten::convolution", 2);
+  b.start_operator("aten::_convolution", 3);
+  b.end_operator(40, 4);
+  b.end_operator(40, 5);
+  b.end_operator(0, 6);
+  b.start_operator("aten.linear.default", 7, {}, true);
+  b.start_operator("aten::linear", 8);
+  b.start_operator("aten::addmm", 9);
+  b.end_operator(100, 10);
+  b.end_operator(0, 11);
+  b.end_operator(0, 12);
+  b.start_operator("aten._addmm_activation.default", 13, {}, true);  // a fused kernel
+  b.start_operator("aten::_addmm_activation", 14);
+  b.end_operator(0, 15);
+  b.end_operator(0, 16);
+  b.start_operator("_operator.add", 17, {}, true);  // a symbolic integer's: nothing inside
+  b.end_operator(0, 18);
+  b.exit_module({{2, 8}}, 19);
+  CHECK(b.flops() == 140);
+  const auto operators = b.operators();
+  REQUIRE(operators.size() == 4);  // the nodes only: what they dispatch is nested
+  const auto flops_of = [&](const std::string& name) {
+    for (const auto& o : operators)
+      if (o.name == name) return o.flops;
+    FAIL("no operator " << name);
+    return FlopCount(0);
+  };
+  CHECK(flops_of("aten.convolution.default") == 40);
+  CHECK(flops_of("aten.linear.default") == 100);
+  CHECK(flops_of("_operator.add") == 0);
+  const auto uncounted = b.uncounted_operators();
+  REQUIRE(uncounted.size() == 1);
+  CHECK(uncounted[0].name == "aten::_addmm_activation");
+}
+
 TEST_CASE("--module: operator records of the calls inside the selected modules only") {
   ProfileBuilder b;
   b.operators_inside_modules_only();

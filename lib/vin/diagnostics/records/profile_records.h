@@ -42,7 +42,7 @@ struct ModuleProfile {
 /// One operator the archive's code calls (the outermost of a dispatch stack), or with
 /// --nested-operators any operator called (ProfileSummary::nested_operators).
 struct OperatorProfile {
-  std::string name;  ///< as the graph names it: "aten::conv2d"
+  std::string name;  ///< as the graph names it: "aten::conv2d" (a .pt2's node: "aten.conv2d.default")
   std::int64_t calls = 0;
   FlopCount flops = 0;   ///< counted inside it (aten::linear's are its aten::addmm's; `macs`: half)
   double time_ms = 0;    ///< inclusive of what it dispatches to
