@@ -20,35 +20,48 @@
 namespace vin::diagnostics {
 namespace export_detail {
 
+ExportReader::OpenedProgram ExportReader::open_program(const std::string& model) {
+  OpenedProgram out;
+  out.model = model;
+  out.entry = program_entry(model);
+  const std::string& entry = out.entry;
+  const auto index = zip_.find(entry);
+  if (!index) throw Malformed{entry + " is missing"};
+  out.json = parse_json_entry(zip_.read(*index, kMaxProgramBytes, entry), entry);
+  out.schema_version = schema_version(out.json, entry);
+  if (const Json* v = optional_field(out.json, "torch_version"); v && v->is_string())
+    out.torch_version = v->get<std::string>();
+  const Json& graph_module = out.graph_module();
+  const Json& graph = out.graph();
+  // the modules the program names first (a tied parameter's name is recovered among them),
+  // then in named_modules() order: module_call_graph's (that order in torch 2.6 on), the
+  // tensors' (the state dict's order), the nodes'
+  std::tie(out.called, out.stacked) = module_paths(graph_module, graph, entry);
+  for (const auto& paths : {out.called, out.stacked})
+    for (const std::string& p : paths) known_modules_.insert(p);
+  read_tensors(graph_module, graph, model, entry);
+  for (const std::string& p : out.called) add_path(p);
+  // the state dict's order first (registration order: an unused module's parameters, which
+  // the signature leaves out, among the others), then the tensors only the signature names
+  for (const std::string& name : state_dict_order_) add_path(parent_path(name));
+  for (const NamedTensor& t : tensors_) add_path(parent_path(t.name));
+  add_executed_paths(out.stacked);
+  return out;
+}
+
 ModelMetadata ExportReader::read(const std::string& wanted) {
   ExportArchive archive;
   archive.file = zip_.path();
   archive.layout = layout_ == ExportLayout::export_zip ? "export_zip" : "pt2_archive";
   archive.models = model_names();
   archive.extra_files = extra_files();
-  const std::string model = chosen_model(archive.models, wanted);
-  const std::string entry = program_entry(model);
-  const auto index = zip_.find(entry);
-  if (!index) throw Malformed{entry + " is missing"};
-  const Json program = parse_json_entry(zip_.read(*index, kMaxProgramBytes, entry), entry);
-  archive.schema_version = schema_version(program, entry);
-  if (const Json* v = optional_field(program, "torch_version"); v && v->is_string())
-    archive.torch_version = v->get<std::string>();
-  const Json& graph_module = *field(program, "graph_module", entry);
-  const Json& graph = *field(graph_module, "graph", entry + ": graph_module");
-  // the modules the program names first (a tied parameter's name is recovered among them),
-  // then in named_modules() order: module_call_graph's (that order in torch 2.6 on), the
-  // tensors' (the state dict's order), the nodes'
-  const auto [called, stacked] = module_paths(graph_module, graph, entry);
-  for (const auto& paths : {called, stacked})
-    for (const std::string& p : paths) known_modules_.insert(p);
-  read_tensors(graph_module, graph, model, entry);
-  for (const std::string& p : called) add_path(p);
-  // the state dict's order first (registration order: an unused module's parameters, which
-  // the signature leaves out, among the others), then the tensors only the signature names
-  for (const std::string& name : state_dict_order_) add_path(parent_path(name));
-  for (const NamedTensor& t : tensors_) add_path(parent_path(t.name));
-  add_executed_paths(stacked);
+  const OpenedProgram opened = open_program(chosen_model(archive.models, wanted));
+  const std::string& entry = opened.entry;
+  const Json& program = opened.json;
+  const Json& graph_module = opened.graph_module();
+  const Json& graph = opened.graph();
+  archive.schema_version = opened.schema_version;
+  if (opened.torch_version) archive.torch_version = *opened.torch_version;
   ModelMetadata out = describe();
   ModelDetails details = out.details();
   details.export_archive = std::move(archive);

@@ -294,26 +294,15 @@ ProgramInputSpec::Kind input_kind(const std::string& variant) {
 ExportProgram ExportReader::program(const std::string& wanted) {
   ExportProgram out;
   out.file = zip_.path();
-  const std::string model = chosen_model(model_names(), wanted);
-  const std::string entry = program_entry(model);
+  const OpenedProgram opened = open_program(chosen_model(model_names(), wanted));
+  const std::string& entry = opened.entry;
+  const Json& program = opened.json;
+  const Json& graph_module = opened.graph_module();
+  const Json& graph = opened.graph();
+  const std::vector<std::string>& called = opened.called;
   out.entry = entry;
-  const auto index = zip_.find(entry);
-  if (!index) throw Malformed{entry + " is missing"};
-  const Json program = parse_json_entry(zip_.read(*index, kMaxProgramBytes, entry), entry);
-  schema_version(program, entry);
-  if (const Json* v = optional_field(program, "torch_version"); v && v->is_string())
-    out.torch_version = v->get<std::string>();
-  const Json& graph_module = *field(program, "graph_module", entry);
-  const Json& graph = *field(graph_module, "graph", entry + ": graph_module");
-  const auto [called, stacked] = module_paths(graph_module, graph, entry);
-  for (const auto& paths : {called, stacked})
-    for (const std::string& p : paths) known_modules_.insert(p);
-  read_tensors(graph_module, graph, model, entry);
+  if (opened.torch_version) out.torch_version = *opened.torch_version;
   // the modules in named_modules() order, as inspect-model lists them (read())
-  for (const std::string& p : called) add_path(p);
-  for (const std::string& name : state_dict_order_) add_path(parent_path(name));
-  for (const NamedTensor& t : tensors_) add_path(parent_path(t.name));
-  add_executed_paths(stacked);
   const std::function<void(const std::string&)> visit = [&](const std::string& path) {
     out.module_paths.push_back(path);
     if (const auto kids = children_.find(path); kids != children_.end())

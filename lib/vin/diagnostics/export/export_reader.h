@@ -38,6 +38,21 @@ class ExportReader {
   static std::string node_name(const Json& node, std::size_t index);
 
  private:
+  // One program's JSON, read, with its modules and tensors walked and the module paths added in
+  // named_modules() order (module_call_graph's, the state dict's, the tensors', the nodes'): how
+  // read() and program() both begin.
+  struct OpenedProgram {
+    std::string model, entry, schema_version;
+    std::optional<std::string> torch_version;
+    Json json;
+    std::vector<std::string> called, stacked;  // module_paths()'s
+    const Json& graph_module() const { return *field(json, "graph_module", entry); }
+    const Json& graph() const {
+      return *field(graph_module(), "graph", entry + ": graph_module");
+    }
+  };
+  OpenedProgram open_program(const std::string& model);
+
   std::vector<std::string> model_names() const;
 
   std::vector<std::string> extra_files() const;
