@@ -713,6 +713,52 @@ def capture_of_a_pt2_equals_unflatten_with_forward_hooks():
 
 
 @test
+def torchvision_pt2_runs_as_unflatten_shows_and_as_its_twin():
+    # issue 65's torchvision cases, made at test time where this Python has torch.export and
+    # torchvision (the Debian 13 and testing configurations; 45 MB, never committed): resnet18
+    # and mobilenet_v3_small exported and scripted from one instance, captured against
+    # torch.export.unflatten with forward hooks, compared with their TorchScript twins, profiled
+    # to their twins' FLOPs
+    probe = subprocess.run([sys.executable, "-c", "import torch.export, torchvision"],
+                           capture_output=True)
+    if ARGS.no_torch or probe.returncode != 0:
+        print("  (skipped: needs LibTorch, and torch.export and torchvision in this Python)")
+        return
+    torch_version = subprocess.run([sys.executable, "-c", "import torch; print(torch.__version__)"],
+                                   capture_output=True, text=True).stdout.strip()
+    libtorch = libtorch_version()
+    exact = libtorch.split(".")[:2] == torch_version.split(".")[:2]
+    with tempfile.TemporaryDirectory() as tmp:
+        subprocess.run([sys.executable, "-W", "ignore",
+                        os.path.join(ARGS.source, "tests", "fixtures", "make_pt2_run_fixtures.py"),
+                        tmp, "--torchvision"], check=True, capture_output=True)
+        for name in ("resnet18", "mobilenet_v3_small"):
+            pt2 = os.path.join(tmp, name + ".pt2")
+            inputs = os.path.join(tmp, name + ".inputs.npz")
+            p = run("capture", pt2, "--inputs", inputs)
+            assert p.returncode == 0, (name, p.stderr)
+            got = [json.loads(line) for line in p.stdout.splitlines()]
+            want = [json.loads(line) for line in open(os.path.join(tmp, name + ".capture.jsonl"))]
+            assert len(got) == len(want) > 100, (name, len(got), len(want))
+            for g, w in zip(got, want):
+                assert same_records(g, w, exact), (name, g, w)
+            twin = os.path.join(tmp, name + ".pt")
+            assert os.path.exists(twin), os.listdir(tmp)
+            p, _, summary = compared(twin, pt2, "--inputs", inputs)
+            assert p.returncode == 0 and summary["pairs"] > 100, (name, p.stderr, summary)
+            flops = []
+            for model in (twin, pt2):
+                out = os.path.join(tmp, "profile.jsonl")
+                p = run("profile", model, "--inputs", inputs, "--runs", "1", "--warmup", "1",
+                        "-o", out)
+                assert p.returncode == 0, (name, model, p.stderr)
+                flops.append(profile_records(out)[2]["flops"])
+            assert flops[0] == flops[1] > 0, (name, flops)
+            print(f"  {name}: {len(got)} records as the reference ({'values' if exact else 'counts'}),"
+                  f" {summary['pairs']} pairs within tolerance, {flops[1]} FLOPs as the twin's")
+
+
+@test
 def an_unknown_model_is_a_usage_error_and_a_damaged_program_names_its_entry():
     archive = os.path.join(pt2_fixtures("torch-2.14"), "linear.pt2")
     assert_clean_error(run("inspect-model", archive, "--model", "nope"), 2,
