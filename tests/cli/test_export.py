@@ -500,12 +500,19 @@ def compare_of_a_pt_and_its_pt2_pairs_every_call():
                 differing = {(c["module_path"], c["call_index"], c["direction"])
                              for c in pairs if c["structure_differs"]}
                 assert summary["structure_differences"] == len(differing), summary
+                assert all(c["only_in"] for c in pairs if c["structure_differs"]), pairs
                 if name == "structure_differs":
                     # the Identity has no call in the program; the block's program output is
                     # the one value it defines, not (result, its input)
                     assert differing == {("skip", 0, "input"), ("skip", 0, "output"),
                                          ("block", 0, "output")}, differing
-                    assert all(c["only_in"] for c in pairs if c["structure_differs"]), pairs
+                elif name == "transformer":
+                    # TorchScript's TransformerEncoderLayer in eval takes the fused fast path
+                    # under LibTorch 2 (no call of self_attn, linear1, ...), which torch 2.14's
+                    # program calls: calls one side does not make
+                    side = "b" if a == pt else "a"
+                    assert all(c["only_in"] == side for c in pairs if c["structure_differs"]), (
+                        version, differing)
                 else:
                     assert not differing, (version, name, differing)
                 if name == "lstm" and a == pt:
@@ -639,7 +646,11 @@ def profile_of_a_pt2_counts_what_its_torchscript_twin_counts():
                 assert (summary["runner"], program_summary["runner"]) == (
                     "torchscript", "export_graph"), (summary["runner"], program_summary["runner"])
                 assert program_summary["flops"] == summary["flops"] > 0, (version, name)
-                assert program_summary["flops_complete"], program_summary["uncounted_operators"]
+                # the same operators uncounted (LibTorch 2.6's LSTM kernel aten::mkldnn_rnn_layer,
+                # which no rule counts, inside the node aten.lstm.input as in the twin)
+                uncounted = [{o["name"] for o in s["uncounted_operators"]}
+                             for s in (summary, program_summary)]
+                assert uncounted[0] == uncounted[1], (version, name, uncounted)
                 for path, module in modules.items():
                     got = program_modules.get(path, {"flops": 0})["flops"]
                     assert got == module["flops"], (version, name, path, got, module["flops"])
