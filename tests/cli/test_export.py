@@ -645,6 +645,14 @@ def profile_of_a_pt2_counts_what_its_torchscript_twin_counts():
                 (modules, _, summary), (program_modules, operators, program_summary) = profiles
                 assert (summary["runner"], program_summary["runner"]) == (
                     "torchscript", "export_graph"), (summary["runner"], program_summary["runner"])
+                if name == "transformer" and not summary["flops_complete"]:
+                    # TorchScript's TransformerEncoderLayer in eval takes the fused fast path
+                    # under LibTorch 2, whose aten::_addmm_activation no rule counts; the
+                    # program's graph has the layer's products one by one: all counted
+                    assert program_summary["flops"] > summary["flops"], (version, name)
+                    assert program_summary["flops_complete"], program_summary
+                    checked += 1
+                    continue
                 assert program_summary["flops"] == summary["flops"] > 0, (version, name)
                 # the same operators uncounted (LibTorch 2.6's LSTM kernel aten::mkldnn_rnn_layer,
                 # which no rule counts, inside the node aten.lstm.input as in the twin)
@@ -750,7 +758,7 @@ def torchvision_pt2_runs_as_unflatten_shows_and_as_its_twin():
             assert p.returncode == 0, (name, p.stderr)
             got = [json.loads(line) for line in p.stdout.splitlines()]
             want = [json.loads(line) for line in open(os.path.join(tmp, name + ".capture.jsonl"))]
-            assert len(got) == len(want) > 100, (name, len(got), len(want))
+            assert len(got) == len(want) > 50, (name, len(got), len(want))  # default quotas
             for g, w in zip(got, want):
                 assert same_records(g, w, exact), (name, g, w)
             twin = os.path.join(tmp, name + ".pt")
