@@ -467,6 +467,17 @@ def lacked_operators(folder, name):
             if not op.startswith("aten.sym_")]
 
 
+def models_made_both_ways(libtorch):
+    """(version, folder, name) of every model of tests/fixtures/pt2_run with a TorchScript twin
+    (NAME.pt beside NAME.pt2) that this LibTorch can run (what 1.13 lacks is the capture test's
+    refusal)."""
+    for version in ("torch-2.6", "torch-2.14"):
+        folder = pt2_run_folder(version)
+        for name in sorted(n[:-3] for n in os.listdir(folder) if n.endswith(".pt")):
+            if not (libtorch.startswith("1.13") and lacked_operators(folder, name)):
+                yield version, folder, name
+
+
 def compared(*arguments):
     p = run("compare", *arguments)
     records = [json.loads(line) for line in p.stdout.splitlines()]
@@ -486,42 +497,38 @@ def compare_of_a_pt_and_its_pt2_pairs_every_call():
         return
     libtorch = libtorch_version()
     checked = 0
-    for version in ("torch-2.6", "torch-2.14"):
-        folder = pt2_run_folder(version)
-        for name in sorted(n[:-3] for n in os.listdir(folder) if n.endswith(".pt")):
-            if libtorch.startswith("1.13") and lacked_operators(folder, name):
-                continue  # the capture test checks the refusal
-            pt, pt2 = (os.path.join(folder, name + ext) for ext in (".pt", ".pt2"))
-            inputs = os.path.join(folder, name + ".inputs.npz")
-            for a, b in ((pt, pt2), (pt2, pt)):
-                p, pairs, summary = compared(a, b, "--inputs", inputs)
-                assert p.returncode == 0, (version, name, p.stderr, summary)
-                assert summary["pairs"] > 0 and summary["beyond"] == 0, (version, name, summary)
-                differing = {(c["module_path"], c["call_index"], c["direction"])
-                             for c in pairs if c["structure_differs"]}
-                assert summary["structure_differences"] == len(differing), summary
-                assert all(c["only_in"] for c in pairs if c["structure_differs"]), pairs
-                if name == "structure_differs":
-                    # the Identity has no call in the program; the block's program output is
-                    # the one value it defines, not (result, its input)
-                    assert differing == {("skip", 0, "input"), ("skip", 0, "output"),
-                                         ("block", 0, "output")}, differing
-                elif name == "transformer":
-                    # TorchScript's TransformerEncoderLayer in eval takes the fused fast path
-                    # under LibTorch 2 (no call of self_attn, linear1, ...), which torch 2.14's
-                    # program calls: calls one side does not make
-                    side = "b" if a == pt else "a"
-                    assert all(c["only_in"] == side for c in pairs if c["structure_differs"]), (
-                        version, differing)
-                else:
-                    assert not differing, (version, name, differing)
-                if name == "lstm" and a == pt:
-                    by_b = {tuple(c["tensor_path"]): c["tensor_path_b"]
-                            for c in pairs if c["module_path"] == "lstm"
-                            and c["direction"] == "output"}
-                    assert by_b == {("output", "0"): None, ("output", "1", "0"): ["output", "1"],
-                                    ("output", "1", "1"): ["output", "2"]}, by_b
-            checked += 1
+    for version, folder, name in models_made_both_ways(libtorch):
+        pt, pt2 = (os.path.join(folder, name + ext) for ext in (".pt", ".pt2"))
+        inputs = os.path.join(folder, name + ".inputs.npz")
+        for a, b in ((pt, pt2), (pt2, pt)):
+            p, pairs, summary = compared(a, b, "--inputs", inputs)
+            assert p.returncode == 0, (version, name, p.stderr, summary)
+            assert summary["pairs"] > 0 and summary["beyond"] == 0, (version, name, summary)
+            differing = {(c["module_path"], c["call_index"], c["direction"])
+                         for c in pairs if c["structure_differs"]}
+            assert summary["structure_differences"] == len(differing), summary
+            assert all(c["only_in"] for c in pairs if c["structure_differs"]), pairs
+            if name == "structure_differs":
+                # the Identity has no call in the program; the block's program output is
+                # the one value it defines, not (result, its input)
+                assert differing == {("skip", 0, "input"), ("skip", 0, "output"),
+                                     ("block", 0, "output")}, differing
+            elif name == "transformer":
+                # TorchScript's TransformerEncoderLayer in eval takes the fused fast path
+                # under LibTorch 2 (no call of self_attn, linear1, ...), which torch 2.14's
+                # program calls: calls one side does not make
+                side = "b" if a == pt else "a"
+                assert all(c["only_in"] == side for c in pairs if c["structure_differs"]), (
+                    version, differing)
+            else:
+                assert not differing, (version, name, differing)
+            if name == "lstm" and a == pt:
+                by_b = {tuple(c["tensor_path"]): c["tensor_path_b"]
+                        for c in pairs if c["module_path"] == "lstm"
+                        and c["direction"] == "output"}
+                assert by_b == {("output", "0"): None, ("output", "1", "0"): ["output", "1"],
+                                ("output", "1", "1"): ["output", "2"]}, by_b
+        checked += 1
     print(f"  {checked} models compare clean made both ways (LibTorch {libtorch})")
     assert checked >= 16, checked
 
@@ -629,53 +636,49 @@ def profile_of_a_pt2_counts_what_its_torchscript_twin_counts():
     libtorch = libtorch_version()
     checked = 0
     with tempfile.TemporaryDirectory() as tmp:
-        for version in ("torch-2.6", "torch-2.14"):
-            folder = pt2_run_folder(version)
-            for name in sorted(n[:-3] for n in os.listdir(folder) if n.endswith(".pt")):
-                if libtorch.startswith("1.13") and lacked_operators(folder, name):
-                    continue
-                inputs = os.path.join(folder, name + ".inputs.npz")
-                profiles = []
-                for ext in (".pt", ".pt2"):
-                    out = os.path.join(tmp, name + ext + ".jsonl")
-                    p = run("profile", os.path.join(folder, name + ext), "--inputs", inputs,
-                            "--runs", "2", "--warmup", "1", "-o", out)
-                    assert p.returncode == 0, (version, name, ext, p.stderr)
-                    profiles.append(profile_records(out))
-                (modules, _, summary), (program_modules, operators, program_summary) = profiles
-                assert (summary["runner"], program_summary["runner"]) == (
-                    "torchscript", "export_graph"), (summary["runner"], program_summary["runner"])
-                if name == "transformer" and not summary["flops_complete"]:
-                    # TorchScript's TransformerEncoderLayer in eval takes the fused fast path
-                    # under LibTorch 2, whose aten::_addmm_activation no rule counts; the
-                    # program's graph has the layer's products one by one: all counted
-                    assert program_summary["flops"] > summary["flops"], (version, name)
-                    assert program_summary["flops_complete"], program_summary
-                    checked += 1
-                    continue
-                assert program_summary["flops"] == summary["flops"] > 0, (version, name)
-                # the same operators uncounted (LibTorch 2.6's LSTM kernel aten::mkldnn_rnn_layer,
-                # which no rule counts, inside the node aten.lstm.input as in the twin)
-                uncounted = [{o["name"] for o in s["uncounted_operators"]}
-                             for s in (summary, program_summary)]
-                assert uncounted[0] == uncounted[1], (version, name, uncounted)
-                for path, module in modules.items():
-                    got = program_modules.get(path, {"flops": 0})["flops"]
-                    assert got == module["flops"], (version, name, path, got, module["flops"])
-                    if path in program_modules:
-                        # a class of __main__ is "__main__.Net" in the program, "Net" in
-                        # TorchScript (whose __torch__ prefix the tool drops)
-                        got_type = program_modules[path]["module_type"]
-                        assert got_type.rsplit(".", 1)[-1] == module["module_type"].rsplit(
-                            ".", 1)[-1], (path, got_type, module["module_type"])
-                        assert program_modules[path]["parameters"] == module["parameters"], path
-                assert set(program_modules) <= set(modules), (set(program_modules), set(modules))
-                names = [o["operator"] for o in operators]
-                assert names and all(n.startswith(("aten.", "higher_order.", "_operator."))
-                                     for n in names), names
-                assert sum(o["flops"] for o in operators) == summary["flops"], operators
-                assert program_summary["parameter_bytes"] == summary["parameter_bytes"]
+        for version, folder, name in models_made_both_ways(libtorch):
+            inputs = os.path.join(folder, name + ".inputs.npz")
+            profiles = []
+            for ext in (".pt", ".pt2"):
+                out = os.path.join(tmp, name + ext + ".jsonl")
+                p = run("profile", os.path.join(folder, name + ext), "--inputs", inputs,
+                        "--runs", "2", "--warmup", "1", "-o", out)
+                assert p.returncode == 0, (version, name, ext, p.stderr)
+                profiles.append(profile_records(out))
+            (modules, _, summary), (program_modules, operators, program_summary) = profiles
+            assert (summary["runner"], program_summary["runner"]) == (
+                "torchscript", "export_graph"), (summary["runner"], program_summary["runner"])
+            if name == "transformer" and not summary["flops_complete"]:
+                # TorchScript's TransformerEncoderLayer in eval takes the fused fast path
+                # under LibTorch 2, whose aten::_addmm_activation no rule counts; the
+                # program's graph has the layer's products one by one: all counted
+                assert program_summary["flops"] > summary["flops"], (version, name)
+                assert program_summary["flops_complete"], program_summary
                 checked += 1
+                continue
+            assert program_summary["flops"] == summary["flops"] > 0, (version, name)
+            # the same operators uncounted (LibTorch 2.6's LSTM kernel aten::mkldnn_rnn_layer,
+            # which no rule counts, inside the node aten.lstm.input as in the twin)
+            uncounted = [{o["name"] for o in s["uncounted_operators"]}
+                         for s in (summary, program_summary)]
+            assert uncounted[0] == uncounted[1], (version, name, uncounted)
+            for path, module in modules.items():
+                got = program_modules.get(path, {"flops": 0})["flops"]
+                assert got == module["flops"], (version, name, path, got, module["flops"])
+                if path in program_modules:
+                    # a class of __main__ is "__main__.Net" in the program, "Net" in
+                    # TorchScript (whose __torch__ prefix the tool drops)
+                    got_type = program_modules[path]["module_type"]
+                    assert got_type.rsplit(".", 1)[-1] == module["module_type"].rsplit(
+                        ".", 1)[-1], (path, got_type, module["module_type"])
+                    assert program_modules[path]["parameters"] == module["parameters"], path
+            assert set(program_modules) <= set(modules), (set(program_modules), set(modules))
+            names = [o["operator"] for o in operators]
+            assert names and all(n.startswith(("aten.", "higher_order.", "_operator."))
+                                 for n in names), names
+            assert sum(o["flops"] for o in operators) == summary["flops"], operators
+            assert program_summary["parameter_bytes"] == summary["parameter_bytes"]
+            checked += 1
         # --trace, --module and --nested-operators as for TorchScript: the nodes' operators
         # with the dispatcher's operators inside them
         folder = pt2_run_folder("torch-2.14")
