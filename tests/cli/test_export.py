@@ -467,15 +467,49 @@ def lacked_operators(folder, name):
             if not op.startswith("aten.sym_")]
 
 
+def unloadable_twins(folder):
+    """{NAME: why} of the NAME.pt Debian 12's torch.jit.load (1.13) refuses (operators.json):
+    a newer torch's script calls operators 1.13 has not (aten::get_autocast_dtype)."""
+    operators = json.load(open(os.path.join(folder, "operators.json")))
+    return operators.get("pt_unloadable_in_torch_1.13", {})
+
+
 def models_made_both_ways(libtorch):
     """(version, folder, name) of every model of tests/fixtures/pt2_run with a TorchScript twin
     (NAME.pt beside NAME.pt2) that this LibTorch can run (what 1.13 lacks is the capture test's
-    refusal)."""
+    refusal, and twins_refused_by_an_older_libtorch's)."""
     for version in ("torch-2.6", "torch-2.14"):
         folder = pt2_run_folder(version)
         for name in sorted(n[:-3] for n in os.listdir(folder) if n.endswith(".pt")):
-            if not (libtorch.startswith("1.13") and lacked_operators(folder, name)):
+            if not (libtorch.startswith("1.13") and
+                    (lacked_operators(folder, name) or name in unloadable_twins(folder))):
                 yield version, folder, name
+
+
+@test
+def twins_refused_by_an_older_libtorch():
+    # a TorchScript twin that Debian 12's torch.jit.load refuses (a newer torch's operators:
+    # autocast's aten::get_autocast_dtype) is refused by the tool built against LibTorch 1.13 too,
+    # naming the operator, as a file written by a newer PyTorch; newer LibTorches load it
+    if ARGS.no_torch:
+        print("  (skipped: needs LibTorch)")
+        return
+    libtorch = libtorch_version()
+    checked = 0
+    for version in ("torch-2.6", "torch-2.14"):
+        folder = pt2_run_folder(version)
+        for name, why in sorted(unloadable_twins(folder).items()):
+            p = run("capture", os.path.join(folder, name + ".pt"),
+                    "--inputs", os.path.join(folder, name + ".inputs.npz"))
+            if libtorch.startswith("1.13"):
+                operator = why.split("aten::")[1].split()[0].rstrip(".,") if "aten::" in why else ""
+                assert p.returncode == 1 and "cannot load this archive" in p.stderr, (name, p)
+                assert operator and operator in p.stderr, (name, why, p.stderr)
+            else:
+                assert p.returncode == 0, (version, name, p.stderr)
+            checked += 1
+    print(f"  {checked} twins refused by 1.13 checked under LibTorch {libtorch}")
+    assert checked >= 1, checked
 
 
 def compared(*arguments):

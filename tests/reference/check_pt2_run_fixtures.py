@@ -65,14 +65,14 @@ def check_run(folder, name, run, problems):
     args, kwargs = load_inputs(inputs)
     torch.set_num_threads(1)
     with torch.inference_mode():
-        leaves, spec = tree_flatten(torch.export.load(pt2).module()(*args, **kwargs))
+        leaves, spec = tree_flatten(ecr.load_exported(pt2).module()(*args, **kwargs))
     tensors = [t for t in leaves if isinstance(t, torch.Tensor)]
     if str(spec) != described["spec"]:
         problems.append(f"{name}: output spec {spec} != {described['spec']}")
     if len(tensors) != len(want):
         problems.append(f"{name}: {len(tensors)} output tensors, {len(want)} in {run['outputs']}")
     for i, t in enumerate(tensors):
-        if not np.array_equal(t.numpy(), want.get(f"out_{i}"), equal_nan=True):
+        if not np.array_equal(ecr.numpy_of(t), want.get(f"out_{i}"), equal_nan=True):
             problems.append(f"{name}: out_{i} differs from a fresh run of the program")
     # the root's output records, every element recorded
     records, error = ecr.export_capture_run(pt2, [inputs], None, UNBOUNDED)

@@ -150,9 +150,27 @@ def ordered(kwargs: Dict[str, Any], order: Sequence[str]) -> Dict[str, Any]:
     return out
 
 
+def load_exported(pt2: str):
+    """torch.export.load(pt2), with torch's higher-order operators registered first: torch 2.6's
+    load finds `torch.ops.higher_order.wrap_with_autocast` only once torch._higher_order_ops.wrap
+    is imported (export does that; a fresh process that only loads does not, and fails with
+    "Unsupported target type for node")."""
+    import torch._higher_order_ops.wrap  # noqa: F401
+    return torch.export.load(pt2)
+
+
+def numpy_of(tensor):
+    """A tensor's values as a numpy array: bfloat16, which numpy has not, as the float32 values
+    it holds exactly (the dtype itself is kept beside the array where it matters)."""
+    tensor = tensor.detach().cpu()
+    if tensor.dtype == torch.bfloat16:
+        tensor = tensor.float()
+    return tensor.numpy()
+
+
 def load_program(pt2: str):
     """(ExportedProgram, unflattened module) of a .pt2."""
-    ep = torch.export.load(pt2)
+    ep = load_exported(pt2)
     return ep, torch.export.unflatten(ep)
 
 

@@ -11,6 +11,7 @@
 
 #include "vin/diagnostics/capture/call_recorder.h"
 #include "vin/diagnostics/capture/capture_request.h"
+#include "vin/diagnostics/instrument/autocast_blocks.h"
 #include "vin/diagnostics/instrument/graph_instrumentation.h"
 #include "vin/diagnostics/instrument/hook_retyping.h"
 #include "vin/diagnostics/instrument/inline_forks.h"
@@ -85,6 +86,7 @@ ModelCapture::State::State(const torch::jit::Module& model,
   }
   id = register_observer(this);
   observing_themselves = instrument_module(instrumented, id);
+  mark_autocast_blocks(instrumented);
   std::unordered_map<std::string, std::size_t> index_of;
   for (std::size_t i = 0; i < recorder.paths().size(); ++i) index_of.emplace(recorder.paths()[i], i);
   for (const auto& item : instrumented.named_modules()) {
@@ -138,6 +140,7 @@ void ModelCapture::close() { state_->recorder.close(); }
 
 c10::IValue ModelCapture::forward(const ForwardInputs& inputs, ForkTasks forks) {
   State& s = *state_;
+  const AutocastBlocksGuard autocast_blocks;  // what a forward that threw left open
   std::vector<c10::IValue> args = inputs.args;
   // Module::operator() order: pre-hooks (which see positional arguments only), forward, hooks.
   // Run as functions with the instrumented module as `self` (a clone's class type has no hooks

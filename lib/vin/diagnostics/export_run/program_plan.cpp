@@ -335,6 +335,8 @@ class GraphPlanner {
   Instruction node(std::size_t index);
   Instruction dispatch(const ProgramNode& node, Instruction out);
   Instruction higher_order(const ProgramNode& node, Instruction out);
+  AutocastSettings autocast_settings(const ProgramNode& node,
+                                     const std::vector<const ProgramArgument*>& values) const;
   void bind_outputs(const ProgramNode& node, Instruction& out,
                     const std::vector<c10::Argument>* returns);
   void release_dead_values();
@@ -490,9 +492,8 @@ Instruction GraphPlanner::higher_order(const ProgramNode& node, Instruction out)
     if (graphs.size() != 1 || values.size() < 4 || values[2]->kind != Kind::boolean)
       refuse(node, "is not wrap_with_autocast(device_type, dtype, enabled, cache_enabled, body, "
                    "*args)");
-    if (values[2]->ints.front() != 0)
-      refuse(node, "runs its body under autocast, which this runner does not do yet");
     out.step = Step::autocast;
+    out.autocast = autocast_settings(node, values);
     out.args = operands(4);
   } else {
     refuse(node, "the higher-order operator " + op + ", which this runner does not run (it runs "
@@ -501,6 +502,44 @@ Instruction GraphPlanner::higher_order(const ProgramNode& node, Instruction out)
   out.graphs = graphs;
   bind_outputs(node, out, nullptr);
   return out;
+}
+
+// wrap_with_autocast(device_type, dtype, enabled, cache_enabled, ...)'s torch.autocast: the
+// device type "cpu" is the run's device, as the program's devices are (device_of); a dtype or
+// cache_enabled of None is the current setting, as torch.autocast reads it.
+AutocastSettings GraphPlanner::autocast_settings(
+    const ProgramNode& node, const std::vector<const ProgramArgument*>& values) const {
+  AutocastSettings settings;
+  const ProgramArgument& device = *values[0];
+  if (device.kind != Kind::string && device.kind != Kind::device)
+    refuse(node, "gives autocast a device type that is no string");
+  std::string type = device.strings.front();
+  try {
+    settings.device = c10::Device(type).type();
+  } catch (const std::exception&) {
+    refuse(node, "runs its body under autocast on " + printable(type, 100) +
+                     ", a device type LibTorch " TORCH_VERSION " does not know");
+  }
+  if (settings.device == c10::DeviceType::CPU) settings.device = device_.type();
+  if (!autocast_available(settings.device))
+    refuse(node, "runs its body under autocast on " + c10::DeviceTypeName(settings.device, true) +
+                     ", which LibTorch " TORCH_VERSION " has no autocast for");
+  settings.enabled = values[2]->ints.front() != 0;
+  const ProgramArgument& dtype = *values[1];
+  if (dtype.kind == Kind::scalar_type) {
+    settings.dtype = scalar_type_of(*dtype.dtype);
+    if (!settings.dtype)
+      refuse(node, "gives autocast the dtype " + std::string(dtype.dtype->name) +
+                       ", which LibTorch " TORCH_VERSION " has not");
+  } else if (dtype.kind != Kind::none) {
+    refuse(node, "gives autocast a dtype that is neither a dtype nor None");
+  }
+  const ProgramArgument& cache = *values[3];
+  if (cache.kind == Kind::boolean)
+    settings.cache_enabled = cache.ints.front() != 0;
+  else if (cache.kind != Kind::none)
+    refuse(node, "gives autocast a cache_enabled that is neither a bool nor None");
+  return settings;
 }
 
 // Each node output to a slot. With the operator's schema: output i is return i (a list return

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "vin/diagnostics/export/export_program.h"
+#include "vin/diagnostics/torch/autocast_scope.h"
 
 namespace vin::diagnostics::export_run {
 
@@ -55,7 +56,7 @@ enum class Step {
   cond,             ///< torch.ops.higher_order.cond: graphs[0] or graphs[1] on the operands
   while_loop,       ///< while graphs[0](carried, extra): carried = graphs[1](carried, extra)
   set_grad,         ///< wrap_with_set_grad_enabled: graphs[0] with grad mode `flag`
-  autocast,         ///< wrap_with_autocast, disabled: graphs[0]
+  autocast,         ///< wrap_with_autocast: graphs[0] under `autocast`
 };
 
 struct Instruction {
@@ -68,6 +69,7 @@ struct Instruction {
   /// cond and while_loop: how many of `args` are carried values (the rest are extra)
   std::size_t carried = 0;
   bool flag = false;
+  AutocastSettings autocast;  ///< Step::autocast's torch.autocast arguments
   std::vector<std::int32_t> release;  ///< slots no later node reads: freed after this one
   std::size_t node = 0;               ///< its node in its graph
   /// nothing reads what it makes and it changes nothing (no mutable schema, some result): not

@@ -337,9 +337,11 @@ void ProgramRunner::execute(const GraphPlan&, const Instruction& step,
       bind_flat(step.outputs, run_graph(step.graphs[0], stack, nullptr), values);
       return;
     }
-    case Step::autocast:
+    case Step::autocast: {
+      const AutocastScope autocast(step.autocast);
       bind_flat(step.outputs, run_graph(step.graphs[0], stack, nullptr), values);
       return;
+    }
   }
 }
 
