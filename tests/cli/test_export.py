@@ -554,6 +554,10 @@ def compare_of_a_pt_and_its_pt2_pairs_every_call():
                 side = "b" if a == pt else "a"
                 assert all(c["only_in"] == side for c in pairs if c["structure_differs"]), (
                     version, differing)
+            elif name == "autocast":
+                # mid is called inside the wrap_with_autocast graph, which is no module call
+                # (as unflatten shows): a call only the .pt makes
+                assert differing == {("mid", 0, "input"), ("mid", 0, "output")}, differing
             else:
                 assert not differing, (version, name, differing)
             if name == "lstm" and a == pt:
@@ -697,6 +701,11 @@ def profile_of_a_pt2_counts_what_its_torchscript_twin_counts():
                          for s in (summary, program_summary)]
             assert uncounted[0] == uncounted[1], (version, name, uncounted)
             for path, module in modules.items():
+                if name == "autocast" and path == "mid":
+                    # called inside the wrap_with_autocast graph: no call in the program, its
+                    # FLOPs the root's (the totals are equal above)
+                    assert path not in program_modules, program_modules
+                    continue
                 got = program_modules.get(path, {"flops": 0})["flops"]
                 assert got == module["flops"], (version, name, path, got, module["flops"])
                 if path in program_modules:

@@ -309,6 +309,7 @@ ExportProgram ExportReader::program(const std::string& wanted) {
       for (const std::string& child : kids->second) visit(child);
   };
   visit("");
+  out.module_types = types_;
 
   const SanitisedModules known(named_modules(graph_module, called));
   GraphReader reader(out, known);

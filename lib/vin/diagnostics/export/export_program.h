@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "vin/diagnostics/container/zip_archive.h"
@@ -181,6 +182,9 @@ struct ExportProgram {
   /// every module's path in named_modules() order, the root's ("") first, as inspect-model
   /// lists them
   std::vector<std::string> module_paths;
+  /// each module's class as its nodes' nn_module_stack names it (the root's under ""), where
+  /// one does: inspect-model's module_type
+  std::unordered_map<std::string, std::string> module_types;
 };
 
 /// Reads the program `model` ("" for the only one, or "model") of a torch.export archive (any

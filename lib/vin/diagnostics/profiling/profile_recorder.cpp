@@ -4,8 +4,6 @@
 #include <tuple>
 #include <unordered_set>
 
-#include "vin/diagnostics/export/export_archive.h"
-#include "vin/diagnostics/formats/model_file.h"
 #include "vin/diagnostics/records/model_metadata.h"
 #include "vin/diagnostics/torch/inspect_model.h"
 
@@ -30,18 +28,16 @@ std::unordered_map<std::string, ModuleFacts> module_facts(const torch::jit::Modu
 std::unordered_map<std::string, ModuleFacts> program_facts(const export_run::ProgramRunner& runner,
                                                            std::vector<std::string>& paths) {
   const ExportProgram& program = runner.program();
-  const ClassifiedFile file = open_model_file(program.file, kRunProgram, "a .pt2");
-  const ModelMetadata described = read_export_archive(*file.zip, InspectDetails());
   std::unordered_map<std::string, ModuleFacts> facts;
   for (const std::string& path : program.module_paths) {
     const std::string recorded = path.empty() ? kRootPath : path;
     if (facts.count(recorded)) continue;
     paths.push_back(recorded);
-    facts[recorded];
+    if (const auto type = program.module_types.find(path); type != program.module_types.end())
+      facts[recorded].type = type->second;
+    else
+      facts[recorded];
   }
-  for (const ModuleMetadata& m : described.modules())
-    if (const auto it = facts.find(m.path()); it != facts.end() && m.module_type())
-      it->second.type = *m.module_type();
   // tied names once: the same elements of one storage
   std::unordered_map<std::string, std::set<std::tuple<const void*, std::int64_t, std::int64_t>>>
       seen;
