@@ -320,10 +320,13 @@ class GraphPlanner {
   }
 
   // A constant size a node allocates (aten.zeros, empty, full, ...): within the bound --shape
-  // has, its product not overflowing, refused before anything runs
+  // has, its product not overflowing, refused before anything runs. -1 is the size a view's
+  // `size` keeps or infers (expand(x, [2, -1, -1]) as ViT's class token; view): left to the
+  // operator, as is what a view does with the other sizes.
   void check_size(const ProgramNode& node, const ProgramArgument& size) const {
     std::uint64_t elements = 1;
     for (const std::int64_t n : size.ints) {
+      if (n == -1) continue;
       if (n < 0) refuse(node, "allocates a tensor of a negative size");
       if (n != 0 && elements > kMaxShapeBytes / static_cast<std::uint64_t>(n))
         refuse(node, "allocates a tensor of more than " + std::to_string(kMaxShapeBytes) +
