@@ -149,7 +149,9 @@ class Comparer {
       only_in_b(key, tensor);
       return;
     }
-    settle(kept_[it->second], key, tensor);
+    Kept& a = kept_[it->second];
+    if (a.result) return;  // a tensor seen twice under one key: the first counts
+    settle(a, key, compare_pair(a, tensor));
   }
 
   // Side B of a .pt against a .pt2: one call's inputs (or its output) together, paired with the
@@ -191,12 +193,8 @@ class Comparer {
       return std::all_of(r.begin(), r.end(), [](const auto& c) { return c.within_tolerance; });
     };
     if (!all_within(results) && a.size() <= kMaxReordered) rematch(a, b, order, results);
-    for (std::size_t i = 0; i < a.size(); ++i) {
-      if (b[order[i]]->first.tensor_path != a[i]->key.tensor_path)
-        results[i].tensor_path_b = b[order[i]]->first.tensor_path;
-      a[i]->result = std::move(results[i]);
-      a[i]->tensor = at::Tensor();
-    }
+    for (std::size_t i = 0; i < a.size(); ++i)
+      settle(*a[i], b[order[i]]->first, std::move(results[i]));
   }
 
   // A pairing of one call's tensors with every pair within tolerance, each of A in turn with
@@ -280,11 +278,10 @@ class Comparer {
            !tensor.is_meta();
   }
 
-  // B's counterpart of A's tensor `a` (under B's `key`)
-  void settle(Kept& a, const TensorKey& key, const at::Tensor& tensor) {
-    if (a.result) return;  // a tensor seen twice under one key: the first counts
-    a.result = compare_pair(a, tensor);
-    if (key.tensor_path != a.key.tensor_path) a.result->tensor_path_b = key.tensor_path;
+  // A's tensor `a` paired with B's under `key`, as `result` compared them
+  void settle(Kept& a, const TensorKey& key, TensorComparison result) {
+    if (key.tensor_path != a.key.tensor_path) result.tensor_path_b = key.tensor_path;
+    a.result = std::move(result);
     a.tensor = at::Tensor();  // A's copy is no longer needed
   }
 

@@ -241,12 +241,10 @@ std::vector<c10::IValue> ProgramRunner::run(const std::vector<c10::IValue>& argu
 
 std::vector<at::Tensor> ProgramRunner::weights(const std::string& kind) const {
   std::vector<at::Tensor> out;
-  std::set<std::tuple<const void*, std::int64_t, std::int64_t>> seen;  // storage, offset, numel
+  TiedWeights met;
   for (const ProgramWeight& w : program_.weights) {
     const at::Tensor* t = w.kind == kind ? weight(w.name) : nullptr;
-    if (t && seen.emplace(t->storage().unsafeGetStorageImpl(), t->storage_offset(), t->numel())
-                 .second)
-      out.push_back(*t);
+    if (t && met.first(*t)) out.push_back(*t);
   }
   return out;
 }

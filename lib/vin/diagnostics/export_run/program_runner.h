@@ -8,7 +8,9 @@
 
 #include <chrono>
 #include <optional>
+#include <set>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -40,6 +42,21 @@ struct ProgramArgumentSlot {
 
 /// How messages name a node: its entry, its name and its target.
 std::string named(const ProgramNode& node);
+
+/// The weights met so far, by the elements they hold (storage, offset, count): a weight tied
+/// under several names is met once.
+class TiedWeights {
+ public:
+  /// Whether `weight`'s elements are met for the first time.
+  bool first(const at::Tensor& weight) {
+    return seen_.emplace(weight.storage().unsafeGetStorageImpl(), weight.storage_offset(),
+                         weight.numel())
+        .second;
+  }
+
+ private:
+  std::set<std::tuple<const void*, std::int64_t, std::int64_t>> seen_;
+};
 
 class ProgramRunner {
  public:

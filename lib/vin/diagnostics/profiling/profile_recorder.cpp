@@ -1,7 +1,5 @@
 #include "vin/diagnostics/profiling/profile_recorder.h"
 
-#include <set>
-#include <tuple>
 #include <unordered_set>
 
 #include "vin/diagnostics/records/model_metadata.h"
@@ -38,9 +36,7 @@ std::unordered_map<std::string, ModuleFacts> program_facts(const export_run::Pro
     else
       facts[recorded];
   }
-  // tied names once: the same elements of one storage
-  std::unordered_map<std::string, std::set<std::tuple<const void*, std::int64_t, std::int64_t>>>
-      seen;
+  std::unordered_map<std::string, export_run::TiedWeights> met;  // per module
   for (const ProgramWeight& w : program.weights) {
     const at::Tensor* tensor = w.kind == "parameter" ? runner.weight(w.name) : nullptr;
     if (!tensor) continue;
@@ -51,11 +47,7 @@ std::unordered_map<std::string, ModuleFacts> program_facts(const export_run::Pro
       owners.push_back(w.name.substr(0, dot));
     for (const std::string& owner : owners)
       if (const auto it = facts.find(owner);
-          it != facts.end() &&
-          seen[owner]
-              .emplace(tensor->storage().unsafeGetStorageImpl(), tensor->storage_offset(),
-                       tensor->numel())
-              .second)
+          it != facts.end() && met[owner].first(*tensor))
         it->second.parameters += tensor->numel();
   }
   return facts;
