@@ -27,8 +27,10 @@
 namespace vin::diagnostics {
 namespace {
 
-// the most tensors of one call compare tries other pairings of (between a .pt and a .pt2)
-constexpr std::size_t kMaxReordered = 16;
+// the most tensors of one call beyond tolerance that compare tries to pair otherwise (between a
+// .pt and a .pt2): each against every tensor of B left, so at most 64 x the call's tensors
+// comparisons (torchvision's densenet201 passes 49 tensors to a layer, a few in another order)
+constexpr std::size_t kMaxReordered = 64;
 
 struct Tolerance {
   double rtol = 0;
@@ -192,21 +194,33 @@ class Comparer {
     const auto all_within = [](const std::vector<TensorComparison>& r) {
       return std::all_of(r.begin(), r.end(), [](const auto& c) { return c.within_tolerance; });
     };
-    if (!all_within(results) && a.size() <= kMaxReordered) rematch(a, b, order, results);
+    if (!all_within(results)) rematch(a, b, order, results);
     for (std::size_t i = 0; i < a.size(); ++i)
       settle(*a[i], b[order[i]]->first, std::move(results[i]));
   }
 
-  // A pairing of one call's tensors with every pair within tolerance, each of A in turn with
-  // the first of B left that matches it (shape and dtype first): replaces `order` and `results`
-  // when there is one.
+  // A pairing of one call's tensors with every pair within tolerance: the pairs within it stay,
+  // and each other tensor of A in turn takes the first of B left that matches it (shape and
+  // dtype first, then the values). Replaces `order` and `results` when there is one.
   void rematch(const std::vector<Kept*>& a,
                const std::vector<const std::pair<TensorKey, at::Tensor>*>& b,
                std::vector<std::size_t>& order, std::vector<TensorComparison>& results) const {
-    std::vector<std::size_t> other(a.size());
+    std::vector<std::size_t> other = order;
     std::vector<TensorComparison> other_results(a.size());
     std::vector<bool> used(b.size(), false);
+    std::size_t beyond = 0;
     for (std::size_t i = 0; i < a.size(); ++i) {
+      if (results[i].within_tolerance)
+        used[order[i]] = true;
+      else
+        ++beyond;
+    }
+    if (beyond > kMaxReordered) return;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      if (results[i].within_tolerance) {
+        other_results[i] = results[i];
+        continue;
+      }
       bool found = false;
       for (std::size_t j = 0; j < b.size() && !found; ++j) {
         const at::Tensor& t = b[j]->second;
