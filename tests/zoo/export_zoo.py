@@ -7,7 +7,9 @@ by the tool:
 - `capture X.pt2 --module <root> --save` on the case's inputs: the forward's outputs equal
   `torch.export.load(X.pt2).module()(...)`'s bit for bit (one thread, the same LibTorch);
 - `compare X.pt X.pt2`, X.pt the torch.jit.script of the same instance (same weights): exit 0,
-  every call paired within tolerance (structure differences allowed: they do not fail compare).
+  every call paired within tolerance (structure differences allowed: they do not fail compare),
+  except where the two runtimes compute differently (KNOWN_DIVERGENCES): there only the calls
+  named may diverge.
 
 A case export refuses is listed with export's reason, not failed: the question is whether the
 tool runs what export makes. Needs torch.export (torch >= 2.1: the Debian 13 and testing roots;
@@ -25,6 +27,7 @@ Prints one line per case (`PASS name (export s, tool s)`, `FAIL name: why`, `REF
 and `N passed, M failed, K refused by export`; exit 1 on any failure.
 """
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -43,6 +46,11 @@ import zoo_models  # noqa: E402
 from export_capture_reference import load_exported, numpy_of  # noqa: E402
 
 ONE_THREAD = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+
+# where TorchScript and the exported program compute differently, the calls that may diverge:
+# the scripted nn.TransformerEncoder in eval takes its fast path, which makes the padded
+# positions of a key padding mask 0 (a nested tensor padded back); the program computes them
+KNOWN_DIVERGENCES = {"transformer_encoder_mask_eval": {"encoder", "<root>"}}
 
 # --sample: a model of each family, and those that once failed (a -1 in a view's or expand's
 # size: ViT, Swin, MaxViT, MViT, RAFT, nn.MultiheadAttention with a mask; a DenseNet layer's 49
@@ -110,12 +118,23 @@ def run_case(case, binary, work):
     for i, (g, w) in enumerate(zip(got, want)):
         if g.shape != w.shape or not np.array_equal(g, w, equal_nan=True):
             return "fail", f"output {i} differs from ep.module()'s ({g.shape} vs {w.shape})"
-    p = subprocess.run([binary, "compare", pt, pt2, "--inputs", inputs, "--format", "table"],
+    p = subprocess.run([binary, "compare", pt, pt2, "--inputs", inputs],
                        capture_output=True, text=True, env=ONE_THREAD)
-    if p.returncode != 0:
-        return "fail", f"compare .pt .pt2 exit {p.returncode}: " + \
-            (p.stderr.strip() or p.stdout.strip().splitlines()[-1])[:400]
-    summary = p.stdout.strip().splitlines()[-1]
+    records = [json.loads(line) for line in p.stdout.splitlines()]
+    if not records or records[-1].get("record") != "ComparisonSummary":
+        return "fail", f"compare .pt .pt2 exit {p.returncode}: {p.stderr.strip()[:400]}"
+    s = records[-1]
+    summary = (f"{s['pairs']} pairs, {s['beyond']} beyond, structure differences "
+               f"{s['structure_differences']}")
+    diverging = {r["module_path"] for r in records[:-1]
+                 if r.get("only_in") is None and r.get("within_tolerance") is False}
+    allowed = KNOWN_DIVERGENCES.get(case.name, set())
+    if p.returncode not in (0, 1) or not diverging <= allowed or \
+            (p.returncode == 1) != bool(diverging):
+        return "fail", f"compare .pt .pt2 exit {p.returncode}: {summary}; beyond in " + \
+            ", ".join(sorted(diverging))[:300]
+    if diverging:
+        summary += f" (known: {', '.join(sorted(diverging))} diverge)"
     for name in (pt2, pt, inputs, saved):
         os.remove(name)
     return "pass", f"export {exported:.1f} s, tool {time.monotonic() - started:.1f} s; {summary}"
