@@ -7,12 +7,16 @@ by the tool:
 - `capture X.pt2 --module <root> --save` on the case's inputs: the forward's outputs equal
   `torch.export.load(X.pt2).module()(...)`'s bit for bit (one thread, the same LibTorch);
 - `compare X.pt X.pt2`, X.pt the torch.jit.script of the same instance (same weights): exit 0,
-  every call paired within tolerance (structure differences allowed: they do not fail compare),
+  every call paired within tolerance (1e-4: two runtimes' rounding over a deep model; structure
+  differences allowed: they do not fail compare),
   except where the two runtimes compute differently (KNOWN_DIVERGENCES): there only the calls
   named may diverge.
 
 A case export refuses is listed with export's reason, not failed: the question is whether the
-tool runs what export makes. Needs torch.export (torch >= 2.1: the Debian 13 and testing roots;
+tool runs what export makes. So is one torch cannot load back once saved (torch 2.6's
+TransformerEncoder with a mask: its fast path's nested-tensor operator) and one whose ep.module()
+gives other outputs on a second run (nothing to compare with: torch 2.6's raft_small after its
+strict export failed part way). Needs torch.export (torch >= 2.1: the Debian 13 and testing roots;
 where this Python's torch has none it says so and exits 0). Every case takes about 12 minutes on
 2 cores, too much for scripts/test.sh's budget: the ctest `parity_zoo_pt2` (label zoo: the
 testing root) runs --sample, one model of each family and those that once failed (about 2
@@ -90,6 +94,10 @@ def run_case(case, binary, work):
     args, kwargs = case.inputs()
     if kwargs or not all(isinstance(a, torch.Tensor) for a in args):
         return "refused", "inputs other than positional tensors (left out)"
+    # TorchScript first: torch 2.6's strict export leaves fake tensors in the model (nn.LSTM's
+    # _flat_weights), which a script made afterwards would hold
+    pt = os.path.join(work, case.name + ".pt")
+    torch.jit.save(torch.jit.script(model), pt)
     started = time.monotonic()
     try:
         ep = export(model, args, kwargs)
@@ -98,12 +106,20 @@ def run_case(case, binary, work):
     exported = time.monotonic() - started
     pt2 = os.path.join(work, case.name + ".pt2")
     torch.export.save(ep, pt2)
-    pt = os.path.join(work, case.name + ".pt")
-    torch.jit.save(torch.jit.script(model), pt)
     inputs = os.path.join(work, case.name + ".npz")
     np.savez(inputs, *[a.numpy() for a in args])
+    try:
+        program = load_exported(pt2).module()
+    except Exception as exc:  # noqa: BLE001 (torch 2.6 writes nodes its load cannot read)
+        return "refused", f"torch.export.load cannot read back what export saved: " \
+                          f"{first_line(exc)[:200]}"
     with torch.inference_mode():
-        want = [numpy_of(t) for t in tensors_of(load_exported(pt2).module()(*args))]
+        want = [numpy_of(t) for t in tensors_of(program(*args))]
+        again = [numpy_of(t) for t in tensors_of(program(*args))]
+    if any(not np.array_equal(w, a, equal_nan=True) for w, a in zip(want, again)):
+        # torch 2.6's raft_small, exported with strict=False after strict export failed part
+        # way: its program reads memory nothing wrote (two runs differ, NaN in one)
+        return "refused", "two runs of ep.module() give different outputs: no reference"
 
     started = time.monotonic()
     saved = os.path.join(work, case.name + ".outputs.npz")
@@ -118,7 +134,11 @@ def run_case(case, binary, work):
     for i, (g, w) in enumerate(zip(got, want)):
         if g.shape != w.shape or not np.array_equal(g, w, equal_nan=True):
             return "fail", f"output {i} differs from ep.module()'s ({g.shape} vs {w.shape})"
-    p = subprocess.run([binary, "compare", pt, pt2, "--inputs", inputs],
+    # torch.testing's float32 tolerances are one operator's; two runtimes (a fused attention in
+    # TorchScript, its decomposition in the program) drift further over a deep model's layers
+    # (torch 2.6's vit_b_32: 1 element of 1,536 off by 1.1e-5)
+    p = subprocess.run([binary, "compare", pt, pt2, "--inputs", inputs, "--atol", "1e-4",
+                        "--rtol", "1e-4"],
                        capture_output=True, text=True, env=ONE_THREAD)
     records = [json.loads(line) for line in p.stdout.splitlines()]
     if not records or records[-1].get("record") != "ComparisonSummary":
