@@ -82,7 +82,7 @@ lane() {
     "${run[@]}" /usr/bin/python3 "$src/tests/reference/compare_inspect_model.py" --binary "$binary" \
       --fixtures "$path/fixtures" --capture-fixtures "$path/capture_fixtures" "${skip[@]}"
     "${run[@]}" /usr/bin/python3 "$src/tests/reference/compare_capture.py" --binary "$binary" \
-      --fixtures "$path/capture_fixtures" --jobs 2
+      --fixtures "$path/capture_fixtures" --jobs 2 "${skip[@]}"
   done
   "${run[@]}" /usr/bin/python3 "$src/tests/cross_version/cross_version.py" libtorch --binary "$binary" \
     "${others[@]}"
