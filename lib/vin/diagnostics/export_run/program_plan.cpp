@@ -508,7 +508,7 @@ Instruction GraphPlanner::higher_order(const ProgramNode& node, Instruction out)
 }
 
 // wrap_with_autocast(device_type, dtype, enabled, cache_enabled, ...)'s torch.autocast: the
-// device type "cpu" is the run's device, as the program's devices are (device_of); a dtype or
+// device type "cpu" is the run's device's, as the program's devices are (device_of); a dtype or
 // cache_enabled of None is the current setting, as torch.autocast reads it.
 AutocastSettings GraphPlanner::autocast_settings(
     const ProgramNode& node, const std::vector<const ProgramArgument*>& values) const {
@@ -516,14 +516,7 @@ AutocastSettings GraphPlanner::autocast_settings(
   const ProgramArgument& device = *values[0];
   if (device.kind != Kind::string && device.kind != Kind::device)
     refuse(node, "gives autocast a device type that is no string");
-  std::string type = device.strings.front();
-  try {
-    settings.device = c10::Device(type).type();
-  } catch (const std::exception&) {
-    refuse(node, "runs its body under autocast on " + printable(type, 100) +
-                     ", a device type LibTorch " TORCH_VERSION " does not know");
-  }
-  if (settings.device == c10::DeviceType::CPU) settings.device = device_.type();
+  settings.device = device_of(device, label(node)).type();
   if (!autocast_available(settings.device))
     refuse(node, "runs its body under autocast on " + c10::DeviceTypeName(settings.device, true) +
                      ", which LibTorch " TORCH_VERSION " has no autocast for");

@@ -12,6 +12,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "vin/diagnostics/instrument/graph_instrumentation.h"
 #include "vin/diagnostics/torch/autocast_scope.h"
 
 namespace vin::diagnostics {
@@ -115,15 +116,12 @@ void mark_in_block(torch::jit::Block* block, std::size_t& marked) {
 std::size_t mark_autocast_blocks(torch::jit::Module& module) {
   register_operators_once();
   std::size_t marked = 0;
-  std::unordered_set<torch::jit::Graph*> seen;
-  std::unordered_set<const c10::ClassType*> types;
-  for (const auto& m : module.modules()) {
-    if (!types.insert(m.type().get()).second) continue;
-    for (torch::jit::Function* fn : m.type()->methods())
+  std::unordered_set<torch::jit::Graph*> seen;  // instances of a type share its graphs
+  for (const auto& type : module_types(module))
+    for (torch::jit::Function* fn : type->methods())
       if (auto* graph_fn = dynamic_cast<torch::jit::GraphFunction*>(fn))
         if (seen.insert(graph_fn->graph().get()).second)
           mark_in_block(graph_fn->graph()->block(), marked);
-  }
   return marked;
 }
 

@@ -10,7 +10,7 @@
 
 #include <torch/csrc/jit/api/module.h>
 
-#include <memory>
+#include <cstddef>
 
 namespace vin::diagnostics {
 

@@ -217,12 +217,17 @@ void unregister_observer(std::int64_t id) { Registry::instance().remove(id); }
 //    hooks, whose caller gets the output only after the hooks: their calls are observed at each
 //    call site (instrument_call), as are calls through a module interface (which reach either
 //    kind; the observer skips those that reach a type observing itself).
-std::unordered_set<const c10::ClassType*> instrument_module(torch::jit::Module& module,
-                                                            std::int64_t id) {
+std::vector<c10::ClassTypePtr> module_types(const torch::jit::Module& module) {
   std::vector<c10::ClassTypePtr> types;
   std::unordered_set<const c10::ClassType*> types_seen;
   for (const auto& m : module.modules())
     if (types_seen.insert(m.type().get()).second) types.push_back(m.type());
+  return types;
+}
+
+std::unordered_set<const c10::ClassType*> instrument_module(torch::jit::Module& module,
+                                                            std::int64_t id) {
+  const std::vector<c10::ClassTypePtr> types = module_types(module);
   std::unordered_set<torch::jit::Graph*> graphs_seen;
   std::vector<torch::jit::Node*> calls;
   for (const auto& type : types)

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string_view>
 #include <unordered_set>
+#include <vector>
 
 namespace vin::diagnostics {
 
@@ -35,6 +36,9 @@ class GraphObserver {
 /// the registry, so unregistering waits for it.
 std::int64_t register_observer(GraphObserver* observer);
 void unregister_observer(std::int64_t id);
+
+/// The class types of `module` and its submodules, each once, in named_modules() order.
+std::vector<c10::ClassTypePtr> module_types(const torch::jit::Module& module);
 
 /// Puts the observers calling `id` into every graph of `module` that needs them, each graph once
 /// (instances of a type share graphs), and returns the module types that observe their own

@@ -31,10 +31,9 @@ std::unordered_map<std::string, ModuleFacts> program_facts(const export_run::Pro
     const std::string recorded = path.empty() ? kRootPath : path;
     if (facts.count(recorded)) continue;
     paths.push_back(recorded);
+    ModuleFacts& f = facts[recorded];
     if (const auto type = program.module_types.find(path); type != program.module_types.end())
-      facts[recorded].type = type->second;
-    else
-      facts[recorded];
+      f.type = type->second;
   }
   std::unordered_map<std::string, export_run::TiedWeights> met;  // per module
   for (const ProgramWeight& w : program.weights) {
