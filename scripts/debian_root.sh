@@ -19,6 +19,7 @@ VIN_ROOT_CACHE=${VIN_ROOT_CACHE:-/var/cache/vin-inspect}
 # fixtures and references (the same list for every suite)
 ROOT_PACKAGES="g++ cmake ninja-build ccache pkg-config git \
   libtorch-dev libcli11-dev libyaml-cpp-dev nlohmann-json3-dev libspdlog-dev doctest-dev libzip-dev \
+  libdeflate-dev \
   python3 python3-torch python3-numpy python3-pydantic python3-torchvision groff-base time"
 # The configurations built and tested in a root (scripts/test_in_root.sh NAME):
 #   NAME      suite    what it brings

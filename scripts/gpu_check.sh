@@ -24,7 +24,8 @@ DEVICE=${VIN_GPU_DEVICE:-cuda}
 # the build dependencies and what they link at run time; pkgconf in case the machine has no
 # pkg-config (CMake finds libzip through it)
 PACKAGES="libcli11-dev libyaml-cpp-dev libyaml-cpp0.7 nlohmann-json3-dev libspdlog-dev
-  libspdlog1.10 libfmt-dev libfmt9 libzip-dev libzip4 zlib1g-dev pkgconf pkgconf-bin
+  libspdlog1.10 libfmt-dev libfmt9 libzip-dev libzip4 zlib1g-dev
+  libdeflate-dev libdeflate0 pkgconf pkgconf-bin
   libpkgconf3"
 
 if [[ ${1:-run} == fetch ]]; then

@@ -11,6 +11,7 @@ PACKAGES=(
   g++ cmake ninja-build ccache pkg-config
   # libraries (the stack)
   libtorch-dev libcli11-dev libyaml-cpp-dev nlohmann-json3-dev libspdlog-dev doctest-dev libzip-dev
+  libdeflate-dev
   # the libFuzzer targets (scripts/fuzz.sh): the distribution's clang (its runtimes below)
   clang
   # fixture generation and reference checks

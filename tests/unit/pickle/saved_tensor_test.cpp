@@ -73,7 +73,7 @@ TEST_CASE("elements_crc32 reads a tensor's elements in row-major order where the
   }
   SUBCASE("a long run read straight from the file, then nothing gathered after it") {
     // a piece's worth of bytes or more: the CRC of the run is kept (an empty last piece once
-    // reset it: zlib's CRC of a null buffer is its initial value)
+    // reset it, when the CRC was zlib's, whose CRC of a null buffer is its initial value)
     const std::string big = float_storage(40000);
     const InputFilePtr big_file = InputFile::from_bytes("big", big);
     const StorageBytes big_bytes{big_file.get(), 0, big.size(), std::nullopt, false};
@@ -88,6 +88,29 @@ TEST_CASE("elements_crc32 reads a tensor's elements in row-major order where the
     CHECK(elements_crc32(tensor({0, 4}, {4, 1}, 0, 12), bytes) == 0u);
   }
   SUBCASE("a scalar") { CHECK(elements_crc32(tensor({}, {}, 3, 12), bytes) == crc_of({3})); }
+}
+
+TEST_CASE("add_elements_crc32 asks a batch for each tensor's CRC, the same as alone") {
+  const std::string storage = float_storage(12);
+  const InputFilePtr file = InputFile::from_bytes("storage", storage);
+  const StorageBytes recorded{file.get(), 0, storage.size(), 0x12345678u, false};
+  const StorageBytes unrecorded{file.get(), 0, storage.size(), std::nullopt, false};
+  Crc32Batch batch;
+  const auto storage_crc = batch.range(*file, 0, storage.size());
+  const auto whole = add_elements_crc32(batch, tensor({3, 4}, {4, 1}, 0, 12), recorded);
+  // a legacy storage's CRC the batch computes: the tensor that is all of it takes that ticket
+  const auto legacy =
+      add_elements_crc32(batch, tensor({12}, {1}, 0, 12), unrecorded, storage_crc);
+  CHECK(legacy == storage_crc);
+  const auto view = add_elements_crc32(batch, tensor({2, 2}, {2, 1}, 6, 12), recorded, storage_crc);
+  const auto transposed = add_elements_crc32(batch, tensor({4, 3}, {1, 4}, 0, 12), unrecorded);
+  const auto none = add_elements_crc32(batch, tensor({0}, {1}, 0, 12), unrecorded);
+  batch.run();
+  CHECK(batch.value(whole) == 0x12345678u);
+  CHECK(batch.value(legacy) == crc_of({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}));
+  CHECK(batch.value(view) == crc_of({6, 7, 8, 9}));
+  CHECK(batch.value(transposed) == crc_of({0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11}));
+  CHECK(batch.value(none) == 0u);
 }
 
 TEST_CASE("elements_crc32 reverses each element of a big-endian storage") {

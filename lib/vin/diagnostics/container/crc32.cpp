@@ -1,10 +1,15 @@
 #include "vin/diagnostics/container/crc32.h"
 
+#include <libdeflate.h>
+#include <sched.h>
 #include <zlib.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
-#include <vector>
+#include <exception>
+#include <system_error>
+#include <thread>
 
 #include "vin/diagnostics/records/error.h"
 
@@ -16,20 +21,112 @@ std::string crc32_text(std::uint32_t crc) {
   return hex;
 }
 
-std::uint32_t crc32_of_range(const InputFile& file, std::uint64_t begin, std::uint64_t end) {
-  constexpr std::size_t kPiece = std::size_t{1} << 20;
-  std::vector<unsigned char> piece(
-      static_cast<std::size_t>(std::min<std::uint64_t>(kPiece, end - begin)));
-  uLong crc = crc32(0L, Z_NULL, 0);
-  for (std::uint64_t at = begin; at < end;) {
-    const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(piece.size(), end - at));
-    if (file.read_at(at, piece.data(), n) != n)
-      throw Error(file.path() + ": ends before byte " + std::to_string(end) +
-                  " (cut short while read)");
-    crc = crc32(crc, piece.data(), static_cast<uInt>(n));
-    at += n;
+std::uint32_t crc32_update(std::uint32_t crc, const void* bytes, std::size_t n) {
+  if (n == 0) return crc;
+  return libdeflate_crc32(crc, bytes, n);
+}
+
+std::uint32_t crc32_join(std::uint32_t first, std::uint32_t second, std::uint64_t second_size) {
+  return static_cast<std::uint32_t>(
+      crc32_combine64(first, second, static_cast<z_off64_t>(second_size)));
+}
+
+Crc32Batch::Ticket Crc32Batch::range(const InputFile& file, std::uint64_t begin,
+                                     std::uint64_t end) {
+  const Ticket ticket = values_.size();
+  values_.push_back(0);  // no bytes: 0
+  for (std::uint64_t at = begin; at < end; at += std::min(kPieceBytes, end - at))
+    pieces_.push_back({&file, at, std::min(end, at + kPieceBytes), ticket});
+  return ticket;
+}
+
+Crc32Batch::Ticket Crc32Batch::known(std::uint32_t crc) {
+  values_.push_back(crc);
+  return values_.size() - 1;
+}
+
+Crc32Batch::Ticket Crc32Batch::computed(std::function<std::uint32_t()> compute) {
+  const Ticket ticket = values_.size();
+  values_.push_back(0);
+  pieces_.push_back({nullptr, computations_.size(), 0, ticket});
+  computations_.push_back(std::move(compute));
+  return ticket;
+}
+
+unsigned Crc32Batch::workers_for(std::size_t pieces) {
+  static const unsigned cores = [] {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (::sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+      return static_cast<unsigned>(CPU_COUNT(&set));
+    return std::max(1u, std::thread::hardware_concurrency());
+  }();
+  return static_cast<unsigned>(
+      std::max<std::size_t>(1, std::min<std::size_t>({cores, kMaxWorkers, pieces})));
+}
+
+void Crc32Batch::run() {
+  std::vector<std::uint32_t> crcs(pieces_.size());
+  std::vector<std::exception_ptr> errors(pieces_.size());
+  std::atomic<std::size_t> next{0};
+  // after a failure no piece is started: those before it were all started already (pieces are
+  // taken in order), so the first failure in order is among those that ran
+  std::atomic<bool> failed{false};
+  const auto work = [&] {
+    std::vector<unsigned char> buffer;
+    for (std::size_t i; !failed && (i = next.fetch_add(1)) < pieces_.size();) {
+      const Piece& p = pieces_[i];
+      try {
+        if (!p.file) {
+          crcs[i] = computations_[p.begin]();
+          continue;
+        }
+        if (buffer.empty()) buffer.resize(kBufferBytes);
+        std::uint32_t crc = 0;
+        for (std::uint64_t at = p.begin; at < p.end;) {
+          const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(kBufferBytes, p.end - at));
+          if (p.file->read_at(at, buffer.data(), n) != n)
+            throw Error(p.file->path() + ": ends before byte " + std::to_string(p.end) +
+                        " (cut short while read)");
+          crc = crc32_update(crc, buffer.data(), n);
+          at += n;
+        }
+        crcs[i] = crc;
+      } catch (...) {  // never out of a worker: run() throws it, in the order asked
+        errors[i] = std::current_exception();
+        failed = true;
+      }
+    }
+  };
+  const unsigned workers = workers_for(pieces_.size());
+  std::vector<std::thread> helpers;
+  helpers.reserve(workers - 1);
+  for (unsigned w = 1; w < workers; ++w) {
+    try {
+      helpers.emplace_back(work);
+    } catch (const std::system_error&) {  // no thread to be had: fewer workers do it all
+      break;
+    }
   }
-  return static_cast<std::uint32_t>(crc);
+  work();
+  for (std::thread& helper : helpers) helper.join();
+  for (const std::exception_ptr& error : errors)
+    if (error) std::rethrow_exception(error);
+  // a range's pieces follow one another: joined in order
+  for (std::size_t i = 0; i < pieces_.size(); ++i) {
+    const Piece& p = pieces_[i];
+    std::uint32_t& value = values_[p.ticket];
+    value = p.file ? crc32_join(value, crcs[i], p.end - p.begin) : crcs[i];
+  }
+  pieces_.clear();
+  computations_.clear();
+}
+
+std::uint32_t crc32_of_range(const InputFile& file, std::uint64_t begin, std::uint64_t end) {
+  Crc32Batch batch;
+  const auto ticket = batch.range(file, begin, end);
+  batch.run();
+  return batch.value(ticket);
 }
 
 }  // namespace vin::diagnostics

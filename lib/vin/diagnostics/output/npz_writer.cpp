@@ -1,9 +1,9 @@
 #include "vin/diagnostics/output/npz_writer.h"
 
-#include <zlib.h>
-
 #include <limits>
 #include <stdexcept>
+
+#include "vin/diagnostics/container/crc32.h"
 
 namespace vin::diagnostics {
 namespace {
@@ -39,12 +39,6 @@ void common_fields(std::string& out, std::uint32_t crc, std::uint32_t size, std:
   put16(out, 0);  // extra
 }
 
-std::uint32_t crc_of(std::uint32_t crc, const void* data, std::size_t n) {
-  if (n == 0) return crc;  // zlib answers 0 for a null buffer, whatever the running value
-  const auto* bytes = static_cast<const Bytef*>(data);
-  return static_cast<std::uint32_t>(crc32_z(crc, bytes, n));
-}
-
 }  // namespace
 
 std::string npy_header(std::string_view descr, const std::vector<std::int64_t>& shape) {
@@ -78,7 +72,7 @@ void NpzWriter::add(const std::string& name, const NpyView& array) {
   if (!fits(name, array.nbytes)) throw std::length_error("past the .npz format's limits");
   const std::string header = npy_header(array.descr, array.shape);
   const std::uint32_t crc =
-      crc_of(crc_of(0, header.data(), header.size()), array.data, array.nbytes);
+      crc32_update(crc32_update(0, header.data(), header.size()), array.data, array.nbytes);
   const auto size = static_cast<std::uint32_t>(header.size() + array.nbytes);
   std::string local;
   put32(local, kLocalHeader);

@@ -2,12 +2,12 @@
 
 #include <sys/mman.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <cstring>
 #include <utility>
 
+#include "vin/diagnostics/container/crc32.h"
 #include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/text/printable.h"
 
@@ -76,7 +76,7 @@ class ElementCrc {
   void add(const unsigned char* bytes, std::size_t n) {
     if (unit_ <= 1 && n >= kPiece) {  // a long run: straight from the mapping
       flush();
-      crc_ = crc32_z(crc_, bytes, n);
+      crc_ = crc32_update(crc_, bytes, n);
       return;
     }
     while (n > 0) {
@@ -94,21 +94,18 @@ class ElementCrc {
   }
   std::uint32_t value() {
     flush();
-    return static_cast<std::uint32_t>(crc_);
+    return crc_;
   }
 
  private:
   // a multiple of every element size (16 bytes at most: complex128)
   static constexpr std::size_t kPiece = std::size_t{1} << 16;
   void flush() {
-    // never with no bytes: zlib answers a null buffer with the CRC's initial value, whatever
-    // came before
-    if (buffer_.empty()) return;
-    crc_ = crc32_z(crc_, buffer_.data(), buffer_.size());
+    crc_ = crc32_update(crc_, buffer_.data(), buffer_.size());
     buffer_.clear();
   }
   std::size_t unit_;
-  uLong crc_ = crc32(0L, Z_NULL, 0);
+  std::uint32_t crc_ = 0;
   std::vector<unsigned char> buffer_;
 };
 
@@ -184,19 +181,21 @@ std::optional<std::string> storage_problem(const std::string& what, const Dtype&
          std::to_string(numel) + " " + std::string(dtype.name) + " elements of its storage";
 }
 
-std::uint32_t elements_crc32(const SavedTensor& t, const StorageBytes& bytes) {
-  if (t.numel == 0) return 0;
+namespace {
+
+// The bytes of one number of `t` to reverse for a big-endian storage (a complex element is two
+// numbers), or 1 for a little-endian one
+std::size_t swap_unit(const SavedTensor& t, const StorageBytes& bytes) {
+  const auto element = static_cast<std::size_t>(t.dtype->element_size);
+  if (!bytes.big_endian) return 1;
+  return t.dtype->name.rfind("complex", 0) == 0 ? element / 2 : element;
+}
+
+// The CRC-32 of the elements of `t` (`dims`: its merged dimensions) where they lie in `bytes`,
+// gathered from a read-only mapping of the bytes they reach in runs of contiguous elements
+std::uint32_t gathered_elements_crc32(const SavedTensor& t, const StorageBytes& bytes,
+                                      const std::vector<std::pair<std::int64_t, std::int64_t>>& dims) {
   const auto element = static_cast<std::uint64_t>(t.dtype->element_size);
-  const auto dims = merged_dimensions(t);
-  // the whole storage, in order: the container's CRC is the tensor's
-  const bool contiguous = dims.empty() || (dims.size() == 1 && dims[0].second == 1);
-  const std::size_t unit =
-      !bytes.big_endian ? 1
-      : t.dtype->name.rfind("complex", 0) == 0 ? static_cast<std::size_t>(element / 2)
-                                              : static_cast<std::size_t>(element);
-  if (contiguous && unit <= 1 && t.offset == 0 && bytes.crc &&
-      static_cast<std::uint64_t>(t.numel) * element == bytes.size)
-    return *bytes.crc;
   // the elements the tensor reaches: from its offset to its last index (strides are not
   // negative; the pickle reader checked that the tensor fits its storage, and the caller that
   // the storage fits its bytes)
@@ -205,7 +204,7 @@ std::uint32_t elements_crc32(const SavedTensor& t, const StorageBytes& bytes) {
   const std::uint64_t first_byte = static_cast<std::uint64_t>(t.offset) * element;
   const MappedBytes mapped(*bytes.file, bytes.begin + first_byte,
                            bytes.begin + (last + 1) * element);
-  ElementCrc crc(unit);
+  ElementCrc crc(swap_unit(t, bytes));
   // runs of contiguous elements: the innermost dimension when its stride is 1, else one element
   std::size_t outer = dims.size();
   std::uint64_t run = element;
@@ -224,6 +223,38 @@ std::uint32_t elements_crc32(const SavedTensor& t, const StorageBytes& bytes) {
     if (d == 0) break;
   }
   return crc.value();
+}
+
+}  // namespace
+
+Crc32Batch::Ticket add_elements_crc32(Crc32Batch& batch, const SavedTensor& t,
+                                      const StorageBytes& bytes,
+                                      std::optional<Crc32Batch::Ticket> storage_crc) {
+  if (t.numel == 0) return batch.known(0);
+  const auto element = static_cast<std::uint64_t>(t.dtype->element_size);
+  auto dims = merged_dimensions(t);
+  const bool little_endian = swap_unit(t, bytes) <= 1;
+  // one run of elements in storage order
+  const bool contiguous = dims.empty() || (dims.size() == 1 && dims[0].second == 1);
+  const std::uint64_t first_byte = static_cast<std::uint64_t>(t.offset) * element;
+  const std::uint64_t size = static_cast<std::uint64_t>(t.numel) * element;
+  // the whole storage, in order: the container's CRC is the tensor's
+  if (contiguous && little_endian && first_byte == 0 && size == bytes.size) {
+    if (bytes.crc) return batch.known(*bytes.crc);
+    if (storage_crc) return *storage_crc;
+  }
+  if (contiguous && little_endian)
+    return batch.range(*bytes.file, bytes.begin + first_byte, bytes.begin + first_byte + size);
+  return batch.computed([t, bytes, dims = std::move(dims)] {
+    return gathered_elements_crc32(t, bytes, dims);
+  });
+}
+
+std::uint32_t elements_crc32(const SavedTensor& t, const StorageBytes& bytes) {
+  Crc32Batch batch;
+  const auto ticket = add_elements_crc32(batch, t, bytes);
+  batch.run();
+  return batch.value(ticket);
 }
 
 }  // namespace vin::diagnostics

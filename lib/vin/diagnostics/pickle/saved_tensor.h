@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "vin/diagnostics/container/crc32.h"
 #include "vin/diagnostics/container/input_file.h"
 #include "vin/diagnostics/pickle/pickle_reader.h"
 #include "vin/diagnostics/text/dtypes.h"
@@ -65,10 +66,17 @@ std::vector<std::int64_t> contiguous_strides(const std::vector<std::int64_t>& sh
 
 /// The CRC-32 of `tensor`'s elements in row-major order, little-endian (TensorMetadata's
 /// data_crc32), from its storage's `bytes`, which must hold the storage's elements (the
-/// caller checks: storage_problem). Where the tensor is its whole storage, contiguous, and the
-/// container records the storage's CRC, that CRC, read for free; otherwise the elements are
-/// read where they lie (the file mapped, never copied whole), bytes swapped for a big-endian
-/// storage.
+/// caller checks: storage_problem), asked of `batch`: where the tensor is its whole storage,
+/// contiguous, and the container records the storage's CRC, that CRC, read for free; where its
+/// elements are one run of the storage, that byte range (checksummed in pieces on every core);
+/// otherwise its elements gathered where they lie (the file mapped, never copied whole), bytes
+/// swapped for a big-endian storage. `storage_crc`: the storage's CRC where the batch computes
+/// it already (a legacy file's, which records none). `bytes.file` must stay open until the
+/// batch has run.
+Crc32Batch::Ticket add_elements_crc32(Crc32Batch& batch, const SavedTensor& tensor,
+                                      const StorageBytes& bytes,
+                                      std::optional<Crc32Batch::Ticket> storage_crc = std::nullopt);
+/// The same, computed now (a batch of one).
 std::uint32_t elements_crc32(const SavedTensor& tensor, const StorageBytes& bytes);
 
 /// Why a storage of `numel` elements of `dtype` cannot lie in `size` bytes (it needs more), or

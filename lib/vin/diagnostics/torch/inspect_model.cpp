@@ -1,7 +1,5 @@
 #include "vin/diagnostics/torch/inspect_model.h"
 
-#include <zlib.h>
-
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -99,9 +97,7 @@ Json admitted_value(const c10::IValue& value, DetailBudget& budget) {
 std::optional<std::string> storage_crc32(const at::Tensor& tensor) {
   const c10::Storage& storage = tensor.storage();
   if (!storage.device().is_cpu()) return std::nullopt;  // loaded on the CPU: never
-  const auto* bytes = static_cast<const Bytef*>(storage.data_ptr().get());
-  const uLong crc = storage.nbytes() == 0 ? 0 : crc32_z(0, bytes, storage.nbytes());
-  return crc32_text(static_cast<std::uint32_t>(crc));
+  return crc32_text(crc32_update(0, storage.data_ptr().get(), storage.nbytes()));
 }
 
 // The CRC-32 of the tensor's elements in row-major order (TensorMetadata's data_crc32): its
@@ -109,9 +105,7 @@ std::optional<std::string> storage_crc32(const at::Tensor& tensor) {
 std::string data_crc32(const at::Tensor& tensor) {
   const at::Tensor values = (tensor.is_quantized() ? tensor.int_repr() : tensor).contiguous().cpu();
   const auto nbytes = static_cast<std::size_t>(values.numel()) * values.element_size();
-  const uLong crc =
-      nbytes == 0 ? 0 : crc32_z(0, static_cast<const Bytef*>(values.data_ptr()), nbytes);
-  return crc32_text(static_cast<std::uint32_t>(crc));
+  return crc32_text(crc32_update(0, values.data_ptr(), nbytes));
 }
 
 TensorMetadata tensor_metadata(const std::string& name, const char* kind, const at::Tensor& t) {

@@ -1,7 +1,9 @@
 #include "vin/diagnostics/weights/weights_file.h"
 
+#include <optional>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "vin/diagnostics/container/crc32.h"
 #include "vin/diagnostics/pickle/saved_tensor.h"
@@ -16,6 +18,8 @@ WeightsContent safetensors_content(const InputFile& file, const InspectDetails& 
   const SafetensorsHeader header = read_safetensors_header(file);
   WeightsContent out;
   out.tensors.reserve(header.tensors.size());
+  Crc32Batch crcs;  // every tensor's, computed together
+  std::vector<Crc32Batch::Ticket> data_crcs;
   for (const SafetensorsTensor& t : header.tensors) {
     StateDictTensor s;
     s.key = s.dict_key = t.key;
@@ -24,9 +28,12 @@ WeightsContent safetensors_content(const InputFile& file, const InspectDetails& 
     s.numel = t.numel;
     s.nbytes = static_cast<std::int64_t>(t.end - t.begin);
     // a safetensors tensor's bytes are its elements, row-major and little-endian
-    if (details.tensors) s.data_crc32 = crc32_text(crc32_of_range(file, t.begin, t.end));
+    if (details.tensors) data_crcs.push_back(crcs.range(file, t.begin, t.end));
     out.tensors.push_back(std::move(s));
   }
+  crcs.run();
+  for (std::size_t i = 0; i < data_crcs.size(); ++i)
+    out.tensors[i].data_crc32 = crc32_text(crcs.value(data_crcs[i]));
   out.weights.file = file.path();
   out.order = ModuleOrder::sorted_names;
   out.weights.metadata = header.metadata;
@@ -38,18 +45,34 @@ WeightsContent torch_save_content(const TorchSaveSource& saved, const InspectDet
   Checkpoint checkpoint = read_checkpoint(saved.root(), path);
   WeightsContent out;
   out.tensors.reserve(checkpoint.tensors.size());
-  std::unordered_map<std::string, std::uint32_t> storage_crcs;
+  // the CRCs of every tensor's elements and of the storages without a recorded one, computed
+  // together once every storage is found and checked (the source keeps their files open)
+  Crc32Batch crcs;
+  std::unordered_map<std::string, Crc32Batch::Ticket> storage_crcs;  // by storage key
+  struct Asked {
+    std::optional<Crc32Batch::Ticket> storage, data;
+  };
+  std::vector<Asked> asked;
+  asked.reserve(checkpoint.tensors.size());
   for (const CheckpointTensor& c : checkpoint.tensors) {
     const std::string where = "the tensor " + printable(c.key.empty() ? "(the file's)" : c.key, 200);
     const SavedTensor t = saved_tensor(c.tensor, path + ": " + where);
     // the storage record is found and checked for every tensor, listed or not
     StorageBytes bytes = saved.storage(t, where);
+    Asked a;
+    if (bytes.crc) a.storage = crcs.known(*bytes.crc);
     // a legacy file records no CRC: its storage's bytes read for one, once per storage
     if (!bytes.crc && details.tensors) {
-      auto [it, added] = storage_crcs.try_emplace(t.storage_key, 0u);
-      if (added) it->second = crc32_of_range(*bytes.file, bytes.begin, bytes.begin + bytes.size);
-      bytes.crc = it->second;
+      auto it = storage_crcs.find(t.storage_key);
+      if (it == storage_crcs.end())
+        it = storage_crcs
+                 .emplace(t.storage_key,
+                          crcs.range(*bytes.file, bytes.begin, bytes.begin + bytes.size))
+                 .first;
+      a.storage = it->second;
     }
+    if (details.tensors) a.data = add_elements_crc32(crcs, t, bytes, a.storage);
+    asked.push_back(a);
     StateDictTensor s;
     s.key = c.key;
     s.dict_key = c.dict_key;
@@ -62,9 +85,12 @@ WeightsContent torch_save_content(const TorchSaveSource& saved, const InspectDet
     s.storage = t.storage_key;
     s.device = t.device;
     s.requires_grad = t.requires_grad;
-    if (bytes.crc) s.storage_crc32 = crc32_text(*bytes.crc);
-    if (details.tensors) s.data_crc32 = crc32_text(elements_crc32(t, bytes));
     out.tensors.push_back(std::move(s));
+  }
+  crcs.run();
+  for (std::size_t i = 0; i < asked.size(); ++i) {
+    if (asked[i].storage) out.tensors[i].storage_crc32 = crc32_text(crcs.value(*asked[i].storage));
+    if (asked[i].data) out.tensors[i].data_crc32 = crc32_text(crcs.value(*asked[i].data));
   }
   const PickleRef root = saved.root();
   // the whole value made by a call the reader does not rebuild (posix.system(...)): named as the
