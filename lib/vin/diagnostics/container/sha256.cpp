@@ -83,7 +83,7 @@ void Sha256::update(const void* bytes, std::size_t n) {
   buffered_ = n;
 }
 
-std::string Sha256::hex() {
+std::array<unsigned char, 32> Sha256::digest() {
   // the padding: 0x80, zeros to 56 bytes of the last block, the bit length big-endian
   const std::uint64_t bits = length_ * 8;
   const unsigned char one = 0x80;
@@ -93,10 +93,20 @@ std::string Sha256::hex() {
   unsigned char length[8];
   for (int i = 0; i < 8; ++i) length[i] = static_cast<unsigned char>(bits >> (56 - 8 * i));
   update(length, 8);
+  std::array<unsigned char, 32> out{};
+  for (std::size_t i = 0; i < state_.size(); ++i)
+    for (std::size_t b = 0; b < 4; ++b)
+      out[i * 4 + b] = static_cast<unsigned char>(state_[i] >> (24 - 8 * b));
+  return out;
+}
+
+std::string Sha256::hex() {
   static const char digits[] = "0123456789abcdef";
   std::string out;
-  for (const std::uint32_t word : state_)
-    for (int shift = 28; shift >= 0; shift -= 4) out += digits[(word >> shift) & 0xf];
+  for (const unsigned char byte : digest()) {
+    out += digits[byte >> 4];
+    out += digits[byte & 0xf];
+  }
   return out;
 }
 

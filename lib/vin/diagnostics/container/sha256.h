@@ -16,6 +16,8 @@ class Sha256 {
  public:
   Sha256();
   void update(const void* bytes, std::size_t n);
+  /// The digest's 32 bytes; the hash is finished (update no more).
+  std::array<unsigned char, 32> digest();
   /// The digest as 64 lowercase hex digits; the hash is finished (update no more).
   std::string hex();
 
