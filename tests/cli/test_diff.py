@@ -10,9 +10,11 @@ import json
 import os
 import re
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
+import zlib
 
 import cli_common
 from cli_common import ARGS, assert_clean_error, fixture, run, test, torch_test
@@ -785,6 +787,66 @@ def names_that_are_not_utf8_stay_distinct_in_records_and_read_back():
         assert (os.fsencode(change["old"]), os.fsencode(change["new"])) == (b"Net\xff", b"Net\xfe"), change
         missing = os.path.join(tmp, os.fsdecode(b"gone\xff.pt"))
         assert_clean_error(run("inspect-model", missing), 1, r"gone\\xff\.pt: no such file")
+
+
+def write_safetensors(path, tensors, cut=0):
+    """A safetensors file of float32 tensors (name, raw bytes), its last `cut` bytes left out."""
+    header, offset, data = {}, 0, b""
+    for name, raw in tensors:
+        header[name] = {"dtype": "F32", "shape": [len(raw) // 4],
+                        "data_offsets": [offset, offset + len(raw)]}
+        offset += len(raw)
+        data += raw
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + data[:len(data) - cut])
+
+
+@test
+def weights_sides_and_shards_read_at_once_tell_the_first_trouble_in_order():
+    # two weights files are read on two threads and a sharded set's shards several at once
+    # (issue 68): the records and the trouble told are those of reading one after the other
+    big = bytes(range(256)) * 4096 * 40  # 40 MiB: a tensor in two checksum pieces
+    with tempfile.TemporaryDirectory() as tmp:
+        old, new = os.path.join(tmp, "old.safetensors"), os.path.join(tmp, "new.safetensors")
+        write_safetensors(old, [("a", big), ("b", b"\0" * 16)])
+        write_safetensors(new, [("a", big), ("b", b"\1" * 16)])
+        p = run("diff", old, new)
+        assert p.returncode == 1, p.stdout + p.stderr
+        changes = [json.loads(line) for line in p.stdout.splitlines()]
+        assert [(c.get("path"), c.get("field")) for c in changes if c.get("record") != "DiffSummary"] == \
+            [("b", "data_crc32")], changes
+        assert run("diff", old, old).returncode == 0
+        # both sides broken: the old side's trouble, whichever thread met its own first
+        bad_old, bad_new = os.path.join(tmp, "bad_old.safetensors"), os.path.join(tmp, "bad_new.safetensors")
+        write_safetensors(bad_old, [("w", b"\0" * 16)], cut=4)
+        write_safetensors(bad_new, [("w", b"\0" * 16)], cut=8)
+        for _ in range(5):
+            assert_clean_error(run("diff", bad_old, bad_new), 2, r"bad_old\.safetensors: .*cut short")
+        assert_clean_error(run("diff", old, bad_new), 2, r"bad_new\.safetensors: .*cut short")
+        # a set whose second shard is cut short and whose third is missing: the second is told
+        weight_map = {"x": "s1.safetensors", "y": "s2.safetensors", "z": "s3.safetensors"}
+        write_safetensors(os.path.join(tmp, "s1.safetensors"), [("x", big)])
+        write_safetensors(os.path.join(tmp, "s2.safetensors"), [("y", b"\0" * 16)], cut=4)
+        index = os.path.join(tmp, "model.safetensors.index.json")
+        with open(index, "w") as f:
+            json.dump({"weight_map": weight_map}, f)
+        for _ in range(5):
+            assert_clean_error(run("inspect-model", index, "--tensors"), 1,
+                               r"its shard .*/s2\.safetensors: .*cut short")
+        write_safetensors(os.path.join(tmp, "s2.safetensors"), [("y", b"\0" * 16)])
+        assert_clean_error(run("inspect-model", index, "--tensors"), 1,
+                           r"names the shard s3\.safetensors, which is missing")
+        write_safetensors(os.path.join(tmp, "s3.safetensors"), [("z", b"\2" * 8)])
+        p = run("inspect-model", index, "--tensors")
+        assert p.returncode == 0, p.stderr
+        tensors = [json.loads(line) for line in p.stdout.splitlines()]
+        tensors = [t for t in tensors if t.get("record") == "TensorMetadata"]
+        crcs = ["%08x" % zlib.crc32(raw) for raw in (big, bytes(16), b"\2" * 8)]
+        assert [(t["name"], t["file"], t["data_crc32"]) for t in tensors] == [
+            ("x", "s1.safetensors", crcs[0]), ("y", "s2.safetensors", crcs[1]),
+            ("z", "s3.safetensors", crcs[2])], tensors
 
 
 @test

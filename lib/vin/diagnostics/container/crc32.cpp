@@ -1,16 +1,12 @@
 #include "vin/diagnostics/container/crc32.h"
 
 #include <libdeflate.h>
-#include <sched.h>
 #include <zlib.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdio>
-#include <exception>
-#include <system_error>
-#include <thread>
 
+#include "vin/diagnostics/platform/parallel_for.h"
 #include "vin/diagnostics/records/error.h"
 
 namespace vin::diagnostics {
@@ -54,64 +50,31 @@ Crc32Batch::Ticket Crc32Batch::computed(std::function<std::uint32_t()> compute) 
 }
 
 unsigned Crc32Batch::workers_for(std::size_t pieces) {
-  static const unsigned cores = [] {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    if (::sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
-      return static_cast<unsigned>(CPU_COUNT(&set));
-    return std::max(1u, std::thread::hardware_concurrency());
-  }();
   return static_cast<unsigned>(
-      std::max<std::size_t>(1, std::min<std::size_t>({cores, kMaxWorkers, pieces})));
+      std::max<std::size_t>(1, std::min<std::size_t>({usable_cores(), kMaxWorkers, pieces})));
 }
 
 void Crc32Batch::run() {
   std::vector<std::uint32_t> crcs(pieces_.size());
-  std::vector<std::exception_ptr> errors(pieces_.size());
-  std::atomic<std::size_t> next{0};
-  // after a failure no piece is started: those before it were all started already (pieces are
-  // taken in order), so the first failure in order is among those that ran
-  std::atomic<bool> failed{false};
-  const auto work = [&] {
-    std::vector<unsigned char> buffer;
-    for (std::size_t i; !failed && (i = next.fetch_add(1)) < pieces_.size();) {
-      const Piece& p = pieces_[i];
-      try {
-        if (!p.file) {
-          crcs[i] = computations_[p.begin]();
-          continue;
-        }
-        if (buffer.empty()) buffer.resize(kBufferBytes);
-        std::uint32_t crc = 0;
-        for (std::uint64_t at = p.begin; at < p.end;) {
-          const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(kBufferBytes, p.end - at));
-          if (p.file->read_at(at, buffer.data(), n) != n)
-            throw Error(p.file->path() + ": ends before byte " + std::to_string(p.end) +
-                        " (cut short while read)");
-          crc = crc32_update(crc, buffer.data(), n);
-          at += n;
-        }
-        crcs[i] = crc;
-      } catch (...) {  // never out of a worker: run() throws it, in the order asked
-        errors[i] = std::current_exception();
-        failed = true;
-      }
+  parallel_for(pieces_.size(), workers_for(pieces_.size()), [&](std::size_t i) {
+    const Piece& p = pieces_[i];
+    if (!p.file) {
+      crcs[i] = computations_[p.begin]();
+      return;
     }
-  };
-  const unsigned workers = workers_for(pieces_.size());
-  std::vector<std::thread> helpers;
-  helpers.reserve(workers - 1);
-  for (unsigned w = 1; w < workers; ++w) {
-    try {
-      helpers.emplace_back(work);
-    } catch (const std::system_error&) {  // no thread to be had: fewer workers do it all
-      break;
+    thread_local std::vector<unsigned char> buffer;  // one a worker
+    if (buffer.size() < kBufferBytes) buffer.resize(kBufferBytes);
+    std::uint32_t crc = 0;
+    for (std::uint64_t at = p.begin; at < p.end;) {
+      const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(kBufferBytes, p.end - at));
+      if (p.file->read_at(at, buffer.data(), n) != n)
+        throw Error(p.file->path() + ": ends before byte " + std::to_string(p.end) +
+                    " (cut short while read)");
+      crc = crc32_update(crc, buffer.data(), n);
+      at += n;
     }
-  }
-  work();
-  for (std::thread& helper : helpers) helper.join();
-  for (const std::exception_ptr& error : errors)
-    if (error) std::rethrow_exception(error);
+    crcs[i] = crc;
+  });
   // a range's pieces follow one another: joined in order
   for (std::size_t i = 0; i < pieces_.size(); ++i) {
     const Piece& p = pieces_[i];

@@ -57,8 +57,8 @@ class Crc32Batch {
   /// The CRC of `ticket`, after run().
   std::uint32_t value(Ticket ticket) const { return values_.at(ticket); }
 
-  /// How many workers run() starts for `pieces` pieces: one per core the process may run on
-  /// (its CPU affinity), at most kMaxWorkers and `pieces`.
+  /// How many workers run() uses for `pieces` pieces: one per core the process may run on
+  /// (usable_cores), at most kMaxWorkers and `pieces`.
   static unsigned workers_for(std::size_t pieces);
 
  private:

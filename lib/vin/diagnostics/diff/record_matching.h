@@ -16,7 +16,7 @@
 #include "vin/diagnostics/diff/diff_gate.h"
 #include "vin/diagnostics/diff/record_set_parts.h"
 #include "vin/diagnostics/json/json_encoding.h"
-#include "vin/diagnostics/container/large_memory.h"
+#include "vin/diagnostics/platform/large_memory.h"
 #include "vin/diagnostics/json/record_fields.h"
 #include "vin/diagnostics/json/bounded_json.h"
 #include "vin/diagnostics/text/printable.h"

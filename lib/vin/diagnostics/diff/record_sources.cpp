@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "vin/diagnostics/config/inspect_config.h"
+#include "vin/diagnostics/formats/file_format.h"
 #include "vin/diagnostics/records/error.h"
 
 namespace vin::diagnostics {
@@ -28,6 +29,12 @@ ClassifiedFile classify_side(const std::string& path) {
 }
 
 bool saved_records(const ClassifiedFile& file) { return serves(file, kRecords); }
+
+// A side read as data alone, never loading LibTorch, which may be read on a thread of its own:
+// saved records, and weights files (whose checksums are most of a diff's time, issue 68)
+bool read_as_data(const ClassifiedFile& file) {
+  return saved_records(file) || is_weights_kind(file.kind);
+}
 
 RecordSet load_classified(const ClassifiedFile& file, const LibTorchInspector& fallback,
                           SideKind kind) {
@@ -57,7 +64,7 @@ std::pair<RecordSet, RecordSet> load_record_sets(const std::string& old_path,
   // the old side's trouble is the one reported, as when the two are read one after the other
   const ClassifiedFile old_file = classify_side(old_path);
   std::optional<ClassifiedFile> new_file;
-  if (saved_records(old_file)) {
+  if (read_as_data(old_file)) {
     try {
       new_file = classify_side(new_path);
     } catch (const Error&) {
@@ -65,8 +72,8 @@ std::pair<RecordSet, RecordSet> load_record_sets(const std::string& old_path,
       throw;
     }
   }
-  // only the record reader runs on a thread of its own: an archive's side may load LibTorch
-  if (!new_file || !saved_records(*new_file)) {
+  // only the readers of data run on a thread of their own: an archive's side may load LibTorch
+  if (!new_file || !read_as_data(*new_file)) {
     RecordSet old_set = load_classified(old_file, fallback, kind);
     if (!new_file) new_file = classify_side(new_path);
     return {std::move(old_set), load_classified(*new_file, fallback, kind)};

@@ -25,9 +25,11 @@ enum class SideKind {
 RecordSet load_record_set(const std::string& path, const LibTorchInspector& fallback,
                           SideKind kind = SideKind::by_content);
 
-/// Both sides of a diff, as load_record_set reads each: two files of saved records are read at
-/// once on two threads (a million records each: half the wall time on two cores), anything else
-/// one after the other. Where both sides fail, the old side's error is the one thrown.
+/// Both sides of a diff, as load_record_set reads each: two sides read as data alone (saved
+/// records, weights files) are read at once on two threads (a million records each, or two
+/// weights files' checksums: half the wall time on two cores), anything else one after the
+/// other (an archive's side may load LibTorch). Where both sides fail, the old side's error is
+/// the one thrown.
 std::pair<RecordSet, RecordSet> load_record_sets(const std::string& old_path,
                                                  const std::string& new_path,
                                                  const LibTorchInspector& fallback,

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "vin/diagnostics/platform/parallel_for.h"
 #include "vin/diagnostics/formats/model_file.h"
 #include "vin/diagnostics/json/bounded_json.h"
 #include "vin/diagnostics/records/error.h"
@@ -23,6 +24,8 @@ constexpr std::uint64_t kMaxCheckpointPickleBytes = std::uint64_t{1} << 30;
 // few MiB)
 constexpr std::uint64_t kMaxIndexBytes = std::uint64_t{64} << 20;
 constexpr std::size_t kMaxIndexDepth = 16;
+// The shards of a set read at once, at most (each file's checksums use every core besides)
+constexpr unsigned kShardsAtOnce = 4;
 
 // One weights file of any single-file format, its WeightsFile.format the table's name
 WeightsContent single_file_content(const ClassifiedFile& file, const InspectDetails& details) {
@@ -83,7 +86,12 @@ WeightsContent sharded_content(const ClassifiedFile& index, const InspectDetails
   const auto metadata = json.find("metadata");
   out.weights.metadata = metadata != json.end() ? *metadata : Json(nullptr);
   std::map<std::string, std::string> found;  // key -> the shard that holds it
-  for (const std::string& name : shards) {
+  // the shards read several at once (each file's checksums on every core too), each opened
+  // only while it is read; of shards that cannot be read, the first in order is told
+  const std::vector<std::string> names(shards.begin(), shards.end());
+  std::vector<WeightsContent> parts(names.size());
+  parallel_for(names.size(), std::min(usable_cores(), kShardsAtOnce), [&](std::size_t i) {
+    const std::string& name = names[i];
     const std::string shard_path = folder.empty() ? name : folder + "/" + name;
     std::error_code ec;
     if (!std::filesystem::is_regular_file(shard_path, ec))
@@ -93,12 +101,15 @@ WeightsContent sharded_content(const ClassifiedFile& index, const InspectDetails
     if (!is_weights_kind(shard.kind) || shard.kind == FileKind::weights_index)
       throw Error(path + ": its shard " + printable(name, 200) + " is " + what_it_is(shard) +
                   ", not a weights file");
-    WeightsContent part;
     try {
-      part = file_content(shard, details);
+      parts[i] = file_content(shard, details);
     } catch (const Error& e) {  // what is wrong with the shard, said of the set given
       throw Error(path + ": its shard " + e.what());
     }
+  });
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const std::string& name = names[i];
+    WeightsContent& part = parts[i];
     // torch.save shards split one state dict in its order (save_pretrained's): kept
     if (part.order == ModuleOrder::first_key) out.order = ModuleOrder::first_key;
     out.weights.files.push_back(name);

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "vin/diagnostics/container/large_memory.h"
+#include "vin/diagnostics/platform/large_memory.h"
 #include "vin/diagnostics/records/record_value.h"
 
 namespace vin::diagnostics {

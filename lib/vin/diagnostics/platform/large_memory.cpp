@@ -1,4 +1,4 @@
-#include "vin/diagnostics/container/large_memory.h"
+#include "vin/diagnostics/platform/large_memory.h"
 
 #include <cstdint>
 #include <new>
