@@ -1,7 +1,5 @@
 #include "vin/diagnostics/safetensors/safetensors_file.h"
 
-#include <zlib.h>
-
 #include <algorithm>
 #include <limits>
 #include <numeric>
