@@ -58,7 +58,7 @@ WeightsContent torch_save_content(const TorchSaveSource& saved, const InspectDet
     const std::string where = "the tensor " + printable(c.key.empty() ? "(the file's)" : c.key, 200);
     const SavedTensor t = saved_tensor(c.tensor, path + ": " + where);
     // the storage record is found and checked for every tensor, listed or not
-    StorageBytes bytes = saved.storage(t, where);
+    const StorageBytes bytes = saved.storage(t, where);
     Asked a;
     if (bytes.crc) a.storage = crcs.known(*bytes.crc);
     // a legacy file records no CRC: its storage's bytes read for one, once per storage
