@@ -48,5 +48,6 @@ std::unique_ptr<Command> capture_command();
 std::unique_ptr<Command> profile_command();
 std::unique_ptr<Command> compare_command();
 std::unique_ptr<Command> diff_command();
+std::unique_ptr<Command> report_command();
 
 }  // namespace vin::cli

@@ -34,6 +34,7 @@ std::vector<std::unique_ptr<Command>> all_commands() {
   commands.push_back(profile_command());
   commands.push_back(compare_command());
   commands.push_back(diff_command());
+  commands.push_back(report_command());
   return commands;
 }
 

@@ -25,8 +25,9 @@ std::string report_text(std::string_view text) {
   return out;
 }
 
-std::string script_json(const nlohmann::json& data) {
-  const std::string text = data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+namespace {
+
+std::string escaped_for_script(const std::string& text) {
   std::string out;
   out.reserve(text.size() + text.size() / 16);
   // outside its strings JSON holds none of these: each is inside a string, where the escape
@@ -45,6 +46,16 @@ std::string script_json(const nlohmann::json& data) {
     }
   }
   return out;
+}
+
+}  // namespace
+
+std::string script_json(const nlohmann::json& data) {
+  return escaped_for_script(data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+std::string script_json(const Json& data) {
+  return escaped_for_script(data.dump(-1, ' ', false, Json::error_handler_t::replace));
 }
 
 std::string csp_hash(std::string_view source) {

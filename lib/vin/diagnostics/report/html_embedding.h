@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "vin/diagnostics/records/record_value.h"
+
 namespace vin::diagnostics {
 
 /// `text` from a file as the page shows it: valid UTF-8 as it is, each byte that is not part of
@@ -20,6 +22,8 @@ std::string report_text(std::string_view text);
 /// no string can close the element, open a comment or be read as markup; JSON.parse gives `data`
 /// back. Strings must be valid UTF-8 (report_text); any other byte becomes U+FFFD.
 std::string script_json(const nlohmann::json& data);
+/// The same for the records' JSON (keys in their order).
+std::string script_json(const Json& data);
 
 /// The CSP source that allows exactly the inline script or style `source` (the bytes between
 /// its tags): `'sha256-BASE64'`.
