@@ -20,6 +20,8 @@ PACKAGES=(
   groff-base cmark-gfm
   # peak memory in bench/benchmark.py
   time
+  # the report pages' tests in a real browser (tests/report: headless, over its DevTools pipe)
+  chromium
   # the Debian packages (cpack's dpkg-shlibdeps) and the Debian roots they and the Debian 13
   # configurations are tested in (scripts/test_packages.sh, scripts/test_in_root.sh)
   dpkg-dev mmdebstrap

@@ -108,8 +108,8 @@ def totals(side, parents, metric):
 
 def self_parts(parents, total):
     kids = children_of(parents)
-    return {p: None if total[p] is None else max(0.0, total[p] - sum(total[c] or 0 for c in kids[p]))
-            for p in parents}
+    return {p: None if total[p] is None or not kids[p] else
+            max(0.0, total[p] - sum(total[c] or 0 for c in kids[p])) for p in parents}
 
 
 def change(old_has, new_has, old, new):

@@ -47,6 +47,9 @@ def write(directory, name, text):
 
 def main():
     if not Browser.find_binary():
+        if os.environ.get("VIN_REQUIRE_BROWSER") == "1":
+            print("no chromium, and VIN_REQUIRE_BROWSER=1: scripts/setup.sh installs it")
+            return 1
         print("skip: no chromium (set VIN_CHROMIUM)")
         return 77
     start = time.monotonic()

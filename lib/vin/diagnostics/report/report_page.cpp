@@ -113,12 +113,13 @@ Values side_totals(const ModuleTree& tree, const Side& side, const ReportMetric&
   return totals;
 }
 
-// The part of each node's value its children do not cover (none where they cover it all or
-// more: the page then scales them to fit and says why)
+// The part of each node's value its children do not cover (0 where they cover it all or more:
+// the page then scales them to fit and says why); none for a node without children, which has
+// no "(self)" box (the whole of it is its own), nor for a value not known
 Values self_values(const ModuleTree& tree, const Values& totals) {
   Values self(tree.size());
   for (std::size_t i = 0; i < tree.size(); ++i) {
-    if (!totals[i]) continue;
+    if (!totals[i] || tree.node(i).children.empty()) continue;
     double children = 0;
     for (const std::size_t child : tree.node(i).children) children += totals[child].value_or(0);
     self[i] = std::max(0.0, *totals[i] - children);

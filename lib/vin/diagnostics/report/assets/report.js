@@ -244,7 +244,7 @@ function tip(k, x, y) {
     if (b.kind === 'container') lines.push('container: no record of its own, the sum of its children');
     if (NODES[i][4] != null) lines.push('calls: ' + NODES[i][4]);
     const v = b.kind === 'self' ? selfOf(i) : total(i);
-    lines.push(METRIC[S.metric].label + ': total ' + fmt(total(i)) + ', self ' + fmt(selfOf(i)));
+    lines.push(METRIC[S.metric].label + ': total ' + fmt(total(i)) + ', self ' + fmt(kids[i].length ? selfOf(i) : total(i)));
     const root = size(0), up = i ? size(parentOf(i)) : 0;
     if (root > 0) lines.push('share of root ' + ((100 * (v || 0)) / root).toFixed(2) + '%' + (up > 0 ? ', of parent ' + ((100 * (v || 0)) / up).toFixed(2) + '%' : ''));
     if (NODES[i][5]) lines.push('shapes: ' + JSON.stringify(NODES[i][5]) + ' -> ' + JSON.stringify(NODES[i][6]));
