@@ -158,7 +158,7 @@ def the_defaults_the_docs_give_are_the_ones_help_gives():
     defaults = help_defaults()
     assert defaults[("profile", "--warmup")] == "3" and defaults[("capture", "--max-tensors")] == "64", defaults
     rows = []
-    for page in sorted(os.listdir(os.path.join(ARGS.source, "docs"))):
+    for page in sorted(p for p in os.listdir(os.path.join(ARGS.source, "docs")) if p.endswith(".md")):
         with open(os.path.join(ARGS.source, "docs", page)) as f:
             rows += [(page, l) for l in f if l.startswith("| `--")]
     # an option two commands share with two defaults (--max-bytes: capture's 16384, report's
