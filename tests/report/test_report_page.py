@@ -253,6 +253,9 @@ def hover_click_keys_and_search_change_what_is_shown(s):
     s.eval("document.querySelector('#vin-modules th button').click()")  # by module, descending
     rows = s.eval("[...document.querySelectorAll('#vin-modules tr[data-path]')].map(r => r.getAttribute('data-path'))")
     assert rows == sorted(rows, reverse=True), rows[:5]
+    # a row zooms the chart to its module
+    s.eval("document.querySelector('#vin-modules tr[data-path=\"layer4.1\"] td').click()")
+    assert s.boxes()[0]["path"] == "layer4.1" and "focus=layer4.1" in s.hash(), s.hash()
     s.clean()
 
 

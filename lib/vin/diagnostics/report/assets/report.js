@@ -475,9 +475,11 @@ function select(k) {
 function move(key) {
   if (sel < 0) return select(0);
   const b = boxes[sel];
-  const under = (p) => boxes.findIndex((c, k) => k !== sel && c.kind !== 'self' && c.kind !== 'more' ? parentOf(c.i) === p : c.i === p && k !== sel && (c.kind === 'self' || c.kind === 'more'));
-  const level = boxes.map((c, k) => k).filter((k) => boxes[k].y === b.y && (S.view === 'icicle' || depth[boxes[k].i] === depth[b.i]));
-  if (key === 'ArrowUp') { const p = boxes.findIndex((c) => c.i === (b.kind === 'self' || b.kind === 'more' ? b.i : parentOf(b.i)) && (c.kind === 'module' || c.kind === 'container')); if (p >= 0) select(p); }
+  // a self or more box stands under its module: its node is that module
+  const below = (c) => (c.kind === 'self' || c.kind === 'more' ? c.i : parentOf(c.i));
+  const under = (p) => boxes.findIndex((c, k) => k && below(c) === p);
+  const level = boxes.map((c, k) => k).filter((k) => (S.view === 'icicle' ? boxes[k].y === b.y : below(boxes[k]) === below(b)));
+  if (key === 'ArrowUp') { const p = boxes.findIndex((c) => c.i === below(b) && (c.kind === 'module' || c.kind === 'container')); if (p >= 0) select(p); }
   else if (key === 'ArrowDown') { if (b.kind === 'module' || b.kind === 'container') { const c = under(b.i); if (c >= 0) select(c); } }
   else { const at = level.indexOf(sel), to = level[at + (key === 'ArrowRight' ? 1 : -1)]; if (to != null) select(to); }
 }
@@ -496,6 +498,11 @@ document.addEventListener('keydown', (e) => {
   if (e.key === 'Enter' && sel >= 0) { e.preventDefault(); open(sel); }
   else if (e.key.startsWith('Arrow')) { e.preventDefault(); move(e.key); }
 });
+// a module's row zooms the chart to it
+['vin-modules', 'vin-changes'].forEach((id) => $(id).addEventListener('click', (e) => {
+  const tr = e.target.closest('tr[data-path]');
+  if (tr && !e.target.closest('th')) { zoom(byPath.get(tr.getAttribute('data-path'))); $('vin-chart').scrollIntoView(); }
+}));
 $('vin-search').addEventListener('input', (e) => { S.q = e.target.value; search(); draw(); tables(); writeHash(); });
 document.querySelectorAll('button[data-view]').forEach((b) => b.addEventListener('click', () => { S.view = b.dataset.view; render(); }));
 document.querySelectorAll('button[data-size]').forEach((b) => b.addEventListener('click', () => { S.size = b.dataset.size; render(); }));
