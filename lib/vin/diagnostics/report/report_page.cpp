@@ -235,7 +235,8 @@ Json report_data(const std::vector<const RecordSet*>& sides, const ReportOptions
   std::vector<const ReportMetric*> metrics;
   for (const ReportMetric& m : report_metrics())
     if (profile || std::string(m.name) == "parameters") metrics.push_back(&m);
-  const ReportMetric& opened = metric_named(options.metric.empty() ? metrics[0]->name : options.metric);
+  const std::string wanted = options.metric.empty() ? metrics[0]->name : options.metric;
+  const ReportMetric& opened = metric_named(wanted);
   if (std::find(metrics.begin(), metrics.end(), &opened) == metrics.end())
     throw UsageError("--metric " + std::string(opened.name) +
                      ": inspect-model records give the parameters view only");
