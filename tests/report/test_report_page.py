@@ -104,7 +104,9 @@ class Session:
             match: g.hasAttribute('data-match')}))""")
 
     def text(self, selector):
-        return self.eval(f"document.querySelector({json.dumps(selector)}).textContent")
+        """An element's text without the marks that isolate names in it (U+2068, U+2069)."""
+        text = self.eval(f"document.querySelector({json.dumps(selector)}).textContent")
+        return text.replace("\u2068", "").replace("\u2069", "")
 
     def pressed(self):
         """The switches pressed, of those shown (the size switch is a comparison's)."""
@@ -260,6 +262,29 @@ def hover_click_keys_and_search_change_what_is_shown(s):
 
 
 @test
+def search_patterns_match_as_fnmatchcase_and_links_cannot_break_the_page(s):
+    page = write_report("r18.html", data_file("resnet18.profile.jsonl"))
+    records = ref.read_records(data_file("resnet18.profile.jsonl"))
+    for query in ("layer?.0", "layer[1-2].*", "[!l]*", "*[]]*", "layer[z-a3]*", "*.conv?",
+                  "<root>", "[", "layer3"):
+        s.open(page, "#q=" + urllib.parse.quote(query, safe=""))
+        assert s.text("#vin-search-summary") == summary_text(records, "flops", "FLOPs", query), \
+            (query, s.text("#vin-search-summary"))
+    # what a link names that is no view, metric or size falls back to the default
+    for fragment in ("#metric=toString", "#metric=__proto__&view=constructor", "#size=old",
+                     "#q=%E0%A4%A", "#focus=&view=treemap"):
+        s.open(page, fragment)
+        s.clean()
+        assert "FLOPs" in s.pressed() and s.boxes(), (fragment, s.pressed())
+    # Enter on a focused switch presses it, even after the chart had the keys
+    s.eval("document.getElementById('vin-chart').focus()")
+    s.page.key("ArrowDown")
+    s.eval("document.querySelector('button[data-metric=time]').focus()")
+    s.page.key("Enter")
+    assert "time" in s.pressed() and s.boxes()[0]["path"] == "<root>", s.pressed()
+
+
+@test
 def a_comparison_colours_and_counts_the_change(s):
     old = data_file("resnet18.profile.jsonl")
     records = ref.read_records(old)
@@ -298,6 +323,20 @@ def a_comparison_colours_and_counts_the_change(s):
     s.eval("document.querySelector('button[data-size=old]').click()")
     assert s.hash() == "#size=old" and "Size by old" in s.pressed(), s.hash()
 
+    # a side measured on meta has no times: the time view still draws, every time unchanged
+    meta = ref.read_records(old)
+    for r in meta:
+        if r["record"] == "ModuleProfile":
+            r.update(time_ms=None, self_time_ms=None, allocated_bytes=None, peak_bytes=None)
+    meta[-1].update(device="meta", device_name="meta", latency_ms=None, instrumented_ms=None)
+    page = write_report("meta.html", write_records("meta.jsonl", meta), old, "--metric", "time")
+    s.open(page).clean()
+    assert s.pressed() == ["Icicle", "time", "Size by new"], s.pressed()
+    assert s.text("#vin-change-counts").endswith("grew 0, shrank 0, unchanged 67"), s.text("#vin-change-counts")
+    s.eval("document.querySelector('button[data-size=old]').click()")
+    s.clean()
+    assert s.boxes()[0]["value"] == 0, s.boxes()[0]
+
     # what was measured differently is named by its record field
     changed = ref.read_records(old)
     changed[-1].update(device="cuda:0", threads={"intra_op": 4, "inter_op": 1})
@@ -325,6 +364,25 @@ def incomplete_flops_and_model_records(s):
     assert s.pressed() == ["Icicle", "parameters"], s.pressed()
     assert s.eval("document.querySelectorAll('button[data-metric]').length") == 1
     assert s.boxes()[0]["value"] == 11689512
+
+
+@test
+def merged_modules_at_the_focus_open_alone(s):
+    paths = ["<root>", "big"] + [f"tiny{i}" for i in range(50)]
+    records = profile_records(paths, flops=lambda p: 10**6 + 5000 if p == "<root>" else 10**6 if p == "big" else 100)
+    page = write_report("skewed.html", write_records("skewed.jsonl", records))
+    s.open(page).clean()
+    more = [b for b in s.boxes() if b["kind"] == "more"]
+    assert len(more) == 1 and more[0]["path"] == "<root>" and more[0]["value"] == 5000, more
+    assert s.text("#vin-chart").count("50 smaller modules") <= 1
+    s.click_box("<root>", "more")
+    opened = s.boxes()
+    assert opened[0]["path"] == "<root>" and {b["path"] for b in opened[1:]} == {f"tiny{i}" for i in range(50)}, opened[:3]
+    assert "50 smaller modules" in s.text("#vin-crumbs"), s.text("#vin-crumbs")
+    s.page.key("Escape")
+    assert "smaller modules" not in s.text("#vin-crumbs") and s.hash() == ""
+    assert any(b["kind"] == "more" for b in s.boxes())
+    s.clean()
 
 
 @test

@@ -42,20 +42,6 @@ TEST_CASE("ModuleTree puts each record under its prefixes, containers where none
   CHECK(fc.depth == 3);
   CHECK_FALSE(tree.node(ModuleTree::root()).container());
 
-  SUBCASE("values: a record's, a container's the sum of its children's known ones") {
-    const auto values = tree.values({100.0, 30.0, 20.0, std::nullopt, 5.0});
-    CHECK(values[ModuleTree::root()] == 100.0);
-    CHECK(values[blocks] == 30.0);  // blocks.1 unknown: left out of the sum
-    CHECK(values[*tree.find("head")] == 5.0);
-    const ModuleTree unknown({"x.y"});
-    CHECK_FALSE(unknown.values({std::nullopt})[*unknown.find("x")].has_value());
-  }
-  SUBCASE("nearest: a path's own node, else its nearest ancestor's, the root at worst") {
-    CHECK(tree.nearest("blocks.0.fc") == *tree.find("blocks.0.fc"));
-    CHECK(tree.nearest("blocks.0.gone.deeper") == *tree.find("blocks.0"));
-    CHECK(tree.nearest("nothing") == ModuleTree::root());
-    CHECK(tree.nearest("") == ModuleTree::root());
-  }
 }
 
 TEST_CASE("ModuleTree takes any dotted name: hostile ones make containers, nothing is lost") {
@@ -90,6 +76,4 @@ TEST_CASE("ModuleTree of a deep chain and of many siblings") {
   CHECK(tree.size() == 1 + 2000 + 1 + 10000);
   CHECK(tree.node(*tree.find(paths[1999])).depth == 2000);
   CHECK(tree.node(*tree.find("wide")).children.size() == 10000);
-  std::vector<std::optional<double>> ones(paths.size(), 1.0);
-  CHECK(tree.values(ones)[*tree.find("wide")] == 10000.0);
 }

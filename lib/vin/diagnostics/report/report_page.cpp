@@ -327,13 +327,14 @@ Json report_data(const std::vector<const RecordSet*>& sides, const ReportOptions
   data["values"] = std::move(values);
   if (by_side.size() == 2) {
     data["changes"] = std::move(changes);
-    // the environment fields that differ (diff's environment changes), by their record names
+    // the environment fields that differ, as diff reports them: those the OLD side records
+    // (records of an earlier version lack the newer fields), by their record names
     Json differing = Json::array();
     if (profile)
       for (const char* field : environment_fields("ProfileSummary")) {
-        const Json& a = sides[0]->header.contains(field) ? sides[0]->header[field] : Json();
+        if (!sides[0]->header.contains(field)) continue;
         const Json& b = sides[1]->header.contains(field) ? sides[1]->header[field] : Json();
-        if (!same_json(a, b)) differing.push_back(field);
+        if (!same_json(sides[0]->header[field], b)) differing.push_back(field);
       }
     data["environment_differs"] = std::move(differing);
   }

@@ -56,29 +56,4 @@ std::optional<std::size_t> ModuleTree::find(std::string_view path) const {
   return it->second;
 }
 
-std::size_t ModuleTree::nearest(std::string_view path) const {
-  std::string at(path);
-  for (;;) {
-    if (const auto found = find(at)) return *found;
-    if (at == kRootPath) return root();
-    at = parent_path(at);
-  }
-}
-
-std::vector<std::optional<double>> ModuleTree::values(
-    const std::vector<std::optional<double>>& record_values) const {
-  std::vector<std::optional<double>> out(nodes_.size());
-  // children come after their parents: from the last node back, each is done before its parent
-  for (std::size_t i = nodes_.size(); i-- > 0;) {
-    const Node& n = nodes_[i];
-    if (!n.container()) {
-      out[i] = n.record < record_values.size() ? record_values[n.record] : std::nullopt;
-      continue;
-    }
-    for (const std::size_t child : n.children)
-      if (out[child]) out[i] = out[i].value_or(0) + *out[child];
-  }
-  return out;
-}
-
 }  // namespace vin::diagnostics

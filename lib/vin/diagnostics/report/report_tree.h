@@ -1,6 +1,6 @@
 // The module tree a report draws (contract 13.2): every record's module path placed under its
 // dotted prefixes, a prefix without a record of its own a container (a ModuleList's, or what a
-// hostile dotted name makes), a container's values the sums of its children's. Paths are taken
+// hostile dotted name makes; report_page sums its children's values). Paths are taken
 // as the records give them, any bytes: the parent of `a.b` is `a`, of `a..b` the container
 // `a.`, of a path without a dot the root.
 #pragma once
@@ -43,14 +43,6 @@ class ModuleTree {
   static constexpr std::size_t root() { return 0; }
   /// The node of `path`, or nothing.
   std::optional<std::size_t> find(std::string_view path) const;
-  /// The node of `path` or, where it has none, of its nearest ancestor that has one (the root
-  /// at worst): where a link's focus on a module that is gone lands.
-  std::size_t nearest(std::string_view path) const;
-
-  /// Each node's value of one metric: a record's is `record_values[node.record]` (null: not
-  /// known), a container's the sum of its children's known values (null when none is known).
-  std::vector<std::optional<double>> values(
-      const std::vector<std::optional<double>>& record_values) const;
 
  private:
   std::size_t add(const std::string& path, std::size_t record);

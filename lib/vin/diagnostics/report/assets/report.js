@@ -8,8 +8,10 @@ const NS = 'http://www.w3.org/2000/svg';
 const NODES = D.nodes, N = NODES.length, CMP = D.compare, NEW = D.sides.length - 1;
 const MAX_BOXES = 3000, MIN_W = 3, MIN_AREA = 40, ROW = 22, MAX_ROWS = 500;
 const CHANGE = { g: 'grew', s: 'shrank', '=': 'same', a: 'added', r: 'removed' };
-const METRIC = {};
-D.metrics.forEach((m) => { METRIC[m.name] = m; });
+const METRIC = new Map(D.metrics.map((m) => [m.name, m]));
+const metric = (m = S.metric) => METRIC.get(m);
+// names among other text, isolated for bidirectional text (FSI ... PDI)
+const iso = (name) => '\u2068' + name + '\u2069';
 const path = (i) => NODES[i][0];
 const parentOf = (i) => NODES[i][1];
 const kids = Array.from({ length: N }, () => []);
@@ -22,7 +24,7 @@ for (let i = 0; i < N; i++) {
 const ROOT_PATH = path(0);
 const DEF = { view: 'icicle', metric: D.metric, focus: ROOT_PATH, q: '', size: 'new' };
 const S = Object.assign({}, DEF);
-let focus = 0, matched = new Uint8Array(N), boxes = [], sel = -1;
+let focus = 0, group = null, matched = new Uint8Array(N), boxes = [], sel = -1;
 const gOf = [];
 
 // ---- values
@@ -38,7 +40,7 @@ const typeOf = (i) => (NODES[i][3] == null ? '' : D.types[NODES[i][3]]);
 
 function fmt(v, m = S.metric) {
   if (v == null) return '-';
-  const unit = METRIC[m].unit;
+  const unit = metric(m).unit;
   if (unit === 'ms') {
     const a = Math.abs(v);
     return a >= 100 ? v.toFixed(0) + ' ms' : a >= 1 ? v.toFixed(2) + ' ms' : (v * 1000).toFixed(a >= 0.01 ? 1 : 2) + ' us';
@@ -54,8 +56,9 @@ function pct(a, b) {
   if (a == null || b == null) return '';
   if (a === 0) return b === 0 ? '0%' : (b > 0 ? '+' : '-') + 'inf%';
   const p = ((b - a) / Math.abs(a)) * 100, x = Math.abs(p);
-  const t = x >= 10 || Number.isInteger(x) ? String(Math.round(x)) : x.toFixed(1);
-  return (t === '0' || t === '0.0' ? '' : p > 0 ? '+' : '-') + t + '%';
+  let t = x >= 9.95 || Number.isInteger(x) ? String(Math.round(x)) : x.toFixed(1);
+  if (t === '0.0') t = '0';
+  return (t === '0' ? '' : p > 0 ? '+' : '-') + t + '%';
 }
 function changeText(i, c) {
   if (c === 'added' || c === 'removed') return c;
@@ -64,25 +67,34 @@ function changeText(i, c) {
 
 // ---- search: a substring, or a pattern as fnmatch.fnmatchcase reads it (`*` matches dots too)
 function pattern(p) {
+  const outside = (c) => (/[\^$\\.*+?()[\]{}|/]/.test(c) ? '\\' + c : c);
+  const inside = (c) => (/[\^\\\]\[-]/.test(c) ? '\\' + c : c);
+  const cs = Array.from(p);
   let re = '';
-  for (let i = 0; i < p.length;) {
-    const c = p[i++];
+  for (let i = 0; i < cs.length;) {
+    const c = cs[i++];
     if (c === '*') re += '.*';
     else if (c === '?') re += '.';
     else if (c === '[') {
       let j = i;
-      if (p[j] === '!') j++;
-      if (p[j] === ']') j++;
-      while (j < p.length && p[j] !== ']') j++;
-      if (j >= p.length) { re += '\\['; continue; }
-      let set = p.slice(i, j).replace(/\\/g, '\\\\');
+      if (cs[j] === '!') j++;
+      if (cs[j] === ']') j++;
+      while (j < cs.length && cs[j] !== ']') j++;
+      if (j >= cs.length) { re += '\\['; continue; }
+      let k = i, set = '';
+      const negated = cs[k] === '!';
+      if (negated) k++;
+      while (k < j) {  // a range whose ends are out of order matches nothing, as in fnmatch
+        if (k + 2 < j && cs[k + 1] === '-') {
+          if (cs[k].codePointAt(0) <= cs[k + 2].codePointAt(0)) set += inside(cs[k]) + '-' + inside(cs[k + 2]);
+          k += 3;
+        } else set += inside(cs[k++]);
+      }
       i = j + 1;
-      if (set[0] === '!') set = '^' + set.slice(1);
-      else if (set[0] === '^') set = '\\' + set;
-      re += '[' + set + ']';
-    } else re += c.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
+      re += set ? '[' + (negated ? '^' : '') + set + ']' : negated ? '.' : '(?!)';
+    } else re += outside(c);
   }
-  try { const r = new RegExp('^(?:' + re + ')$', 's'); return (s) => r.test(s); } catch (e) { return () => false; }
+  try { const r = new RegExp('^(?:' + re + ')$', 'su'); return (s) => r.test(s); } catch (e) { return () => false; }
 }
 function search() {
   matched = new Uint8Array(N);
@@ -98,28 +110,43 @@ function search() {
     if (!inside) covered += size(i);
   }
   const whole = size(0), share = whole > 0 ? (100 * covered) / whole : 0;
-  out.textContent = n + (n === 1 ? ' module matches, ' : ' modules match, ') + share.toFixed(2) + '% of ' + METRIC[S.metric].label;
+  out.textContent = n + (n === 1 ? ' module matches, ' : ' modules match, ') + share.toFixed(2) + '% of ' + metric().label;
 }
 
 // ---- the boxes of a frame: a node's parts are its children (scaled to fit where they sum past
 // it), its uncovered "(self)" part, and one "N smaller modules" box for those too small to draw
+// children summing past their parent by more than the rounding of six significant digits
+const past = (sum, v) => sum > v * (1 + 1e-5) && sum > 0;
+// one box for the parts of `i` in `list`, in place of them all
+function merged(i, list) {
+  const members = [];
+  list.forEach((p) => { if (p.kind === 'more') members.push(...p.members); else if (p.kind !== 'self') members.push(p.i); });
+  return { kind: 'more', i, v: list.reduce((a, p) => a + p.v, 0), t: list.reduce((a, p) => a + p.t, 0), n: members.length, members };
+}
 function parts(i, room) {
   if (!kids[i].length) return [];
   const v = size(i), list = [];
   let sum = 0;
-  for (const c of kids[i]) { const cv = size(c); if (cv > 0) { list.push({ kind: kindOf(c), i: c, v: cv, t: cv }); sum += cv; } }
-  const own = Math.max(0, selfOf(i) || 0);
-  const scale = sum > v && sum > 0 ? v / sum : 1;
+  const children = i === focus && group ? group : kids[i];
+  for (const c of children) { const cv = size(c); if (cv > 0) { list.push({ kind: kindOf(c), i: c, v: cv, t: cv }); sum += cv; } }
+  const own = i === focus && group ? 0 : Math.max(0, selfOf(i) || 0);
+  const scale = past(sum, v) ? v / sum : 1;
   list.forEach((p) => { p.v *= scale; });
   if (own > 0 && scale === 1) list.push({ kind: 'self', i, v: own, t: own });
   const whole = list.reduce((a, p) => a + p.v, 0);
   if (!(whole > 0)) return [];
   const big = [], small = [];
-  list.forEach((p) => ((p.v / whole) * room < MIN_W * (room > 1e4 ? 10 : 1) ? small : big).push(p));
-  if (small.length > 1) {
-    big.push({ kind: 'more', i, v: small.reduce((a, p) => a + p.v, 0), t: small.reduce((a, p) => a + p.t, 0), n: small.length, members: small.map((p) => p.i) });
-  } else big.push(...small);
+  list.forEach((p) => ((p.v / whole) * room < MIN_W ? small : big).push(p));
+  if (small.filter((p) => p.kind !== 'self').length > 1) big.push(merged(i, small));
+  else big.push(...small);
   return big;
+}
+// the parts that fit in what is left of a frame's boxes, the rest merged into one
+function fit(i, ps, used) {
+  const room = MAX_BOXES - used;
+  if (ps.length <= room) return ps;
+  if (room < 1) return [];
+  return ps.slice(0, room - 1).concat([merged(i, ps.slice(room - 1))]);
 }
 
 function icicle(W) {
@@ -128,7 +155,7 @@ function icicle(W) {
     const b = out[k];
     if (b.kind !== 'module' && b.kind !== 'container') continue;
     if (b.y / ROW >= MAX_ROWS) continue;
-    const ps = parts(b.i, b.w);
+    const ps = fit(b.i, parts(b.i, b.w), out.length);
     const whole = ps.reduce((a, p) => a + p.v, 0);
     let x = b.x;
     for (const p of ps) {
@@ -178,7 +205,7 @@ function treemap(W, H) {
     const head = b.h > 40 && b.w > 40 ? 16 : 0;
     const x = b.x + 2, y = b.y + head + 1, w = b.w - 4, h = b.h - head - 3;
     if (w < MIN_W || h < MIN_W) continue;
-    const ps = parts(b.i, Math.sqrt((w * h) / MIN_AREA) * MIN_W).sort((p, q) => q.v - p.v);
+    const ps = fit(b.i, parts(b.i, Math.sqrt((w * h) / MIN_AREA) * MIN_W).sort((p, q) => q.v - p.v), out.length);
     const placed = [];
     squarify(ps, x, y, w, h, placed);
     for (const p of placed) if (p.w * p.h >= 2 && out.length < MAX_BOXES) out.push(p);
@@ -188,11 +215,27 @@ function treemap(W, H) {
 
 // ---- drawing
 const svg = $('vin-chart');
+const shownName = (i) => (i ? iso(nameOf(i) || '""') : ROOT_PATH);
 function label(b) {
-  const name = b.kind === 'self' ? '(self)' : b.kind === 'more' ? b.n + ' smaller modules' : nameOf(b.i) || ROOT_PATH;
-  const c = b.kind === 'more' ? '' : b.kind === 'self' ? selfChangeOf(b.i) : changeOf(b.i);
-  const extra = CMP && c && b.kind !== 'self' ? ' ' + changeText(b.i, c) : '';
+  const name = b.kind === 'self' ? '(self)' : b.kind === 'more' ? b.n + ' smaller modules' : shownName(b.i);
+  const c = boxChange(b);
+  let extra = '';
+  if (CMP && b.kind === 'self') extra = ' ' + (c === 'added' || c === 'removed' ? c : pct(selfOf(b.i, 0), selfOf(b.i, NEW)));
+  else if (CMP && b.kind !== 'more') extra = ' ' + changeText(b.i, c);
   return name + ' ' + fmt(b.t) + extra;
+}
+// a box's change: its node's, its (self) part's, or for merged modules that of the one that
+// changed the most
+function boxChange(b) {
+  if (!CMP) return null;
+  if (b.kind === 'self') return selfChangeOf(b.i);
+  if (b.kind !== 'more') return changeOf(b.i);
+  let best = null, most = -1;
+  for (const m of b.members) {
+    const d = Math.abs((total(m, NEW) || 0) - (total(m, 0) || 0));
+    if (changeOf(m) !== 'same' && d > most) { most = d; best = changeOf(m); }
+  }
+  return best || 'same';
 }
 function draw() {
   const W = Math.max(320, $('vin-chart-box').clientWidth || 1000);
@@ -202,6 +245,7 @@ function draw() {
   svg.setAttribute('height', String(H));
   svg.textContent = '';
   gOf.length = 0;
+  tip(-1);
   const frag = document.createDocumentFragment();
   boxes.forEach((b, k) => {
     const g = document.createElementNS(NS, 'g');
@@ -209,8 +253,8 @@ function draw() {
     g.setAttribute('data-kind', b.kind);
     g.setAttribute('data-value', String(b.t));
     g.setAttribute('data-depth', String(depth[b.i] + (b.kind === 'self' || b.kind === 'more' ? 1 : 0)));
-    const c = b.kind === 'more' ? null : b.kind === 'self' ? selfChangeOf(b.i) : changeOf(b.i);
-    if (CMP) g.setAttribute('data-change', c || 'same');
+    const c = boxChange(b);
+    if (CMP) g.setAttribute('data-change', c);
     if ((b.kind === 'module' || b.kind === 'container') && matched[b.i]) g.setAttribute('data-match', '1');
     g.setAttribute('class', (b.kind === 'module' ? '' : b.kind) + (CMP ? ' c-' + (c || 'same') : ''));
     const r = document.createElementNS(NS, 'rect');
@@ -237,15 +281,15 @@ function tip(k, x, y) {
   const el = $('vin-tip');
   if (k < 0) { el.hidden = true; return; }
   const b = boxes[k], i = b.i, lines = [];
-  if (b.kind === 'more') lines.push(b.n + ' smaller modules under ' + path(i) + ': ' + fmt(b.t) + ' (click to open)');
+  if (b.kind === 'more') lines.push(b.n + ' smaller modules under ' + iso(path(i)) + ': ' + fmt(b.t) + ' (click to open)');
   else {
-    lines.push((b.kind === 'self' ? '(self) of ' : '') + path(i));
-    if (typeOf(i)) lines.push(typeOf(i));
+    lines.push((b.kind === 'self' ? '(self) of ' : '') + iso(path(i)));
+    if (typeOf(i)) lines.push(iso(typeOf(i)));
     if (b.kind === 'container') lines.push('container: no record of its own, the sum of its children');
     if (NODES[i][4] != null) lines.push('calls: ' + NODES[i][4]);
     const v = b.kind === 'self' ? selfOf(i) : total(i);
-    lines.push(METRIC[S.metric].label + ': total ' + fmt(total(i)) + ', self ' + fmt(kids[i].length ? selfOf(i) : total(i)));
-    const root = size(0), up = i ? size(parentOf(i)) : 0;
+    lines.push(metric().label + ': total ' + fmt(total(i)) + ', self ' + fmt(kids[i].length ? selfOf(i) : total(i)));
+    const root = size(0), up = b.kind === 'self' ? size(i) : i ? size(parentOf(i)) : 0;
     if (root > 0) lines.push('share of root ' + ((100 * (v || 0)) / root).toFixed(2) + '%' + (up > 0 ? ', of parent ' + ((100 * (v || 0)) / up).toFixed(2) + '%' : ''));
     if (NODES[i][5]) lines.push('shapes: ' + JSON.stringify(NODES[i][5]) + ' -> ' + JSON.stringify(NODES[i][6]));
     if (CMP) {
@@ -265,7 +309,7 @@ function tip(k, x, y) {
 function exceeds(i) {
   let sum = 0;
   for (const c of kids[i]) sum += size(c);
-  return sum > size(i) && size(i) > 0 ? 'its children add up to ' + fmt(sum) + ', more than its ' + fmt(size(i)) + ' (shared tensors or calls): drawn scaled to fit' : '';
+  return past(sum, size(i)) && size(i) > 0 ? 'its children add up to ' + fmt(sum) + ', more than its ' + fmt(size(i)) + ' (shared tensors or calls): drawn scaled to fit' : '';
 }
 
 // ---- the state, the URL fragment and the controls
@@ -284,17 +328,18 @@ function nearest(p) {
   }
 }
 function readHash() {
-  const got = {};
+  const got = new Map();
   for (const part of location.hash.slice(1).split('&')) {
     const eq = part.indexOf('=');
     if (eq < 0) continue;
-    try { got[part.slice(0, eq)] = decodeURIComponent(part.slice(eq + 1)); } catch (e) { /* a broken escape: ignored */ }
+    try { got.set(part.slice(0, eq), decodeURIComponent(part.slice(eq + 1))); } catch (e) { /* a broken escape: ignored */ }
   }
-  S.view = got.view === 'treemap' ? 'treemap' : 'icicle';
-  S.metric = METRIC[got.metric] ? got.metric : DEF.metric;
-  S.size = CMP && got.size === 'old' ? 'old' : 'new';
-  S.q = got.q || '';
-  focus = nearest(got.focus == null ? ROOT_PATH : got.focus);
+  S.view = got.get('view') === 'treemap' ? 'treemap' : 'icicle';
+  S.metric = METRIC.has(got.get('metric')) ? got.get('metric') : DEF.metric;
+  S.size = CMP && got.get('size') === 'old' ? 'old' : 'new';
+  S.q = got.get('q') || '';
+  focus = nearest(got.has('focus') ? got.get('focus') : ROOT_PATH);
+  group = null;
   S.focus = path(focus);
 }
 function pressed() {
@@ -315,9 +360,10 @@ function crumbs() {
     b.className = 'name';
     b.textContent = k ? nameOf(i) : ROOT_PATH;
     b.addEventListener('click', () => zoom(i));
-    if (i === focus) b.setAttribute('aria-current', 'location');
+    if (i === focus && !group) b.setAttribute('aria-current', 'location');
     nav.appendChild(b);
   });
+  if (group) { const s = document.createElement('span'); s.textContent = ' > ' + group.length + ' smaller modules'; nav.appendChild(s); }
   $('vin-note').textContent = exceeds(focus) ? path(focus) + ': ' + exceeds(focus) : '';
 }
 function banners() {
@@ -326,7 +372,7 @@ function banners() {
   e.hidden = !env.length;
   e.textContent = env.length ? 'The two profiles were measured differently: ' + env.join(', ') + ' differ, so times and memory may differ for that reason.' : '';
   const f = $('vin-banner-flops'), missing = [];
-  D.sides.forEach((s) => { if (s.header.flops_complete === false) (s.header.uncounted_operators || []).forEach((o) => missing.push(o.name + ' (' + o.calls + ' calls)')); });
+  D.sides.forEach((s) => { if (s.header.flops_complete === false) (s.header.uncounted_operators || []).forEach((o) => missing.push(iso(o.name) + ' (' + o.calls + ' calls)')); });
   f.hidden = !(S.metric === 'flops' && missing.length);
   f.textContent = f.hidden ? '' : 'FLOPs are incomplete: no rule counts the work of ' + missing.join(', ') + '.';
 }
@@ -340,7 +386,7 @@ function render() {
   tables();
   writeHash();
 }
-function zoom(i) { focus = i; render(); }
+function zoom(i) { focus = i; group = null; render(); }
 
 // ---- tables: what changed, the modules (sortable), the top operators
 function cell(tr, text, cls) { const td = document.createElement('td'); td.textContent = text; if (cls) td.className = cls; tr.appendChild(td); return td; }
@@ -388,7 +434,7 @@ function tables() {
     });
   }
   const t = $('vin-modules');
-  const names = ['Module', 'Type', 'Calls'].concat(CMP ? ['Old ' + METRIC[m].label, 'New ' + METRIC[m].label, 'Change'] : D.metrics.map((x) => x.label));
+  const names = ['Module', 'Type', 'Calls'].concat(CMP ? ['Old ' + metric(m).label, 'New ' + metric(m).label, 'Change'] : D.metrics.map((x) => x.label));
   const key = (i, k) => {
     if (k === 0) return path(i);
     if (k === 1) return typeOf(i);
@@ -459,8 +505,9 @@ function open(k) {
   const b = boxes[k];
   if (!b) return;
   if (b.kind === 'more') {
-    if (b.i !== focus) return zoom(b.i);
-    return zoom(b.members.reduce((a, c) => (size(c) > size(a) ? c : a), b.members[0]));
+    // the merged modules of the focus drawn alone, across the whole frame (Escape leaves them)
+    if (b.i === focus) { group = b.members; render(); return; }
+    return zoom(b.i);
   }
   zoom(b.i);
 }
@@ -491,10 +538,11 @@ document.addEventListener('keydown', (e) => {
   if (e.key === '/' && !typing) { e.preventDefault(); $('vin-search').focus(); return; }
   if (e.key === 'Escape') {
     if (typing) { e.target.blur(); return; }
-    if (focus) zoom(parentOf(focus));
+    if (group) { group = null; render(); } else if (focus) zoom(parentOf(focus));
     return;
   }
-  if (typing || e.altKey || e.ctrlKey || e.metaKey) return;
+  // Enter and the arrows belong to the chart (a focused button keeps its Enter, the page its arrows)
+  if (e.target !== svg || e.altKey || e.ctrlKey || e.metaKey) return;
   if (e.key === 'Enter' && sel >= 0) { e.preventDefault(); open(sel); }
   else if (e.key.startsWith('Arrow')) { e.preventDefault(); move(e.key); }
 });
