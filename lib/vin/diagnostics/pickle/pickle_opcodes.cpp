@@ -13,8 +13,8 @@ struct Row {
   OpcodeInfo info;
 };
 
-// Every opcode torch.save (Python's pickler, protocol 2) and TorchScript's pickler write, and the
-// rest of protocols 0-4 that a reader must be able to step over.
+// Every opcode torch.save (Python's pickler, protocol 2) and TorchScript's pickler write, the
+// rest of protocols 2-4 that a reader must be able to step over, then what only scan walks.
 constexpr Row kRows[] = {
     {Op::PROTO, {"PROTO", A::fixed, 1, {K::none}}},
     {Op::FRAME, {"FRAME", A::fixed, 8, {K::none}}},
@@ -68,6 +68,23 @@ constexpr Row kRows[] = {
     {Op::APPEND, {"APPEND", A::none, 0, {K::add, 1}}},    // list, value
     {Op::BUILD, {"BUILD", A::none, 0, {K::add, 1}}},      // object, state
     {Op::SETITEM, {"SETITEM", A::none, 0, {K::add, 2}}},  // dict, key, value
+    // the rest of protocols 0-5, for next_any_opcode alone
+    {Op::INT, {"INT", A::line, 0, {K::push}, false}},
+    {Op::LONG, {"LONG", A::line, 0, {K::push}, false}},
+    {Op::FLOAT, {"FLOAT", A::line, 0, {K::push}, false}},
+    {Op::STRING, {"STRING", A::line, 0, {K::push}, false}},
+    {Op::UNICODE, {"UNICODE", A::line, 0, {K::push}, false}},
+    {Op::PERSID, {"PERSID", A::line, 0, {K::push}, false}},  // the id's text is the object
+    {Op::PUT, {"PUT", A::line, 0, {K::memo_put}, false}},
+    {Op::GET, {"GET", A::line, 0, {K::memo_get}, false}},
+    {Op::INST, {"INST", A::lines, 0, {K::collect}, false}},  // module, name; the arguments
+    {Op::OBJ, {"OBJ", A::none, 0, {K::collect}, false}},     // the class, then the arguments
+    {Op::EXT1, {"EXT1", A::fixed, 1, {K::push}, false}},     // a global by its registry code
+    {Op::EXT2, {"EXT2", A::fixed, 2, {K::push}, false}},
+    {Op::EXT4, {"EXT4", A::fixed, 4, {K::push}, false}},
+    {Op::BYTEARRAY8, {"BYTEARRAY8", A::counted, 8, {K::push}, false}},
+    {Op::NEXT_BUFFER, {"NEXT_BUFFER", A::none, 0, {K::push}, false}},
+    {Op::READONLY_BUFFER, {"READONLY_BUFFER", A::none, 0, {K::build, 1}, false}},
 };
 
 // the rows by opcode byte
@@ -82,23 +99,29 @@ const std::array<const OpcodeInfo*, 256>& table() {
 
 }  // namespace
 
-const OpcodeInfo* opcode_info(unsigned char op) { return table()[op]; }
+const OpcodeInfo* any_opcode_info(unsigned char op) { return table()[op]; }
+
+const OpcodeInfo* opcode_info(unsigned char op) {
+  const OpcodeInfo* info = table()[op];
+  return info && info->torch_readers ? info : nullptr;
+}
 
 StackEffect stack_effect(unsigned char op) {
   const OpcodeInfo* info = opcode_info(op);
   return info ? info->effect : StackEffect{K::push};
 }
 
-OpcodeRead next_opcode(std::string_view p, std::size_t& pos, PickleOpcode& out) {
-  out = PickleOpcode{static_cast<unsigned char>(p[pos]), pos};
-  ++pos;
-  const OpcodeInfo* info = opcode_info(out.op);
+namespace {
+
+OpcodeRead read_argument(const OpcodeInfo* info, std::string_view p, std::size_t& pos,
+                         PickleOpcode& out) {
   if (!info) return OpcodeRead::unknown;
   switch (info->argument) {
     case A::none:
       return OpcodeRead::ok;
+    case A::line:
     case A::lines:
-      for (int line = 0; line < 2; ++line) {
+      for (int line = 0; line < (info->argument == A::lines ? 2 : 1); ++line) {
         const std::size_t nl = p.find('\n', pos);
         if (nl == std::string_view::npos) return OpcodeRead::truncated;
         pos = nl + 1;
@@ -119,6 +142,20 @@ OpcodeRead next_opcode(std::string_view p, std::size_t& pos, PickleOpcode& out) 
     pos += static_cast<std::size_t>(out.value);
   }
   return OpcodeRead::ok;
+}
+
+}  // namespace
+
+OpcodeRead next_opcode(std::string_view p, std::size_t& pos, PickleOpcode& out) {
+  out = PickleOpcode{static_cast<unsigned char>(p[pos]), pos};
+  ++pos;
+  return read_argument(opcode_info(out.op), p, pos, out);
+}
+
+OpcodeRead next_any_opcode(std::string_view p, std::size_t& pos, PickleOpcode& out) {
+  out = PickleOpcode{static_cast<unsigned char>(p[pos]), pos};
+  ++pos;
+  return read_argument(any_opcode_info(out.op), p, pos, out);
 }
 
 }  // namespace vin::diagnostics

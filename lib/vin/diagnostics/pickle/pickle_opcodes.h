@@ -1,6 +1,8 @@
-// The pickle opcodes that torch.save and TorchScript write (protocols 0-4), as one table: each
-// opcode's name, argument layout and stack effect. Every walk over a pickle in this project
-// (pickle_safety's scan, pickle_reader) reads opcodes through next_opcode and names them with Op.
+// The pickle opcodes of protocols 0-5, as one table: each opcode's name, argument layout and
+// stack effect, and whether the readers of torch's pickles step over it. Every walk over a
+// pickle in this project reads opcodes through next_opcode (pickle_safety's scan,
+// pickle_reader: the opcodes torch.save and TorchScript write and the rest of protocols 2-4) or
+// next_any_opcode (scan: every opcode Python's unpickler runs) and names them with Op.
 #pragma once
 
 #include <cstddef>
@@ -63,6 +65,24 @@ enum class Op : unsigned char {
   STACK_GLOBAL = 0x93,
   MEMOIZE = 0x94,
   FRAME = 0x95,
+  // protocol 0's text forms, the extension registry, protocol 5's buffers: Python's unpickler
+  // runs them; torch's pickles never hold them
+  INT = 'I',
+  LONG = 'L',
+  FLOAT = 'F',
+  STRING = 'S',
+  UNICODE = 'V',
+  PERSID = 'P',
+  PUT = 'p',
+  GET = 'g',
+  INST = 'i',
+  OBJ = 'o',
+  EXT1 = 0x82,
+  EXT2 = 0x83,
+  EXT4 = 0x84,
+  BYTEARRAY8 = 0x96,
+  NEXT_BUFFER = 0x97,
+  READONLY_BUFFER = 0x98,
 };
 
 /// What an opcode does to the unpickler's stack.
@@ -91,7 +111,8 @@ enum class Argument {
   none,     ///< no argument
   fixed,    ///< `width` bytes, a little-endian number
   counted,  ///< a `width`-byte little-endian length, then that many bytes
-  lines,    ///< two newline-terminated lines (GLOBAL's module and name)
+  lines,    ///< two newline-terminated lines (GLOBAL's and INST's module and name)
+  line,     ///< one newline-terminated line (protocol 0's INT, STRING, PUT, ...)
 };
 
 /// One row of the table.
@@ -100,11 +121,17 @@ struct OpcodeInfo {
   Argument argument;
   unsigned width;
   StackEffect effect;
+  /// whether the readers of torch's pickles (opcode_info, next_opcode) know it; the others are
+  /// for next_any_opcode alone
+  bool torch_readers = true;
 };
 
 /// The table's row for `op`, or null for an opcode outside protocols 0-4 as torch.save and
-/// TorchScript write them.
+/// TorchScript write them (protocol 0's text forms, the extension registry and protocol 5
+/// included: torch's readers refuse those).
 const OpcodeInfo* opcode_info(unsigned char op);
+/// The table's row for any opcode of protocols 0-5, or null for a byte that is none.
+const OpcodeInfo* any_opcode_info(unsigned char op);
 
 /// The stack effect of `op` (an opcode opcode_info knows).
 StackEffect stack_effect(unsigned char op);
@@ -125,8 +152,12 @@ enum class OpcodeRead {
 };
 
 /// Decodes the opcode at `pos` and its argument (little-endian numbers; GLOBAL's two lines),
-/// leaving `pos` past the argument when it returns OpcodeRead::ok.
+/// leaving `pos` past the argument when it returns OpcodeRead::ok; an opcode opcode_info does
+/// not know is OpcodeRead::unknown.
 OpcodeRead next_opcode(std::string_view p, std::size_t& pos, PickleOpcode& out);
+/// The same for every opcode of protocols 0-5 (any_opcode_info); a line argument's bytes are
+/// p.substr(out.at + 1, pos - out.at - 2) (the newline left out).
+OpcodeRead next_any_opcode(std::string_view p, std::size_t& pos, PickleOpcode& out);
 
 /// Whether `code` is the opcode `op`.
 inline bool is(const PickleOpcode& code, Op op) {

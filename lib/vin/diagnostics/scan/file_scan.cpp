@@ -1,0 +1,296 @@
+#include "vin/diagnostics/scan/file_scan.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+
+#include "vin/diagnostics/container/tar_archive.h"
+#include "vin/diagnostics/container/zip_archive.h"
+#include "vin/diagnostics/formats/file_format.h"
+#include "vin/diagnostics/formats/file_kind.h"
+#include "vin/diagnostics/records/error.h"
+#include "vin/diagnostics/safetensors/safetensors_file.h"
+#include "vin/diagnostics/scan/pickle_scan.h"
+#include "vin/diagnostics/text/printable.h"
+
+namespace vin::diagnostics {
+namespace {
+
+// The most of one pickle stream, or of a zip or tar member, read to be walked: real pickles are
+// a few MB (the 5,054-module fixture's data.pkl: 6 MB)
+constexpr std::uint64_t kMaxStreamBytes = std::uint64_t{1} << 30;
+// A legacy torch.save file: the magic number, the protocol version, the system info, the value,
+// the storage keys; raw storages after them
+constexpr int kLegacyStreams = 5;
+
+// Whether `name` (a member, a file) is named as a pickle is
+bool pickle_name(std::string_view name) {
+  for (const char* suffix : {".pkl", ".pickle"})
+    if (name.size() >= std::strlen(suffix) &&
+        name.compare(name.size() - std::strlen(suffix), std::string_view::npos, suffix) == 0)
+      return true;
+  return false;
+}
+
+// Whether a file of this name is a bare pickle when its bytes are no other format (protocol 0
+// and 1 pickles start with text: `cos\nsystem\n`)
+bool pickle_file_name(std::string_view name) {
+  for (const char* suffix : {".pkl", ".pickle", ".bin", ".pth", ".pt", ".ckpt", ".pk", ".p"})
+    if (name.size() >= std::strlen(suffix) &&
+        name.compare(name.size() - std::strlen(suffix), std::string_view::npos, suffix) == 0)
+      return true;
+  return false;
+}
+
+// Whether `bytes` start as a pickle of protocol 2 to 5 does (PROTO and its version)
+bool starts_with_proto(std::string_view bytes) {
+  return bytes.size() >= 2 && static_cast<unsigned char>(bytes[0]) == 0x80 &&
+         static_cast<unsigned char>(bytes[1]) >= 2 && static_cast<unsigned char>(bytes[1]) <= 5;
+}
+
+// What a file's streams add up to
+class Judgement {
+ public:
+  Judgement(const std::string& file, const AllowList& allowed) : file_(file), allowed_(allowed) {}
+
+  // walks the stream at `bytes`; returns where it stopped (past STOP), or nothing where it broke
+  std::optional<std::size_t> stream(std::string_view bytes, const std::optional<std::string>& member,
+                                    std::uint64_t base = 0, bool only_if_it_runs_code = false,
+                                    PickleVerdict* out = nullptr) {
+    PickleVerdict v = scan_pickle(bytes, allowed_);
+    if (only_if_it_runs_code && !v.runs_code) return v.stopped ? std::optional<std::size_t>(v.end) : std::nullopt;
+    runs_code_ = runs_code_ || v.runs_code;
+    cannot_judge_ = cannot_judge_ || v.cannot_judge;
+    torch_ok_ = torch_ok_ && v.torch_weights_only;
+    globals_.insert(v.globals.begin(), v.globals.end());
+    for (ScanFinding& f : v.findings) {
+      f.file = file_;
+      f.member = member;
+      if (f.offset) *f.offset += base;
+      findings_.push_back(std::move(f));
+    }
+    const std::optional<std::size_t> end = v.stopped ? std::optional<std::size_t>(v.end) : std::nullopt;
+    if (out) *out = std::move(v);
+    return end;
+  }
+
+  void container(const std::optional<std::string>& member, const std::string& what,
+                 const std::string& reason, bool judgeable = false) {
+    if (!judgeable) cannot_judge_ = true;
+    findings_.push_back({file_, member, std::nullopt, "container", what, "malformed", false, reason});
+  }
+
+  void unread(const std::string& reason) {
+    cannot_judge_ = true;
+    findings_.push_back({file_, std::nullopt, std::nullopt, "structure", "not judged", "malformed",
+                         false, reason});
+  }
+
+  void torch_reads(bool reads) { torch_reads_ = reads; }
+
+  FileScan result(const std::string& format) {
+    FileScan out;
+    out.summary.file = file_;
+    out.summary.format = format;
+    out.summary.verdict = runs_code_ ? "runs-code" : cannot_judge_ ? "cannot-judge" : "weights-only";
+    out.summary.globals.assign(globals_.begin(), globals_.end());
+    out.summary.findings = static_cast<std::int64_t>(findings_.size());
+    out.summary.torch_version = kAllowListTorchVersion;
+    if (torch_reads_) out.summary.torch_weights_only = torch_ok_ && !runs_code_ && !cannot_judge_;
+    out.findings = std::move(findings_);
+    return out;
+  }
+
+ private:
+  std::string file_;
+  const AllowList& allowed_;
+  bool runs_code_ = false, cannot_judge_ = false, torch_ok_ = true, torch_reads_ = false;
+  std::set<std::string> globals_;
+  std::vector<ScanFinding> findings_;
+};
+
+// The pickle of an .npy image holding objects (dtype '|O'), or nothing
+std::optional<std::string_view> npy_object_pickle(std::string_view npy) {
+  if (npy.size() < 10 || npy.compare(0, 6, "\x93NUMPY") != 0) return std::nullopt;
+  const auto major = static_cast<unsigned char>(npy[6]);
+  const std::size_t width = major == 1 ? 2 : 4;
+  if (npy.size() < 8 + width) return std::nullopt;
+  std::uint64_t length = 0;
+  for (std::size_t i = 0; i < width; ++i)
+    length |= std::uint64_t{static_cast<unsigned char>(npy[8 + i])} << (8 * i);
+  const std::size_t begin = 8 + width;
+  if (length > npy.size() - begin) return std::nullopt;
+  const std::string_view header = npy.substr(begin, static_cast<std::size_t>(length));
+  if (header.find("'|O'") == std::string_view::npos && header.find("\"|O\"") == std::string_view::npos)
+    return std::nullopt;
+  return npy.substr(begin + static_cast<std::size_t>(length));
+}
+
+// A bare pickle file: its streams one after the other to the end
+void scan_streams(Judgement& j, std::string_view bytes, const std::optional<std::string>& member,
+                  int most = -1) {
+  std::size_t at = 0;
+  for (int n = 0; at < bytes.size() && n != most; ++n) {
+    if (n > 0 && !starts_with_proto(bytes.substr(at)) && most < 0) {
+      // what follows the last STOP is no pickle of protocol 2-5: walked only where it would
+      // run code (a loader that reads on), else named
+      if (!j.stream(bytes.substr(at), member, at, /*only_if_it_runs_code=*/true))
+        j.container(member, "bytes after STOP",
+                    std::to_string(bytes.size() - at) + " bytes after the last pickle's STOP at "
+                    "offset " + std::to_string(at) + ", which no unpickler reads",
+                    /*judgeable=*/true);
+      return;
+    }
+    const std::optional<std::size_t> end = j.stream(bytes.substr(at), member, at);
+    if (!end) return;
+    at += *end;
+  }
+}
+
+void scan_zip(Judgement& j, const ZipArchive& zip) {
+  // the pickles a loader unpickles first (data.pkl, constants.pkl, any .pkl), which name the
+  // storage records torch reads as raw bytes; then every other member that starts as a pickle
+  std::set<std::string> storage_records;
+  std::vector<std::size_t> others;
+  for (std::size_t i = 0; i < zip.entries().size(); ++i) {
+    const ZipArchive::Entry& e = zip.entries()[i];
+    if (!pickle_name(e.name)) {
+      others.push_back(i);
+      continue;
+    }
+    if (e.size > kMaxStreamBytes) {
+      j.unread(e.name + ": a pickle of " + std::to_string(e.size) + " bytes, more than scan reads");
+      continue;
+    }
+    const std::string bytes = zip.read(i, kMaxStreamBytes, e.name);
+    PickleVerdict v;
+    j.stream(bytes, e.name, 0, false, &v);
+    const std::size_t slash = e.name.rfind('/');
+    const std::string folder = slash == std::string::npos ? "" : e.name.substr(0, slash + 1);
+    for (const std::string& key : v.storage_keys)
+      for (const char* records : {"data/", "constants/", ""}) storage_records.insert(folder + records + key);
+  }
+  for (const std::size_t i : others) {
+    const ZipArchive::Entry& e = zip.entries()[i];
+    if (storage_records.count(e.name) || e.size < 2) continue;
+    std::string head = zip.read(i, e.size > kMaxStreamBytes ? 0 : kMaxStreamBytes, e.name);
+    if (e.name.size() > 4 && e.name.compare(e.name.size() - 4, 4, ".npy") == 0) {
+      if (const auto pickle = npy_object_pickle(head)) j.stream(*pickle, e.name);
+      continue;
+    }
+    // raw bytes that happen to start as a pickle are no pickle unless walking them runs code
+    if (starts_with_proto(head)) j.stream(head, e.name, 0, /*only_if_it_runs_code=*/true);
+  }
+}
+
+FileScan judge(const std::string& path, const AllowList& allowed) {
+  Judgement j(path, allowed);
+  ClassifiedFile file;
+  try {
+    file = classify_file(path, "a file to scan");
+  } catch (const Error& e) {
+    j.container(std::nullopt, "unreadable", printable(e.what(), 2000));
+    return j.result("unknown");
+  }
+  const std::string format(format_of(file.kind).name);
+  const std::uint64_t size = file.file->size();
+  switch (file.kind) {
+    case FileKind::pickle:
+    case FileKind::legacy_pickle: {
+      j.torch_reads(true);
+      const std::string bytes = file.file->read_all(std::min(size, kMaxStreamBytes + 1), "a pickle");
+      scan_streams(j, std::string_view(bytes).substr(0, std::min<std::size_t>(bytes.size(), kMaxStreamBytes)),
+                   std::nullopt, file.kind == FileKind::legacy_pickle ? kLegacyStreams : -1);
+      return j.result(format);
+    }
+    case FileKind::torch_save_zip:
+    case FileKind::torchscript_archive:
+    case FileKind::legacy_torchscript:
+    case FileKind::torch_export:
+    case FileKind::other_zip:
+      j.torch_reads(file.kind == FileKind::torch_save_zip);
+      scan_zip(j, *file.zip);
+      return j.result(format);
+    case FileKind::npy: {
+      const std::string bytes = file.file->read_all(std::min(size, kMaxStreamBytes), "an .npy file");
+      if (const auto pickle = npy_object_pickle(bytes)) j.stream(*pickle, std::nullopt);
+      return j.result(format);
+    }
+    case FileKind::safetensors:
+      try {
+        read_safetensors_header(*file.file);
+      } catch (const Error& e) {
+        j.container(std::nullopt, "broken header", printable(e.what(), 2000));
+      }
+      return j.result(format);
+    case FileKind::torch_save_tar: {
+      j.torch_reads(true);
+      const std::optional<TarContents> tar = read_tar(*file.file);
+      if (!tar) {
+        j.unread("not a tar after all");
+        return j.result(format);
+      }
+      if (tar->problem) j.container(std::nullopt, "tar", *tar->problem);
+      for (const TarMember& m : tar->members) {
+        if (m.name == "storages" || m.name == "tensors" || m.size > kMaxStreamBytes) continue;
+        std::string bytes(static_cast<std::size_t>(m.size), '\0');
+        bytes.resize(file.file->read_at(m.begin, bytes.data(), bytes.size()));
+        scan_streams(j, bytes, m.name);
+      }
+      return j.result(format);
+    }
+    case FileKind::weights_index:
+      return j.result(format);  // JSON naming the shards, which are files of their own
+    case FileKind::text:
+      if (pickle_file_name(path)) {  // a protocol 0 or 1 pickle reads as text
+        j.torch_reads(true);
+        const std::string bytes = file.file->read_all(std::min(size, kMaxStreamBytes), "a pickle");
+        scan_streams(j, bytes, std::nullopt);
+        return j.result("pickle");
+      }
+      [[fallthrough]];
+    default:
+      j.unread(what_it_is(file) + ", not a model file scan judges");
+      return j.result(format);
+  }
+}
+
+}  // namespace
+
+FileScan scan_file(const std::string& path, const AllowList& allowed) {
+  try {
+    return judge(path, allowed);
+  } catch (const Error& e) {  // a read that failed half way: the file cannot be judged
+    Judgement j(path, allowed);
+    j.unread(printable(e.what(), 2000));
+    return j.result("unknown");
+  }
+}
+
+std::vector<std::string> scan_targets(const std::vector<std::string>& paths) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> files;
+  for (const std::string& path : paths) {
+    std::error_code error;
+    const fs::file_status status = fs::symlink_status(path, error);
+    if (error || !fs::exists(status))
+      throw Error(printable(path) + ": no such file or directory");
+    if (!fs::is_directory(status)) {
+      files.push_back(path);
+      continue;
+    }
+    std::vector<std::string> found;
+    for (auto it = fs::recursive_directory_iterator(path, fs::directory_options::skip_permission_denied, error);
+         !error && it != fs::recursive_directory_iterator(); it.increment(error))
+      if (it->is_regular_file(error) && !it->is_symlink(error)) found.push_back(it->path().string());
+    if (error) throw Error(printable(path) + ": cannot list the directory (" + error.message() + ")");
+    std::sort(found.begin(), found.end());
+    files.insert(files.end(), found.begin(), found.end());
+  }
+  return files;
+}
+
+}  // namespace vin::diagnostics
