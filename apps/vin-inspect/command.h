@@ -49,5 +49,6 @@ std::unique_ptr<Command> profile_command();
 std::unique_ptr<Command> compare_command();
 std::unique_ptr<Command> diff_command();
 std::unique_ptr<Command> report_command();
+std::unique_ptr<Command> scan_command();
 
 }  // namespace vin::cli

@@ -35,6 +35,7 @@ std::vector<std::unique_ptr<Command>> all_commands() {
   commands.push_back(compare_command());
   commands.push_back(diff_command());
   commands.push_back(report_command());
+  commands.push_back(scan_command());
   return commands;
 }
 

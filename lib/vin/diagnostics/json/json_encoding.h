@@ -8,6 +8,7 @@
 #include "vin/diagnostics/records/capture_records.h"
 #include "vin/diagnostics/records/compare_records.h"
 #include "vin/diagnostics/records/config_records.h"
+#include "vin/diagnostics/records/file_records.h"
 #include "vin/diagnostics/records/model_metadata.h"
 #include "vin/diagnostics/records/profile_records.h"
 #include "vin/diagnostics/records/record_value.h"
@@ -70,6 +71,9 @@ Json to_json(const ExportArchive& archive);
 Json to_json(const WeightsFile& weights);
 /// One of a checkpoint's values that are not tensors (contract 11.2).
 Json to_json(const CheckpointValue& value);
+/// scan's records (contract 14.2), without the "record" key.
+Json to_json(const ScanFinding& finding);
+Json to_json(const ScanSummary& summary);
 /// One OperatorCount record (inspect-model --operators of a .pt2).
 Json to_json(const OperatorCount& count);
 /// A .pt2's GraphSignature record (inspect-model --signature).

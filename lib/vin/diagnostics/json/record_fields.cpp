@@ -543,6 +543,42 @@ constexpr Field<CheckpointValue> kCheckpointValueFields[] = {
     {"value", [](const CheckpointValue& v) { return v.value; }, Presence::always, not_compared},
 };
 
+// scan's: nothing of them is compared (diff does not take scan's records)
+template <class T>
+Json optional_json(const std::optional<T>& value) {
+  return value ? Json(*value) : Json(nullptr);
+}
+constexpr Field<ScanFinding> kScanFindingFields[] = {
+    {"file", [](const ScanFinding& f) { return Json(f.file); }, Presence::always, not_compared},
+    {"member", [](const ScanFinding& f) { return optional_json(f.member); }, Presence::always,
+     not_compared},
+    {"offset", [](const ScanFinding& f) { return optional_json(f.offset); }, Presence::always,
+     not_compared},
+    {"kind", [](const ScanFinding& f) { return Json(f.kind); }, Presence::always, not_compared},
+    {"name", [](const ScanFinding& f) { return Json(f.name); }, Presence::always, not_compared},
+    {"severity", [](const ScanFinding& f) { return Json(f.severity); }, Presence::always,
+     not_compared},
+    {"called", [](const ScanFinding& f) { return Json(f.called); }, Presence::always,
+     not_compared},
+    {"reason", [](const ScanFinding& f) { return Json(f.reason); }, Presence::always,
+     not_compared},
+};
+constexpr Field<ScanSummary> kScanSummaryFields[] = {
+    {"file", [](const ScanSummary& s) { return Json(s.file); }, Presence::always, not_compared},
+    {"format", [](const ScanSummary& s) { return Json(s.format); }, Presence::always,
+     not_compared},
+    {"verdict", [](const ScanSummary& s) { return Json(s.verdict); }, Presence::always,
+     not_compared},
+    {"globals", [](const ScanSummary& s) { return Json(s.globals); }, Presence::always,
+     not_compared},
+    {"findings", [](const ScanSummary& s) { return Json(s.findings); }, Presence::always,
+     not_compared},
+    {"torch_version", [](const ScanSummary& s) { return Json(s.torch_version); },
+     Presence::always, not_compared},
+    {"torch_weights_only", [](const ScanSummary& s) { return optional_json(s.torch_weights_only); },
+     Presence::always, not_compared},
+};
+
 }  // namespace
 
 const std::vector<RecordInfo>& record_infos() {
@@ -568,6 +604,8 @@ const std::vector<RecordInfo>& record_infos() {
         info_of("GraphSignature", kGraphSignatureFields),
         info_of("Change", kChangeFields),
         info_of("DiffSummary", kDiffSummaryFields),
+        info_of("ScanFinding", kScanFindingFields),
+        info_of("ScanSummary", kScanSummaryFields),
     };
     // the json document's module entries hold their tensors (docs/records.md)
     for (RecordInfo& info : all)
@@ -654,5 +692,9 @@ Json to_json(const OperatorCount& count) { return encode_fields(kOperatorCountFi
 Json to_json(const GraphSignature& signature) {
   return encode_fields(kGraphSignatureFields, signature);
 }
+
+Json to_json(const ScanFinding& finding) { return encode_fields(kScanFindingFields, finding); }
+
+Json to_json(const ScanSummary& summary) { return encode_fields(kScanSummaryFields, summary); }
 
 }  // namespace vin::diagnostics

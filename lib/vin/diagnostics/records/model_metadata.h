@@ -13,7 +13,7 @@
 
 #include "vin/diagnostics/records/export_records.h"
 #include "vin/diagnostics/records/record_value.h"
-#include "vin/diagnostics/records/weights_records.h"
+#include "vin/diagnostics/records/file_records.h"
 
 namespace vin::diagnostics {
 

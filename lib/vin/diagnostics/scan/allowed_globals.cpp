@@ -404,8 +404,20 @@ void AllowList::allow(const std::string& name) {
   added_.insert(global);
 }
 
+AllowList AllowList::with_torchscript_names() const {
+  AllowList list = *this;
+  list.torchscript_ = true;
+  return list;
+}
+
 bool AllowList::allows(std::string_view global) const {
   if (blocked_by_torch(global)) return false;
+  // LibTorch's unpickler resolves these itself (torch/csrc/jit/serialization/unpickler.cpp;
+  // PyTorch 1.0-1.2's attributes.pkl names its tensors and lists by __main__'s three)
+  if (torchscript_ && (in_module(global, "__torch__") || in_module(global, "torch.jit._pickle") ||
+                       global == "__main__.TensorID" || global == "__main__.IntList" ||
+                       global == "__main__.LiteralTensor"))
+    return true;
   return std::binary_search(kAllowed.begin(), kAllowed.end(), global,
                             [](std::string_view a, std::string_view b) { return a < b; }) ||
          added_.count(global) > 0;

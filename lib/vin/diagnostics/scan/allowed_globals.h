@@ -30,11 +30,17 @@ class AllowList {
   void allow(const std::string& name);
   /// Whether `global` (imported_global's spelling) is allowed.
   bool allows(std::string_view global) const;
+  /// The same list that also allows the names LibTorch's own unpickler resolves in a
+  /// TorchScript archive (`__torch__.*` classes compiled from its code/, `torch.jit._pickle.*`,
+  /// PyTorch 1.0-1.2's `__main__.TensorID`, `IntList`, `LiteralTensor`):
+  /// no Python is imported for them; what runs is the archive's TorchScript.
+  AllowList with_torchscript_names() const;
   /// The names --allow added, sorted.
   const std::set<std::string, std::less<>>& added() const { return added_; }
 
  private:
   std::set<std::string, std::less<>> added_;
+  bool torchscript_ = false;
 };
 
 /// Whether torch.load(weights_only=True) refuses `global` before its list: a module torch blocks

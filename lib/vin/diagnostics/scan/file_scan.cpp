@@ -54,13 +54,14 @@ bool starts_with_proto(std::string_view bytes) {
 // What a file's streams add up to
 class Judgement {
  public:
-  Judgement(const std::string& file, const AllowList& allowed) : file_(file), allowed_(allowed) {}
+  Judgement(const std::string& file, const AllowList& allowed, PickleScanLimits limits = {})
+      : file_(file), allowed_(allowed), limits_(limits) {}
 
   // walks the stream at `bytes`; returns where it stopped (past STOP), or nothing where it broke
   std::optional<std::size_t> stream(std::string_view bytes, const std::optional<std::string>& member,
                                     std::uint64_t base = 0, bool only_if_it_runs_code = false,
                                     PickleVerdict* out = nullptr) {
-    PickleVerdict v = scan_pickle(bytes, allowed_);
+    PickleVerdict v = scan_pickle(bytes, allowed_, limits_);
     if (only_if_it_runs_code && !v.runs_code) return v.stopped ? std::optional<std::size_t>(v.end) : std::nullopt;
     runs_code_ = runs_code_ || v.runs_code;
     cannot_judge_ = cannot_judge_ || v.cannot_judge;
@@ -81,6 +82,12 @@ class Judgement {
                  const std::string& reason, bool judgeable = false) {
     if (!judgeable) cannot_judge_ = true;
     findings_.push_back({file_, member, std::nullopt, "container", what, "malformed", false, reason});
+  }
+
+  // code a TorchScript archive runs at load, not judged: the file cannot be judged
+  void load_time_code(const std::string& member, const std::string& name, const std::string& reason) {
+    cannot_judge_ = true;
+    findings_.push_back({file_, member, std::nullopt, "torchscript", name, "not-allowed", false, reason});
   }
 
   void unread(const std::string& reason) {
@@ -107,6 +114,7 @@ class Judgement {
  private:
   std::string file_;
   const AllowList& allowed_;
+  PickleScanLimits limits_;
   bool runs_code_ = false, cannot_judge_ = false, torch_ok_ = true, torch_reads_ = false;
   std::set<std::string> globals_;
   std::vector<ScanFinding> findings_;
@@ -186,6 +194,47 @@ void scan_zip(Judgement& j, const ZipArchive& zip) {
   }
 }
 
+// torch.save's tar format (PyTorch 0.1-0.3): its pickles (`sys_info`, `pickle`), not the raw
+// `storages` and `tensors`
+void judge_tar(Judgement& j, const InputFile& file) {
+  j.torch_reads(true);
+  const std::optional<TarContents> tar = read_tar(file);
+  if (!tar) {
+    j.unread("not a tar after all");
+    return;
+  }
+  if (tar->problem) j.container(std::nullopt, "tar", *tar->problem);
+  for (const TarMember& m : tar->members) {
+    if (m.name == "storages" || m.name == "tensors" || m.size > kMaxStreamBytes) continue;
+    std::string bytes(static_cast<std::size_t>(m.size), '\0');
+    bytes.resize(file.read_at(m.begin, bytes.data(), bytes.size()));
+    scan_streams(j, bytes, m.name);
+  }
+}
+
+// A TorchScript archive: LibTorch's own unpickler reads its pickles, resolving only the archive's
+// classes and torch.jit._pickle's helpers (no Python is imported); what runs at load is the
+// archive's TorchScript: the __setstate__ methods of its classes, which this version names but
+// does not yet judge (contract 14.3: runs-code only where they do more than copy state)
+FileScan judge_torchscript(const std::string& path, const ZipArchive& zip, const AllowList& allowed,
+                           const std::string& format) {
+  const AllowList torchscript = allowed.with_torchscript_names();
+  Judgement j(path, torchscript);
+  scan_zip(j, zip);
+  for (std::size_t i = 0; i < zip.entries().size(); ++i) {
+    const ZipArchive::Entry& e = zip.entries()[i];
+    if (e.name.size() < 3 || e.name.compare(e.name.size() - 3, 3, ".py") != 0 ||
+        e.name.find("/code/") == std::string::npos || e.size > kMaxStreamBytes)
+      continue;
+    const std::string code = zip.read(i, kMaxStreamBytes, e.name);
+    if (code.find("def __setstate__(") != std::string::npos)
+      j.load_time_code(e.name, "__setstate__",
+                       "a class defines __setstate__, which LibTorch runs when it loads the "
+                       "archive; this version does not yet judge what it does");
+  }
+  return j.result(format);
+}
+
 FileScan judge(const std::string& path, const AllowList& allowed) {
   Judgement j(path, allowed);
   ClassifiedFile file;
@@ -206,9 +255,10 @@ FileScan judge(const std::string& path, const AllowList& allowed) {
                    std::nullopt, file.kind == FileKind::legacy_pickle ? kLegacyStreams : -1);
       return j.result(format);
     }
-    case FileKind::torch_save_zip:
     case FileKind::torchscript_archive:
     case FileKind::legacy_torchscript:
+      return judge_torchscript(path, *file.zip, allowed, format);
+    case FileKind::torch_save_zip:
     case FileKind::torch_export:
     case FileKind::other_zip:
       j.torch_reads(file.kind == FileKind::torch_save_zip);
@@ -227,20 +277,11 @@ FileScan judge(const std::string& path, const AllowList& allowed) {
       }
       return j.result(format);
     case FileKind::torch_save_tar: {
-      j.torch_reads(true);
-      const std::optional<TarContents> tar = read_tar(*file.file);
-      if (!tar) {
-        j.unread("not a tar after all");
-        return j.result(format);
-      }
-      if (tar->problem) j.container(std::nullopt, "tar", *tar->problem);
-      for (const TarMember& m : tar->members) {
-        if (m.name == "storages" || m.name == "tensors" || m.size > kMaxStreamBytes) continue;
-        std::string bytes(static_cast<std::size_t>(m.size), '\0');
-        bytes.resize(file.file->read_at(m.begin, bytes.data(), bytes.size()));
-        scan_streams(j, bytes, m.name);
-      }
-      return j.result(format);
+      PickleScanLimits tar_ids;
+      tar_ids.text_storage_ids = true;  // the tar format's persistent ids are storage keys
+      Judgement t(path, allowed, tar_ids);
+      judge_tar(t, *file.file);
+      return t.result(format);
     }
     case FileKind::weights_index:
       return j.result(format);  // JSON naming the shards, which are files of their own

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "vin/diagnostics/records/scan_records.h"
+#include "vin/diagnostics/records/file_records.h"
 #include "vin/diagnostics/scan/allowed_globals.h"
 
 namespace vin::diagnostics {

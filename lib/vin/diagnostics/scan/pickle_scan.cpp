@@ -229,44 +229,23 @@ class Walk {
   }
 
   std::optional<std::string> step(Op op, const PickleOpcode& code, std::size_t pos) {
-    const std::string_view counted =
-        code.counted ? p_.substr(pos - static_cast<std::size_t>(code.value),
-                                 static_cast<std::size_t>(code.value))
-                     : std::string_view();
     switch (op) {
-      case Op::PROTO: case Op::FRAME: case Op::STOP: case Op::READONLY_BUFFER:
-        if (op == Op::STOP && stack_.empty()) return "STOP with nothing on the stack";
-        return std::nullopt;
-      case Op::MARK:
-        if (marks_.size() >= limits_.max_stack) return "too many marks";
-        marks_.push_back(stack_.size());
-        return std::nullopt;
-      case Op::POP:
-        if (available() > 0) stack_.pop_back();
-        else if (!pop_mark()) return "POP with nothing to pop";
-        return std::nullopt;
-      case Op::POP_MARK:
-        return pop_mark() ? std::nullopt : std::optional<std::string>("POP_MARK without a MARK");
-      case Op::DUP:
-        if (available() == 0) return "DUP with nothing to copy";
-        return push(stack_.back());
-      case Op::BINUNICODE: case Op::SHORT_BINUNICODE: case Op::BINUNICODE8: case Op::BINSTRING:
-      case Op::SHORT_BINSTRING:
-        return push(text(Value::Kind::text, counted));
-      case Op::BINBYTES: case Op::SHORT_BINBYTES: case Op::BINBYTES8: case Op::BYTEARRAY8:
-        return push(text(Value::Kind::bytes, counted));
-      case Op::STRING:
-        return push(text(Value::Kind::text, unquoted(line_argument(code, pos))));
-      case Op::UNICODE:
-        return push(text(Value::Kind::text, line_argument(code, pos)));
-      case Op::EMPTY_LIST:
-        return push(text(Value::Kind::list, {}));
-      case Op::EMPTY_DICT:
-        return push(text(Value::Kind::dict, {}));
-      case Op::EMPTY_SET:
-        return push(text(Value::Kind::set, {}));
-      case Op::EMPTY_TUPLE:
-        return push(tuple_of({}));
+      case Op::GLOBAL: case Op::INST: case Op::STACK_GLOBAL: case Op::EXT1: case Op::EXT2:
+      case Op::EXT4: case Op::OBJ: case Op::REDUCE: case Op::NEWOBJ: case Op::NEWOBJ_EX:
+      case Op::BINPERSID: case Op::PERSID:
+        return import_or_call(op, code, pos);
+      case Op::BUILD: case Op::APPEND: case Op::APPENDS: case Op::SETITEM: case Op::SETITEMS:
+      case Op::ADDITEMS: case Op::TUPLE: case Op::LIST: case Op::DICT: case Op::FROZENSET:
+      case Op::TUPLE1: case Op::TUPLE2: case Op::TUPLE3:
+        return container(op, code);
+      default:
+        return value(op, code, pos);
+    }
+  }
+
+  // imports, calls and persistent ids
+  std::optional<std::string> import_or_call(Op op, const PickleOpcode& code, std::size_t pos) {
+    switch (op) {
       case Op::GLOBAL: case Op::INST: {
         const std::string_view lines = p_.substr(code.at + 1, pos - code.at - 1);
         const std::size_t nl = lines.find('\n');
@@ -320,6 +299,32 @@ class Walk {
                    "NEWOBJ_EX)");
         return push(call(cls, args, op));
       }
+      case Op::BINPERSID: {
+        if (available() < 1) return "BINPERSID with no id";
+        const Value id = pop();
+        const bool storage = (id.kind == Value::Kind::tuple && !id.items.empty() &&
+                              (id.items[0].kind == Value::Kind::text ||
+                               id.items[0].kind == Value::Kind::bytes) &&
+                              id.items[0].text == "storage") ||
+                             (limits_.text_storage_ids && id.kind == Value::Kind::text);
+        if (!storage)
+          refuse(op, "a persistent id that is not a storage: the loader's persistent_load "
+                     "decides what it becomes");
+        else if (id.items.size() >= 3 && id.items[2].kind == Value::Kind::text)
+          verdict_.storage_keys.insert(std::string(id.items[2].text));
+        return push(Value{});
+      }
+      case Op::PERSID:
+        refuse(op, "a persistent id given as text, never a storage (torch's unpickler has no PERSID)");
+        return push(Value{});
+      default:
+        return std::nullopt;
+    }
+  }
+
+  // what makes or fills a container, or sets an object's state
+  std::optional<std::string> container(Op op, const PickleOpcode& code) {
+    switch (op) {
       case Op::BUILD: {
         if (available() < 2) return "BUILD with fewer than two values";
         pop();  // the state
@@ -391,23 +396,51 @@ class Walk {
         stack_.resize(stack_.size() - n);
         return push(tuple_of(std::move(items)));
       }
-      case Op::BINPERSID: {
-        if (available() < 1) return "BINPERSID with no id";
-        const Value id = pop();
-        const bool storage = id.kind == Value::Kind::tuple && !id.items.empty() &&
-                             (id.items[0].kind == Value::Kind::text ||
-                              id.items[0].kind == Value::Kind::bytes) &&
-                             id.items[0].text == "storage";
-        if (!storage)
-          refuse(op, "a persistent id that is not a storage: the loader's persistent_load "
-                     "decides what it becomes");
-        else if (id.items.size() >= 3 && id.items[2].kind == Value::Kind::text)
-          verdict_.storage_keys.insert(std::string(id.items[2].text));
-        return push(Value{});
-      }
-      case Op::PERSID:
-        refuse(op, "a persistent id given as text, never a storage (torch's unpickler has no PERSID)");
-        return push(Value{});
+      default:
+        return std::nullopt;
+    }
+  }
+
+  // values, the stack and the memo
+  std::optional<std::string> value(Op op, const PickleOpcode& code, std::size_t pos) {
+    const std::string_view counted =
+        code.counted ? p_.substr(pos - static_cast<std::size_t>(code.value),
+                                 static_cast<std::size_t>(code.value))
+                     : std::string_view();
+    switch (op) {
+      case Op::PROTO: case Op::FRAME: case Op::STOP: case Op::READONLY_BUFFER:
+        if (op == Op::STOP && stack_.empty()) return "STOP with nothing on the stack";
+        return std::nullopt;
+      case Op::MARK:
+        if (marks_.size() >= limits_.max_stack) return "too many marks";
+        marks_.push_back(stack_.size());
+        return std::nullopt;
+      case Op::POP:
+        if (available() > 0) stack_.pop_back();
+        else if (!pop_mark()) return "POP with nothing to pop";
+        return std::nullopt;
+      case Op::POP_MARK:
+        return pop_mark() ? std::nullopt : std::optional<std::string>("POP_MARK without a MARK");
+      case Op::DUP:
+        if (available() == 0) return "DUP with nothing to copy";
+        return push(stack_.back());
+      case Op::BINUNICODE: case Op::SHORT_BINUNICODE: case Op::BINUNICODE8: case Op::BINSTRING:
+      case Op::SHORT_BINSTRING:
+        return push(text(Value::Kind::text, counted));
+      case Op::BINBYTES: case Op::SHORT_BINBYTES: case Op::BINBYTES8: case Op::BYTEARRAY8:
+        return push(text(Value::Kind::bytes, counted));
+      case Op::STRING:
+        return push(text(Value::Kind::text, unquoted(line_argument(code, pos))));
+      case Op::UNICODE:
+        return push(text(Value::Kind::text, line_argument(code, pos)));
+      case Op::EMPTY_LIST:
+        return push(text(Value::Kind::list, {}));
+      case Op::EMPTY_DICT:
+        return push(text(Value::Kind::dict, {}));
+      case Op::EMPTY_SET:
+        return push(text(Value::Kind::set, {}));
+      case Op::EMPTY_TUPLE:
+        return push(tuple_of({}));
       case Op::BINPUT: case Op::LONG_BINPUT: case Op::PUT: case Op::MEMOIZE: {
         if (available() == 0) return "a memo put with nothing on the stack";
         std::uint64_t index = code.value;
@@ -426,6 +459,7 @@ class Walk {
       }
       default:  // numbers, None, booleans, NEXT_BUFFER: a value of no interest
         return push(Value{});
+
     }
   }
 

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "vin/diagnostics/records/scan_records.h"
+#include "vin/diagnostics/records/file_records.h"
 #include "vin/diagnostics/scan/allowed_globals.h"
 
 namespace vin::diagnostics {
@@ -25,6 +25,9 @@ struct PickleScanLimits {
   std::size_t max_memo = std::size_t{1} << 21;    ///< memo entries
   std::size_t max_nested_depth = 8;               ///< pickles inside pickles inside ...
   std::size_t max_findings = 1000;                ///< findings kept per stream (all counted)
+  /// a persistent id that is a string is a storage's key (torch.save's tar format of PyTorch
+  /// 0.1-0.3), as ('storage', ...) tuples are in the later formats
+  bool text_storage_ids = false;
 };
 
 /// What one stream holds, as scan judges it.

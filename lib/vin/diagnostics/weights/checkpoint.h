@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "vin/diagnostics/pickle/pickle_reader.h"
-#include "vin/diagnostics/records/weights_records.h"
+#include "vin/diagnostics/records/file_records.h"
 
 namespace vin::diagnostics {
 

@@ -1,8 +1,11 @@
-// What inspect-model says of a weights file beyond its modules (contract 11.2): the WeightsFile
-// record, first of its records. Plain values; nothing here depends on LibTorch.
+// The records that describe a file rather than a model: what inspect-model says of a weights file
+// beyond its modules (contract 11.2: the WeightsFile record, first of its records, and its
+// CheckpointValue records), and what scan says of any file (contract 14.2: ScanFinding,
+// ScanSummary). Plain values; nothing here depends on LibTorch.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -42,6 +45,32 @@ struct WeightsFile {
            same_json(a.state_dict_path, b.state_dict_path) && same_json(a.metadata, b.metadata) &&
            a.dtypes == b.dtypes && a.values == b.values;
   }
+};
+
+/// One thing found in a file.
+struct ScanFinding {
+  std::string file;
+  std::optional<std::string> member;   ///< the zip or tar member; none for the file itself
+  std::optional<std::uint64_t> offset;  ///< of the opcode from its stream's start; none for a
+                                        ///< container finding
+  std::string kind;      ///< "global", "opcode", "structure", "container", "torchscript"
+  std::string name;      ///< the global (`module.qualname`), the opcode, or what is wrong
+  std::string severity;  ///< "dangerous", "not-allowed", "malformed"
+  bool called = false;   ///< whether the stream calls it (REDUCE, NEWOBJ, BUILD on it)
+  std::string reason;    ///< one sentence
+};
+
+/// The verdict of one file.
+struct ScanSummary {
+  std::string file;
+  std::string format;
+  std::string verdict;               ///< "weights-only", "runs-code", "cannot-judge"
+  std::vector<std::string> globals;  ///< every global the file imports, sorted, each once
+  std::int64_t findings = 0;
+  std::string torch_version;         ///< the torch whose allow-list was applied
+  /// whether that torch's torch.load(weights_only=True) accepts every stream it unpickles;
+  /// none for files torch.load does not read (safetensors, .npy, plain zips)
+  std::optional<bool> torch_weights_only;
 };
 
 }  // namespace vin::diagnostics
