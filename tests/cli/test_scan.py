@@ -1,0 +1,176 @@
+#!/usr/bin/python3
+"""scan end to end (contract 14): real pickles written by Python's pickle module, real torch.save
+files, numpy's object arrays; the published bypasses of other scanners each as its own case;
+verdicts, exit statuses, records, --allow, directories, docs/ci.md's recipe as written.
+
+usage: test_scan.py --binary PATH --fixtures DIR --source REPO_ROOT [--no-torch] [TEST...]
+"""
+import json
+import os
+import pickle
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import zipfile
+
+import cli_common
+from cli_common import ARGS, assert_clean_error, fixture, run, test
+
+TMP = tempfile.mkdtemp(prefix="vin-scan-")
+
+
+class Evil:
+    def __reduce__(self):
+        return (os.system, ("echo pwned",))
+
+
+def path(name):
+    return os.path.join(TMP, name)
+
+
+def write(name, data):
+    with open(path(name), "wb") as f:
+        f.write(data)
+    return path(name)
+
+
+def scan(*args):
+    p = run("scan", *args)
+    records = [json.loads(l) for l in p.stdout.splitlines()] if p.stdout and p.stdout[0] == "{" else []
+    return p, records
+
+
+def verdict_of(file, *extra):
+    p, records = scan(file, *extra)
+    summary = records[-1]
+    assert summary["record"] == "ScanSummary", records
+    return p.returncode, summary, [r for r in records if r["record"] == "ScanFinding"]
+
+
+@test
+def plain_pickles_that_call_os_system_run_code_in_every_protocol():
+    for protocol in range(0, 6):
+        status, summary, findings = verdict_of(write(f"evil{protocol}.pkl", pickle.dumps(Evil(), protocol=protocol)))
+        assert status == 1 and summary["verdict"] == "runs-code", (protocol, summary)
+        assert summary["globals"] == ["posix.system"], summary
+        f = next(f for f in findings if f["kind"] == "global")
+        assert f["name"] == "posix.system" and f["severity"] == "dangerous" and f["called"], f
+        assert summary["torch_weights_only"] is False
+
+
+@test
+def state_dicts_and_checkpoints_load_as_data():
+    import collections
+    sd = collections.OrderedDict([("a", 1), ("b", [1.5, "x", b"y", None, True])])
+    status, summary, findings = verdict_of(write("sd.pkl", pickle.dumps(sd, protocol=2)))
+    assert status == 0 and summary["verdict"] == "weights-only" and not findings, (summary, findings)
+    assert summary["globals"] == ["_codecs.encode", "collections.OrderedDict"], summary  # b"y"
+    assert summary["torch_weights_only"] is True
+    for name in ("state_dict.pt", "everything_state_dict.pt"):
+        candidate = fixture(name) if os.path.exists(fixture(name)) else fixture("inputs/" + name)
+        if not os.path.exists(candidate):
+            continue
+        status, summary, findings = verdict_of(candidate)
+        assert status == 0 and summary["verdict"] == "weights-only", (name, summary, findings)
+
+
+@test
+def published_bypasses_each_run_code():
+    # 1. a payload in a legacy torch.save file's second pickle (after the magic number)
+    legacy = pickle.dumps(0x1950a86a20f9469cfc6c, protocol=2) + pickle.dumps(Evil(), protocol=2) + \
+        pickle.dumps({}, protocol=2) + pickle.dumps({}, protocol=2) + pickle.dumps([], protocol=2)
+    status, summary, _ = verdict_of(write("legacy_second.pt", legacy))
+    assert status == 1 and summary["verdict"] == "runs-code", summary
+    # 2. STACK_GLOBAL whose operands come from the memo
+    memo = (b"\x80\x04\x8c\x02osq\x00\x8c\x06systemq\x01" + b"00" + b"h\x00h\x01\x93" +
+            b"\x8c\x02ls\x85R.")
+    status, summary, findings = verdict_of(write("memo_stack_global.pkl", memo))
+    assert status == 1 and summary["globals"] == ["os.system"], summary
+    # 3. a pickle in a zip member not named .pkl
+    with zipfile.ZipFile(path("hidden_member.zip"), "w") as z:
+        z.writestr("archive/data.pkl", pickle.dumps({"a": 1}, protocol=2))
+        z.writestr("archive/extra", pickle.dumps(Evil(), protocol=2))
+    status, summary, findings = verdict_of(path("hidden_member.zip"))
+    assert status == 1 and any(f["member"] == "archive/extra" for f in findings), findings
+    # 4. torch._utils's allowed rebuild function handed builtins.eval
+    gadget = (b"\x80\x02ctorch._tensor\n_rebuild_from_type_v2\nq\x00(cbuiltins\neval\nq\x01"
+              b"N\x8c\x011\x85}tR.")
+    status, summary, findings = verdict_of(write("rebuild_gadget.pkl", gadget))
+    assert status == 1 and "builtins.eval" in summary["globals"], summary
+    assert any(f["name"] == "builtins.eval" and f["severity"] == "dangerous" for f in findings)
+    # 5. a stream that breaks right after its call
+    cut = pickle.dumps(Evil(), protocol=2)[:-1]
+    status, summary, findings = verdict_of(write("cut_after_call.pkl", cut))
+    assert status == 1 and any(f["kind"] == "structure" for f in findings), findings
+    # 6. a pickle inside a pickle
+    class Nested:
+        def __reduce__(self):
+            return (pickle.loads, (pickle.dumps(Evil(), protocol=2),))
+    status, summary, findings = verdict_of(write("nested.pkl", pickle.dumps(Nested(), protocol=2)))
+    assert status == 1 and "posix.system" in summary["globals"], summary
+
+
+@test
+def what_cannot_be_judged_exits_2_and_allow_extends_the_list():
+    status, summary, _ = verdict_of(write("text.txt", b"just text\n"))
+    assert status == 2 and summary["verdict"] == "cannot-judge", summary
+    status, summary, _ = verdict_of(write("broken.pkl", b"\x80\x02}q\x00(X\xff"))
+    assert status == 2 and summary["verdict"] == "cannot-judge", summary
+    import collections
+    dd = pickle.dumps(collections.defaultdict(int), protocol=2)
+    assert verdict_of(write("dd.pkl", dd))[0] == 1
+    status, summary, _ = verdict_of(path("dd.pkl"), "--allow", "collections.defaultdict",
+                                    "--allow", "builtins.int")
+    assert status == 0, summary
+    for refused in ("os.path.join", "builtins.eval", "subprocess.run", "sys.modules"):
+        assert_clean_error(run("scan", path("dd.pkl"), "--allow", refused), 2, re.escape(refused))
+    assert_clean_error(run("scan", path("missing.pkl")), 2, r"missing\.pkl")
+
+
+@test
+def a_directory_is_scanned_recursively_and_the_worst_verdict_wins():
+    folder = path("tree")
+    os.makedirs(os.path.join(folder, "sub"), exist_ok=True)
+    shutil.copy(path("sd.pkl"), os.path.join(folder, "a.pkl"))
+    shutil.copy(path("evil2.pkl"), os.path.join(folder, "sub", "b.pkl"))
+    p, records = scan(folder)
+    summaries = [r for r in records if r["record"] == "ScanSummary"]
+    assert [s["file"] for s in summaries] == [os.path.join(folder, "a.pkl"),
+                                              os.path.join(folder, "sub", "b.pkl")], summaries
+    assert p.returncode == 1
+    table = run("scan", folder, "--format", "table").stdout
+    assert re.search(r"^runs-code +pickle +.*b\.pkl +dangerous global posix\.system \(called\)$", table, re.M), table
+    markdown = run("scan", folder, "--format", "markdown").stdout
+    assert markdown.startswith("**vin-inspect scan**: 2 files, 1 would run code"), markdown
+    doc = json.loads(run("scan", folder, "--format", "json").stdout)
+    assert list(doc) == ["summaries", "findings"] and len(doc["summaries"]) == 2, doc
+
+
+@test
+def the_ci_recipe_runs_as_written():
+    with open(os.path.join(ARGS.source, "docs", "ci.md")) as f:
+        text = f.read()
+    section = text.split("## A safety gate: `scan`", 1)[1]
+    block = re.search(r"```sh\n(.*?)```", section, re.S).group(1)
+    commands = [l.strip() for l in block.splitlines() if l.strip().startswith("vin-inspect ")]
+    assert len(commands) == 2, commands
+    env = dict(os.environ, PATH=os.path.dirname(os.path.abspath(ARGS.binary)) + ":" + os.environ["PATH"])
+    for evil, status in ((False, 0), (True, 1)):
+        with tempfile.TemporaryDirectory() as tmp:
+            os.makedirs(os.path.join(tmp, "models"))
+            shutil.copy(path("sd.pkl"), os.path.join(tmp, "models", "sd.pkl"))
+            if evil:
+                shutil.copy(path("evil2.pkl"), os.path.join(tmp, "models", "evil.pkl"))
+            env["GITHUB_STEP_SUMMARY"] = os.path.join(tmp, "summary.md")
+            results = [subprocess.run(["bash", "-c", c], cwd=tmp, env=env, capture_output=True,
+                                      text=True) for c in commands]
+            assert results[1].returncode == status, (evil, results[1].stderr)
+            with open(env["GITHUB_STEP_SUMMARY"]) as f:
+                assert f.read().startswith("**vin-inspect scan**")
+
+
+if __name__ == "__main__":
+    sys.exit(cli_common.main(cli_common.TESTS))
