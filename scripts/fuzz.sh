@@ -16,7 +16,7 @@ shift || true
 targets=("$@")
 if ((${#targets[@]} == 0)); then
   targets=(npy npz yaml archive_config records pickle archive_structure archive_model torch_save
-    export_program safetensors torch_save_weights)
+    export_program safetensors torch_save_weights scan)
 fi
 
 source scripts/steps.sh

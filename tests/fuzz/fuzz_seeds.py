@@ -150,6 +150,7 @@ def main() -> int:
                               (real, ["*.pt"]), (pt2 / "torch-2.6", ["*.pt2"]),
                               (pt2 / "torch-2.14", ["*.pt2"]), (pt2 / "published", ["*.pt2"])],
         "pickle": [],  # the data.pkl of each small fixture archive, extracted below
+        "scan": [(hostile / "inputs", ["*.pt", "*.pkl"])],  # and the same data.pkl files
         "export_program": [],  # the .pt2 fixtures' members, extracted below
         "safetensors": [(hostile / "weights", ["*"]), (real, ["*.safetensors"])],
         # torch.save files, zip, legacy and tar: the inputs fixtures (a state dict in each format)
@@ -199,7 +200,7 @@ def main() -> int:
                                 (dest / name).write_bytes(bytes([selector | picked]) +
                                                           z.read(member))
                                 count += 1
-        if target == "pickle":
+        if target in ("pickle", "scan"):
             for archive in small_files(fixtures, ["*.pt"]):
                 try:
                     with zipfile.ZipFile(archive) as z:
