@@ -172,5 +172,37 @@ def the_ci_recipe_runs_as_written():
                 assert f.read().startswith("**vin-inspect scan**")
 
 
+@test
+def torch_weights_only_is_what_this_torch_says_where_it_is_the_tables_torch():
+    try:
+        import torch
+    except ImportError:
+        print("  (skipped: no torch in this Python)")
+        return
+    if not torch.__version__.startswith("2.14"):
+        print(f"  (skipped: torch {torch.__version__}; the table is torch 2.14's, checked there)")
+        return
+    import glob
+    torch.save({"w": torch.zeros(3), "n": 5}, path("good_zip.pt"))
+    torch.save({"w": torch.zeros(3)}, path("good_legacy.pt"), _use_new_zipfile_serialization=False)
+    checked = 0
+    for file in sorted(glob.glob(path("*.pkl")) + glob.glob(path("*.pt"))):
+        _, summary, _ = verdict_of(file)
+        try:  # a torch.save file through torch.load; a bare pickle through its unpickler
+            if file.endswith(".pt"):
+                torch.load(file, weights_only=True)
+            else:
+                import torch._weights_only_unpickler as w
+                with open(file, "rb") as f:
+                    w.load(f)
+            accepted = True
+        except Exception:  # noqa: BLE001 - any refusal
+            accepted = False
+        assert summary["torch_weights_only"] == accepted, (file, summary, accepted)
+        checked += 1
+    assert checked >= 10, checked
+    print(f"  ({checked} files: torch_weights_only as torch {torch.__version__}'s torch.load says)")
+
+
 if __name__ == "__main__":
     sys.exit(cli_common.main(cli_common.TESTS))

@@ -235,6 +235,36 @@ FileScan judge_torchscript(const std::string& path, const ZipArchive& zip, const
   return j.result(format);
 }
 
+// The first `n` bytes of `file` (fewer in a shorter one)
+std::string prefix(const InputFile& file, std::uint64_t n) {
+  std::string bytes(static_cast<std::size_t>(std::min(n, file.size())), '\0');
+  bytes.resize(file.read_at(0, bytes.data(), bytes.size()));
+  return bytes;
+}
+
+// A file of pickles one after the other (`most` of them; -1 all), then perhaps raw bytes (a
+// legacy torch.save file's storages): its first 16 MiB walked, all of it up to 1 GiB only where
+// a stream runs past them (a 10 GB file is never read whole)
+FileScan judge_pickle_file(const std::string& path, const InputFile& file, const AllowList& allowed,
+                           const std::string& format, int most) {
+  constexpr std::uint64_t kFirstRead = std::uint64_t{16} << 20;
+  for (const std::uint64_t n : {kFirstRead, kMaxStreamBytes}) {
+    const std::string bytes = prefix(file, n);
+    Judgement j(path, allowed);
+    j.torch_reads(true);
+    scan_streams(j, bytes, std::nullopt, most);
+    FileScan result = j.result(format);
+    const bool cut_short = bytes.size() < file.size() &&
+                           std::any_of(result.findings.begin(), result.findings.end(),
+                                       [&](const ScanFinding& f) {
+                                         return f.name == "broken stream" && f.offset &&
+                                                *f.offset >= bytes.size();
+                                       });
+    if (!cut_short || n == kMaxStreamBytes) return result;
+  }
+  return {};  // not reached
+}
+
 FileScan judge(const std::string& path, const AllowList& allowed) {
   Judgement j(path, allowed);
   ClassifiedFile file;
@@ -248,13 +278,9 @@ FileScan judge(const std::string& path, const AllowList& allowed) {
   const std::uint64_t size = file.file->size();
   switch (file.kind) {
     case FileKind::pickle:
-    case FileKind::legacy_pickle: {
-      j.torch_reads(true);
-      const std::string bytes = file.file->read_all(std::min(size, kMaxStreamBytes + 1), "a pickle");
-      scan_streams(j, std::string_view(bytes).substr(0, std::min<std::size_t>(bytes.size(), kMaxStreamBytes)),
-                   std::nullopt, file.kind == FileKind::legacy_pickle ? kLegacyStreams : -1);
-      return j.result(format);
-    }
+    case FileKind::legacy_pickle:
+      return judge_pickle_file(path, *file.file, allowed, format,
+                               file.kind == FileKind::legacy_pickle ? kLegacyStreams : -1);
     case FileKind::torchscript_archive:
     case FileKind::legacy_torchscript:
       return judge_torchscript(path, *file.zip, allowed, format);
@@ -286,12 +312,8 @@ FileScan judge(const std::string& path, const AllowList& allowed) {
     case FileKind::weights_index:
       return j.result(format);  // JSON naming the shards, which are files of their own
     case FileKind::text:
-      if (pickle_file_name(path)) {  // a protocol 0 or 1 pickle reads as text
-        j.torch_reads(true);
-        const std::string bytes = file.file->read_all(std::min(size, kMaxStreamBytes), "a pickle");
-        scan_streams(j, bytes, std::nullopt);
-        return j.result("pickle");
-      }
+      if (pickle_file_name(path))  // a protocol 0 or 1 pickle reads as text
+        return judge_pickle_file(path, *file.file, allowed, "pickle", -1);
       [[fallthrough]];
     default:
       j.unread(what_it_is(file) + ", not a model file scan judges");
