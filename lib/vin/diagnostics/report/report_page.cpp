@@ -240,11 +240,12 @@ Json report_data(const std::vector<const RecordSet*>& sides, const ReportOptions
   if (std::find(metrics.begin(), metrics.end(), &opened) == metrics.end())
     throw UsageError("--metric " + std::string(opened.name) +
                      ": inspect-model records give the parameters view only");
-  for (const auto& [option, field] : options.gate.named_fields()) {
+  for (const auto& named : options.gate.named_fields()) {
+    const std::string& field = named.second;  // a lambda cannot capture a structured binding (C++17)
     const bool known = std::any_of(metrics.begin(), metrics.end(),
                                    [&](const ReportMetric* m) { return field == m->field; });
     if (!known)
-      throw UsageError(option + " " + field_in_message(field) +
+      throw UsageError(named.first + " " + field_in_message(field) +
                        ": a report's --tolerance names the field of a metric (flops, time_ms, "
                        "parameters, allocated_bytes)");
   }
