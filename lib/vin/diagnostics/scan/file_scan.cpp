@@ -184,13 +184,34 @@ void scan_zip(Judgement& j, const ZipArchive& zip) {
   for (const std::size_t i : others) {
     const ZipArchive::Entry& e = zip.entries()[i];
     if (storage_records.count(e.name) || e.size < 2) continue;
-    std::string head = zip.read(i, e.size > kMaxStreamBytes ? 0 : kMaxStreamBytes, e.name);
-    if (e.name.size() > 4 && e.name.compare(e.name.size() - 4, 4, ".npy") == 0) {
-      if (const auto pickle = npy_object_pickle(head)) j.stream(*pickle, e.name);
+    // the member's first bytes tell whether it is read whole: a pickle, or an .npy image of
+    // objects (numpy's header is at most 64 KiB in practice; 4 KiB holds every real one)
+    const bool npy = e.name.size() > 4 && e.name.compare(e.name.size() - 4, 4, ".npy") == 0;
+    std::string head(static_cast<std::size_t>(std::min<std::uint64_t>(e.size, npy ? 4096 : 2)), '\0');
+    {
+      ZipArchive::Member member = zip.open(i, e.name);
+      std::size_t got = 0;
+      while (got < head.size()) {
+        const std::size_t n = member.read(head.data() + got, head.size() - got);
+        if (n == 0) break;
+        got += n;
+      }
+      head.resize(got);
+    }
+    const bool objects = npy && head.find("|O") != std::string::npos;
+    if (!objects && !starts_with_proto(head)) continue;  // raw bytes: a tensor's, an array's
+    if (e.size > kMaxStreamBytes) {
+      j.unread(e.name + ": a member of " + std::to_string(e.size) + " bytes that starts as a "
+               "pickle, more than scan reads");
+      continue;
+    }
+    const std::string bytes = zip.read(i, kMaxStreamBytes, e.name);
+    if (npy) {
+      if (const auto pickle = npy_object_pickle(bytes)) j.stream(*pickle, e.name);
       continue;
     }
     // raw bytes that happen to start as a pickle are no pickle unless walking them runs code
-    if (starts_with_proto(head)) j.stream(head, e.name, 0, /*only_if_it_runs_code=*/true);
+    j.stream(bytes, e.name, 0, /*only_if_it_runs_code=*/true);
   }
 }
 
