@@ -39,11 +39,13 @@ class Report : public Command {
                    "The HTML file to write (required; - for standard output)")
         ->type_name("FILE.html")
         ->required();
+    std::vector<std::string> metrics;
+    for (const vd::ReportMetric& m : vd::report_metrics()) metrics.push_back(m.name);
     sub.add_option("--metric", metric_,
                    "The view opened first: flops, time, parameters or memory (default flops; "
                    "parameters for model records)")
         ->type_name("METRIC")
-        ->check(CLI::IsMember({"flops", "time", "parameters", "memory"}));
+        ->check(CLI::IsMember(metrics));
     sub.add_option("--title", title_, "The page's title (shown as text; default the NEW file's name)")
         ->type_name("TEXT");
     add_integer(sub, "--max-bytes", max_bytes_, 1, kNoUpperBound,
