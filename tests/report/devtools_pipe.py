@@ -70,6 +70,20 @@ class Browser:
                 return c
         return None
 
+    @staticmethod
+    def missing_status():
+        """None where a browser is found; else the exit status a test without one ends with,
+        its reason printed: 77 (skipped, CTest's SKIP_RETURN_CODE), or 1 under
+        VIN_REQUIRE_BROWSER=1 (scripts/test.sh on Debian 12, where the set-up installs it)."""
+        if Browser.find_binary():
+            return None
+        if os.environ.get("VIN_REQUIRE_BROWSER") == "1":
+            print("no chromium, and VIN_REQUIRE_BROWSER=1: scripts/setup.sh installs it")
+            return 1
+        print("skipped: no chromium (VIN_CHROMIUM=PATH names one; VIN_REQUIRE_BROWSER=1 makes "
+              "this a failure)")
+        return 77
+
     def __init__(self, binary=None, timeout=30):
         self.binary = binary or self.find_binary()
         if not self.binary:

@@ -46,12 +46,9 @@ def write(directory, name, text):
 
 
 def main():
-    if not Browser.find_binary():
-        if os.environ.get("VIN_REQUIRE_BROWSER") == "1":
-            print("no chromium, and VIN_REQUIRE_BROWSER=1: scripts/setup.sh installs it")
-            return 1
-        print("skip: no chromium (set VIN_CHROMIUM)")
-        return 77
+    missing = Browser.missing_status()
+    if missing is not None:
+        return missing
     start = time.monotonic()
     with tempfile.TemporaryDirectory() as tmp, Browser() as browser:
         print("chromium:", browser.version["product"], "at", browser.binary)

@@ -448,12 +448,9 @@ def main():
     parser.add_argument("--artifacts", required=True)
     parser.add_argument("names", nargs="*")
     parser.parse_args(namespace=ARGS)
-    if not Browser.find_binary():
-        if os.environ.get("VIN_REQUIRE_BROWSER") == "1":
-            print("no chromium, and VIN_REQUIRE_BROWSER=1: scripts/setup.sh installs it")
-            return 1
-        print("skipped: no chromium (VIN_REQUIRE_BROWSER=1 makes this a failure)")
-        return 77
+    missing = Browser.missing_status()
+    if missing is not None:
+        return missing
     failed = 0
     with Browser() as browser:
         for fn in TESTS:
