@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+from typing import Tuple
 
 import cli_common
 from cli_common import ARGS, assert_clean_error, fixture, run, test
@@ -111,6 +112,151 @@ def published_bypasses_each_run_code():
             return (pickle.loads, (pickle.dumps(Evil(), protocol=2),))
     status, summary, findings = verdict_of(write("nested.pkl", pickle.dumps(Nested(), protocol=2)))
     assert status == 1 and "posix.system" in summary["globals"], summary
+
+
+def scripted_archive(name, module):
+    import torch
+    torch.jit.save(torch.jit.script(module), path(name))
+    return path(name)
+
+
+@test
+def torchscript_load_time_code_runs_code_only_where_it_does_more_than_copy_state():
+    import torch
+    from torch import nn
+    sys.path.insert(0, os.path.join(ARGS.source, "tests", "hostile"))
+    import make_attacks as attacks  # the archives whose __setstate__ does harm (inspect's attacks)
+    # torch.nn's quantized modules: __setstate__ assigns the state and prepacks the weight
+    quantized = torch.quantization.quantize_dynamic(nn.Sequential(nn.Linear(4, 3)), {nn.Linear},
+                                                    dtype=torch.qint8)
+    status, summary, findings = verdict_of(scripted_archive("quantized.pt", quantized))
+    assert status == 0 and summary["verdict"] == "weights-only" and not findings, (summary, findings)
+    assert any(".classes.quantized." in g for g in summary["globals"]), summary
+    for name, module, call, severity in [
+            ("creates_file.pt", attacks.CreatesFile(), "torch.from_file", "dangerous"),
+            ("overwrites_itself.pt", attacks.OverwritesItself(path("x")), "torch.from_file", "dangerous"),
+            ("prints.pt", attacks.Prints(), "print", "not-allowed"),
+            ("loops.pt", attacks.Loops(), "while", "not-allowed")]:
+        status, summary, findings = verdict_of(scripted_archive(name, attacks.Wraps(module)))
+        assert status == 1 and summary["verdict"] == "runs-code", (name, summary)
+        f = next(f for f in findings if f["kind"] == "torchscript")
+        assert (f["name"], f["severity"]) == (call, severity), (name, f)
+        assert f["member"].endswith(".py") and f["offset"] is None, f
+        assert "__setstate__" in f["reason"], f
+    assert not os.path.exists(attacks.PWNED_SETSTATE)  # nothing ran
+    # a custom operator called at load: a library's code the file chooses to run
+    library = torch.library.Library("vinscan", "DEF")
+    library.define("touch(Tensor x) -> Tensor")
+
+    class CallsCustomOperator(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.buf = torch.zeros(1)
+
+        @torch.jit.export
+        def __getstate__(self) -> Tuple[bool, torch.Tensor]:
+            return (self.training, self.buf)
+
+        @torch.jit.export
+        def __setstate__(self, state: Tuple[bool, torch.Tensor]) -> None:
+            self.training = state[0]
+            self.buf = torch.ops.vinscan.touch(state[1])
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return x
+
+    status, summary, findings = verdict_of(scripted_archive("custom_op.pt", CallsCustomOperator()))
+    assert status == 1, summary
+    assert [f["name"] for f in findings] == ["ops.vinscan.touch"], findings
+
+
+def zip_with(members):
+    """A stored zip of (name, bytes) members, as Python's zipfile writes it."""
+    import io
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        for name, data in members:
+            z.writestr(zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0)), data)
+    return bytearray(buf.getvalue())
+
+
+def central_header_at(data, n=0):
+    """Where the n-th central directory header starts."""
+    at = -1
+    for _ in range(n + 1):
+        at = data.index(b"PK\x01\x02", at + 1)
+    return at
+
+
+@test
+def damaged_zips_are_read_leniently_and_run_code_where_a_loader_would_reach_a_call():
+    evil = pickle.dumps(Evil(), protocol=2)
+    benign = pickle.dumps({"a": 1}, protocol=2)
+    # a CRC that does not match: the reader refuses it, a lenient loader reads the call
+    crc = zip_with([("archive/data.pkl", evil)])
+    crc[14] ^= 0xFF  # the local header's CRC
+    at = central_header_at(crc)
+    crc[at + 16] ^= 0xFF  # and the directory's
+    # the encryption flag over plain bytes (picklescan's malicious1_0x1.zip: miniz ignores it)
+    flagged = zip_with([("archive/data.pkl", evil)])
+    flagged[6] |= 1
+    flagged[central_header_at(flagged) + 8] |= 1
+    # the central directory naming another member than the local header does
+    renamed = zip_with([("archive/data.pkl", evil)])
+    at = central_header_at(renamed)
+    renamed[at + 46:at + 46 + len("archive/data.pkl")] = b"archive/data.pkX"
+    for name, data in (("crc.zip", crc), ("flagged.zip", flagged), ("renamed.zip", renamed)):
+        status, summary, findings = verdict_of(write(name, bytes(data)))
+        assert status == 1 and summary["verdict"] == "runs-code", (name, summary, findings)
+        assert findings[0]["kind"] == "container" and findings[0]["name"] == "damaged zip", findings
+        assert any(f["name"] == "posix.system" and "read leniently" in f["member"] for f in findings), findings
+    # the same damage over a state dict: cannot be judged, nothing runs
+    quiet = zip_with([("archive/data.pkl", benign)])
+    quiet[14] ^= 0xFF
+    status, summary, findings = verdict_of(write("crc_benign.zip", bytes(quiet)))
+    assert status == 2 and summary["verdict"] == "cannot-judge", summary
+    # a member named to leave the folder: a container finding, and the pickles still walked
+    status, summary, findings = verdict_of(write("dotdot.zip", bytes(zip_with([("../x.pkl", benign)]))))
+    assert status == 2 and [f["name"] for f in findings] == ["unsafe member name"], findings
+    assert findings[0]["member"] == "../x.pkl", findings
+    status, _, _ = verdict_of(write("dotdot_evil.zip", bytes(zip_with([("/abs/x.pkl", evil)]))))
+    assert status == 1
+
+
+@test
+def model_files_inside_zips_and_tars_are_judged_as_the_files_they_are():
+    import io
+    import tarfile
+    evil_pt = zip_with([("archive/data.pkl", pickle.dumps(Evil(), protocol=2)),
+                        ("archive/version", b"3\n")])
+    good_pt = zip_with([("archive/data.pkl", pickle.dumps({"a": 1}, protocol=2)),
+                        ("archive/version", b"3\n")])
+    outer = zip_with([("models/good.pt", bytes(good_pt)), ("README.md", b"# models\n"),
+                      ("models/evil.pt", bytes(evil_pt))])
+    status, summary, findings = verdict_of(write("outer.zip", bytes(outer)))
+    assert status == 1, summary
+    f = next(f for f in findings if f["name"] == "posix.system")
+    assert f["member"] == "models/evil.pt/archive/data.pkl", f
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as t:
+        for name, data in (("notes.txt", b"hello\n"), ("bundle.zip", bytes(outer)),
+                           ("good.pt", bytes(good_pt))):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            t.addfile(info, io.BytesIO(data))
+    status, summary, findings = verdict_of(write("bundle.tar", buf.getvalue()))
+    assert status == 1 and summary["format"] == "tar", summary
+    f = next(f for f in findings if f["name"] == "posix.system")
+    assert f["member"] == "bundle.zip/models/evil.pt/archive/data.pkl", f
+    # a tar of good files loads as data; the text beside them is no model
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as t:
+        for name, data in (("notes.txt", b"hello\n"), ("good.pt", bytes(good_pt))):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            t.addfile(info, io.BytesIO(data))
+    status, summary, findings = verdict_of(write("good.tar", buf.getvalue()))
+    assert status == 0 and not findings, (summary, findings)
 
 
 @test

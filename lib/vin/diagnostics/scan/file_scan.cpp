@@ -13,6 +13,8 @@
 #include "vin/diagnostics/formats/file_kind.h"
 #include "vin/diagnostics/records/error.h"
 #include "vin/diagnostics/safetensors/safetensors_file.h"
+#include "vin/diagnostics/scan/lenient_zip.h"
+#include "vin/diagnostics/scan/load_time_code.h"
 #include "vin/diagnostics/scan/pickle_scan.h"
 #include "vin/diagnostics/text/printable.h"
 
@@ -26,15 +28,6 @@ constexpr std::uint64_t kMaxStreamBytes = std::uint64_t{1} << 30;
 // the storage keys; raw storages after them
 constexpr int kLegacyStreams = 5;
 
-// Whether `name` (a member, a file) is named as a pickle is
-bool pickle_name(std::string_view name) {
-  for (const char* suffix : {".pkl", ".pickle"})
-    if (name.size() >= std::strlen(suffix) &&
-        name.compare(name.size() - std::strlen(suffix), std::string_view::npos, suffix) == 0)
-      return true;
-  return false;
-}
-
 // Whether a file of this name is a bare pickle when its bytes are no other format (protocol 0
 // and 1 pickles start with text: `cos\nsystem\n`)
 bool pickle_file_name(std::string_view name) {
@@ -45,10 +38,8 @@ bool pickle_file_name(std::string_view name) {
   return false;
 }
 
-// Whether `bytes` start as a pickle of protocol 2 to 5 does (PROTO and its version)
-bool starts_with_proto(std::string_view bytes) {
-  return bytes.size() >= 2 && static_cast<unsigned char>(bytes[0]) == 0x80 &&
-         static_cast<unsigned char>(bytes[1]) >= 2 && static_cast<unsigned char>(bytes[1]) <= 5;
+bool ends_with(std::string_view name, std::string_view suffix) {
+  return name.size() >= suffix.size() && name.substr(name.size() - suffix.size()) == suffix;
 }
 
 // What a file's streams add up to
@@ -84,10 +75,31 @@ class Judgement {
     findings_.push_back({file_, member, std::nullopt, "container", what, "malformed", false, reason});
   }
 
-  // code a TorchScript archive runs at load, not judged: the file cannot be judged
-  void load_time_code(const std::string& member, const std::string& name, const std::string& reason) {
-    cannot_judge_ = true;
-    findings_.push_back({file_, member, std::nullopt, "torchscript", name, "not-allowed", false, reason});
+  // code a TorchScript archive runs at load that does more than copy state (or cannot be read)
+  void load_time_code(const LoadTimeFinding& f) {
+    (f.runs_code ? runs_code_ : cannot_judge_) = true;
+    std::optional<std::string> member;
+    if (!f.record.empty()) member = f.record;
+    findings_.push_back({file_, member, std::nullopt, "torchscript", f.name, f.severity,
+                         f.runs_code, f.reason});
+  }
+
+  const std::set<std::string>& globals() const { return globals_; }
+  const AllowList& allowed() const { return allowed_; }
+
+  // a file inside this one (a member of a zip or tar), judged on its own: its verdict and
+  // findings count for this file, each finding's member named from the outer member on (as it
+  // is where `member` is empty: the same file read another way)
+  void nested(const FileScan& inner, const std::string& member) {
+    runs_code_ = runs_code_ || inner.summary.verdict == "runs-code";
+    cannot_judge_ = cannot_judge_ || inner.summary.verdict == "cannot-judge";
+    torch_ok_ = torch_ok_ && inner.summary.torch_weights_only.value_or(true);
+    globals_.insert(inner.summary.globals.begin(), inner.summary.globals.end());
+    for (ScanFinding f : inner.findings) {
+      f.file = file_;
+      if (!member.empty()) f.member = f.member ? member + "/" + *f.member : member;
+      findings_.push_back(std::move(f));
+    }
   }
 
   void unread(const std::string& reason) {
@@ -158,13 +170,32 @@ void scan_streams(Judgement& j, std::string_view bytes, const std::optional<std:
   }
 }
 
-void scan_zip(Judgement& j, const ZipArchive& zip) {
+// A member name that would leave the folder a zip is extracted to: `..` among its parts, or a
+// path from the root (`/x`, `\\x`, `C:x`)
+bool unsafe_member_name(std::string_view name) {
+  if (name.empty() || name[0] == '/' || name[0] == '\\' || (name.size() > 1 && name[1] == ':'))
+    return !name.empty();
+  for (std::size_t begin = 0; begin <= name.size();) {
+    std::size_t end = name.find_first_of("/\\", begin);
+    if (end == std::string_view::npos) end = name.size();
+    if (name.substr(begin, end - begin) == "..") return true;
+    begin = end + 1;
+  }
+  return false;
+}
+
+void judge_nested(Judgement& j, InputFilePtr inner, const std::string& member, int depth);
+
+void scan_zip(Judgement& j, const ZipArchive& zip, int depth) {
   // the pickles a loader unpickles first (data.pkl, constants.pkl, any .pkl), which name the
   // storage records torch reads as raw bytes; then every other member that starts as a pickle
   std::set<std::string> storage_records;
   std::vector<std::size_t> others;
   for (std::size_t i = 0; i < zip.entries().size(); ++i) {
     const ZipArchive::Entry& e = zip.entries()[i];
+    if (unsafe_member_name(e.name))
+      j.container(printable(e.name, 300), "unsafe member name",
+                  "a member named to be extracted outside the archive's folder");
     if (!pickle_name(e.name)) {
       others.push_back(i);
       continue;
@@ -187,7 +218,7 @@ void scan_zip(Judgement& j, const ZipArchive& zip) {
     // the member's first bytes tell whether it is read whole: a pickle, or an .npy image of
     // objects (numpy's header is at most 64 KiB in practice; 4 KiB holds every real one)
     const bool npy = e.name.size() > 4 && e.name.compare(e.name.size() - 4, 4, ".npy") == 0;
-    std::string head(static_cast<std::size_t>(std::min<std::uint64_t>(e.size, npy ? 4096 : 2)), '\0');
+    std::string head(static_cast<std::size_t>(std::min<std::uint64_t>(e.size, npy ? 4096 : 4)), '\0');
     {
       ZipArchive::Member member = zip.open(i, e.name);
       std::size_t got = 0;
@@ -199,6 +230,14 @@ void scan_zip(Judgement& j, const ZipArchive& zip) {
       head.resize(got);
     }
     const bool objects = npy && head.find("|O") != std::string::npos;
+    if (head.compare(0, 4, "PK\x03\x04") == 0 || ends_with(e.name, ".tar")) {
+      // a model file in the zip (a .pt in a .zip): judged as the file it is
+      ZipArchive::Member member = zip.open(i, e.name);
+      judge_nested(j, InputFile::from_pieces(zip.path() + "/" + e.name, [&](char* out, std::size_t n) {
+                     return member.read(out, n);
+                   }), e.name, depth);
+      continue;
+    }
     if (!objects && !starts_with_proto(head)) continue;  // raw bytes: a tensor's, an array's
     if (e.size > kMaxStreamBytes) {
       j.unread(e.name + ": a member of " + std::to_string(e.size) + " bytes that starts as a "
@@ -235,24 +274,29 @@ void judge_tar(Judgement& j, const InputFile& file) {
 
 // A TorchScript archive: LibTorch's own unpickler reads its pickles, resolving only the archive's
 // classes and torch.jit._pickle's helpers (no Python is imported); what runs at load is the
-// archive's TorchScript: the __setstate__ methods of its classes, which this version names but
-// does not yet judge (contract 14.3: runs-code only where they do more than copy state)
+// archive's TorchScript: the __setstate__ methods of its classes and what they reach, judged by
+// load_time_code
 FileScan judge_torchscript(const std::string& path, const ZipArchive& zip, const AllowList& allowed,
-                           const std::string& format) {
+                           const std::string& format, int depth) {
   const AllowList torchscript = allowed.with_torchscript_names();
   Judgement j(path, torchscript);
-  scan_zip(j, zip);
+  scan_zip(j, zip, depth);
+  CodeMembers code;
   for (std::size_t i = 0; i < zip.entries().size(); ++i) {
     const ZipArchive::Entry& e = zip.entries()[i];
     if (e.name.size() < 3 || e.name.compare(e.name.size() - 3, 3, ".py") != 0 ||
-        e.name.find("/code/") == std::string::npos || e.size > kMaxStreamBytes)
+        e.name.find("code/") == std::string::npos)
       continue;
-    const std::string code = zip.read(i, kMaxStreamBytes, e.name);
-    if (code.find("def __setstate__(") != std::string::npos)
-      j.load_time_code(e.name, "__setstate__",
-                       "a class defines __setstate__, which LibTorch runs when it loads the "
-                       "archive; this version does not yet judge what it does");
+    if (e.size > kMaxStreamBytes) {
+      j.unread(e.name + ": TorchScript source of " + std::to_string(e.size) + " bytes, more than scan reads");
+      continue;
+    }
+    code.emplace_back(e.name, zip.read(i, kMaxStreamBytes, e.name));
   }
+  // the torch.classes objects its pickles hold (a library's C++ class: torchtext's Vocab) are
+  // listed among the globals: their __setstate__ is the loaded library's own code restoring
+  // that class's state, and without the library LibTorch refuses the archive
+  for (const LoadTimeFinding& f : judge_load_time_code(code)) j.load_time_code(f);
   return j.result(format);
 }
 
@@ -286,15 +330,54 @@ FileScan judge_pickle_file(const std::string& path, const InputFile& file, const
   return {};  // not reached
 }
 
-FileScan judge(const std::string& path, const AllowList& allowed) {
+// A zip the one zip reader refuses, or a file that cannot be read: a container finding saying
+// why, and for a zip what a lenient reading of its members reaches (lenient_zip): runs-code
+// where that is a call or a global outside the list, else cannot-judge
+FileScan judge_unread(const std::string& path, const InputFilePtr& file, const AllowList& allowed,
+                      const std::string& why) {
   Judgement j(path, allowed);
-  ClassifiedFile file;
+  const bool zip = file && (file->starts_with("PK\x03\x04") || file->starts_with("PK\x05\x06"));
+  j.container(std::nullopt, zip ? "damaged zip" : "unreadable", printable(why, 2000));
+  if (!zip) return j.result("unknown");
   try {
-    file = classify_file(path, "a file to scan");
-  } catch (const Error& e) {
-    j.container(std::nullopt, "unreadable", printable(e.what(), 2000));
-    return j.result("unknown");
+    const std::vector<LenientMember> members = read_zip_leniently(*file);
+    // LibTorch's names where the members are a TorchScript archive's
+    const bool torchscript = std::any_of(members.begin(), members.end(), [](const LenientMember& m) {
+      return ends_with(m.name, "/constants.pkl") || m.name.find("/code/") != std::string::npos;
+    });
+    Judgement lenient(path, torchscript ? allowed.with_torchscript_names() : allowed);
+    for (const LenientMember& m : members)
+      if (m.read) lenient.stream(m.bytes, printable(m.name, 300), 0, true);
+    FileScan read = lenient.result("zip");
+    for (ScanFinding& f : read.findings) f.member = f.member ? *f.member + " (read leniently)" : f.member;
+    j.nested(read, "");
+  } catch (const Error&) {  // the system refused a read: the container finding says enough
   }
+  return j.result("zip");
+}
+
+// A tar that is no torch.save file: each member judged as the file it is
+void judge_plain_tar(Judgement& j, const InputFile& file, int depth) {
+  const std::optional<TarContents> tar = read_tar(file);
+  if (!tar) {
+    j.unread("not a tar after all");
+    return;
+  }
+  if (tar->problem) j.container(std::nullopt, "tar", *tar->problem);
+  for (const TarMember& m : tar->members) {
+    std::uint64_t at = m.begin;
+    const std::uint64_t end = m.begin + m.size;
+    judge_nested(j, InputFile::from_pieces(file.path() + "/" + m.name, [&](char* out, std::size_t n) {
+                   const std::size_t got = file.read_at(at, out, static_cast<std::size_t>(std::min<std::uint64_t>(n, end - at)));
+                   at += got;
+                   return got;
+                 }), m.name, depth);
+  }
+}
+
+FileScan judge_file(const ClassifiedFile& file, const std::string& path, const AllowList& allowed,
+                    int depth) {
+  Judgement j(path, allowed);
   const std::string format(format_of(file.kind).name);
   const std::uint64_t size = file.file->size();
   switch (file.kind) {
@@ -304,12 +387,12 @@ FileScan judge(const std::string& path, const AllowList& allowed) {
                                file.kind == FileKind::legacy_pickle ? kLegacyStreams : -1);
     case FileKind::torchscript_archive:
     case FileKind::legacy_torchscript:
-      return judge_torchscript(path, *file.zip, allowed, format);
+      return judge_torchscript(path, *file.zip, allowed, format, depth);
     case FileKind::torch_save_zip:
     case FileKind::torch_export:
     case FileKind::other_zip:
       j.torch_reads(file.kind == FileKind::torch_save_zip);
-      scan_zip(j, *file.zip);
+      scan_zip(j, *file.zip, depth);
       return j.result(format);
     case FileKind::npy: {
       const std::string bytes = file.file->read_all(std::min(size, kMaxStreamBytes), "an .npy file");
@@ -330,8 +413,14 @@ FileScan judge(const std::string& path, const AllowList& allowed) {
       judge_tar(t, *file.file);
       return t.result(format);
     }
+    case FileKind::tar:
+      judge_plain_tar(j, *file.file, depth);
+      return j.result(format);
     case FileKind::weights_index:
       return j.result(format);  // JSON naming the shards, which are files of their own
+    case FileKind::pytorch1_container:
+      // JSON and ONNX graphs, no pickle; no released PyTorch loads it, so nothing runs at load
+      return j.result(format);
     case FileKind::text:
       if (pickle_file_name(path))  // a protocol 0 or 1 pickle reads as text
         return judge_pickle_file(path, *file.file, allowed, "pickle", -1);
@@ -342,15 +431,36 @@ FileScan judge(const std::string& path, const AllowList& allowed) {
   }
 }
 
+// How deep files inside files are opened (a .pt in a .zip in a .tar: 2)
+constexpr int kMaxNesting = 4;
+
+void judge_nested(Judgement& j, InputFilePtr inner, const std::string& member, int depth) {
+  if (depth + 1 > kMaxNesting) {
+    j.unread(member + ": a file inside files " + std::to_string(kMaxNesting) + " deep, deeper than scan opens");
+    return;
+  }
+  FileScan scan;
+  try {
+    const ClassifiedFile file = classify(inner);
+    // what no loader reads (text, JSON, an empty file) is no model inside the container
+    if (file.kind == FileKind::text || file.kind == FileKind::records || file.kind == FileKind::empty)
+      return;
+    scan = judge_file(file, inner->path(), j.allowed(), depth + 1);
+  } catch (const Error& e) {
+    scan = judge_unread(inner->path(), inner, j.allowed(), e.what());
+  }
+  j.nested(scan, member);
+}
+
 }  // namespace
 
 FileScan scan_file(const std::string& path, const AllowList& allowed) {
+  InputFilePtr file;
   try {
-    return judge(path, allowed);
-  } catch (const Error& e) {  // a read that failed half way: the file cannot be judged
-    Judgement j(path, allowed);
-    j.unread(printable(e.what(), 2000));
-    return j.result("unknown");
+    file = InputFile::open(path, "a file to scan", starts_a_binary_format);
+    return judge_file(classify(file), path, allowed, 0);
+  } catch (const Error& e) {  // a read that failed half way, a zip the reader refuses
+    return judge_unread(path, file, allowed, e.what());
   }
 }
 

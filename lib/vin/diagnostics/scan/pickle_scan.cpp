@@ -543,4 +543,15 @@ PickleVerdict scan_pickle(std::string_view stream, const AllowList& allowed,
   return Walk(stream, allowed, limits, depth).run();
 }
 
+bool pickle_name(std::string_view name) {
+  for (const std::string_view suffix : {std::string_view(".pkl"), std::string_view(".pickle")})
+    if (name.size() >= suffix.size() && name.substr(name.size() - suffix.size()) == suffix) return true;
+  return false;
+}
+
+bool starts_with_proto(std::string_view bytes) {
+  return bytes.size() >= 2 && static_cast<unsigned char>(bytes[0]) == 0x80 &&
+         static_cast<unsigned char>(bytes[1]) >= 2 && static_cast<unsigned char>(bytes[1]) <= 5;
+}
+
 }  // namespace vin::diagnostics

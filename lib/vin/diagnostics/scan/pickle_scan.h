@@ -49,4 +49,10 @@ struct PickleVerdict {
 PickleVerdict scan_pickle(std::string_view stream, const AllowList& allowed,
                           const PickleScanLimits& limits = {}, std::size_t depth = 0);
 
+/// Whether `name` (a zip member, a file) is named as a pickle is: .pkl or .pickle.
+bool pickle_name(std::string_view name);
+
+/// Whether `bytes` start as a pickle of protocol 2 to 5 does (PROTO and its version).
+bool starts_with_proto(std::string_view bytes);
+
 }  // namespace vin::diagnostics

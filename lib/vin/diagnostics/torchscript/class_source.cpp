@@ -67,11 +67,13 @@ const MethodSource* ClassSource::method(std::string_view name) const {
   return nullptr;
 }
 
-void read_class_sources(const std::string& record, std::string_view source, ClassSources& classes) {
+void read_class_sources(const std::string& record, std::string_view source, ClassSources& classes,
+                        FunctionSources* functions) {
   std::string module = record.substr(5, record.size() - 5 - 3);  // drop "code/" and ".py"
   std::replace(module.begin(), module.end(), '/', '.');
   ClassSource* current = nullptr;
   MethodSource* method = nullptr;
+  std::size_t body_indent = 4;  // of the method being read: 2 for a free function
   BracketCounter signature;  // the brackets of the signature being read
   bool in_signature = false;
   std::string current_name;     // the class being read, for errors
@@ -107,6 +109,18 @@ void read_class_sources(const std::string& record, std::string_view source, Clas
                                 ", is not TorchScript this reader knows");
       method = nullptr;
       current = nullptr;  // a top-level statement ends the class
+      if (starts_with(line, "def ") && functions) {
+        const std::size_t open = line.find('(');
+        if (open == std::string_view::npos) throw UnsupportedPickle("unreadable function header");
+        const std::string name(line.substr(4, open - 4));
+        method = &(*functions)[module + "." + name];
+        *method = MethodSource{name, source.substr(line_start, line.size()), {}};
+        body_indent = 2;
+        signature = BracketCounter();
+        signature.feed_line(line);
+        in_signature = !(signature.depth() == 0 && line.back() == ':');
+        continue;
+      }
       if (!starts_with(line, "class ")) continue;
       const std::size_t paren = line.find('(');
       const std::size_t colon = line.find(':');
@@ -119,11 +133,11 @@ void read_class_sources(const std::string& record, std::string_view source, Clas
           paren != std::string_view::npos && line.substr(paren).rfind("(Module):", 0) == 0;
       continue;
     }
-    if (!current) continue;  // the body of a free function
-    if (indent >= 4 && method) {
-      method->body.push_back(line.substr(4));
+    if (indent >= body_indent && method) {
+      method->body.push_back(line.substr(body_indent));
       continue;
     }
+    if (!current) continue;  // the body of a free function not asked for
     method = nullptr;
     if (indent != 2) continue;
     if (starts_with(line, "  def ")) {
@@ -133,6 +147,7 @@ void read_class_sources(const std::string& record, std::string_view source, Clas
                                               source.substr(line_start + 2, line.size() - 2),
                                               {}});
       method = &current->methods.back();
+      body_indent = 4;
       signature = BracketCounter();
       signature.feed_line(line);
       in_signature = !(signature.depth() == 0 && line.back() == ':');

@@ -99,10 +99,16 @@ class BracketCounter {
 /// Classes by qualified name (`__torch__.torch.nn.modules.conv.Conv2d`).
 using ClassSources = std::unordered_map<std::string, ClassSource>;
 
-/// Reads the classes of one code/ record into `classes`. `record` is its name relative to the
-/// archive's top folder (e.g. "code/__torch__/torch/nn/conv.py", whose classes are named
-/// `__torch__.torch.nn.conv.<Name>`); `source` must outlive `classes` (method text points into
-/// it). Throws UnsupportedPickle for a layout this reader does not know.
-void read_class_sources(const std::string& record, std::string_view source, ClassSources& classes);
+/// Free functions (`def f(...)` at column 0, bodies at two spaces) by qualified name
+/// (`__torch__.torch.nn.functional.relu`).
+using FunctionSources = std::unordered_map<std::string, MethodSource>;
+
+/// Reads the classes of one code/ record into `classes`, and its free functions into `functions`
+/// where that is given. `record` is its name relative to the archive's top folder (e.g.
+/// "code/__torch__/torch/nn/conv.py", whose classes are named `__torch__.torch.nn.conv.<Name>`);
+/// `source` must outlive `classes` and `functions` (method text points into it). Throws
+/// UnsupportedPickle for a layout this reader does not know.
+void read_class_sources(const std::string& record, std::string_view source, ClassSources& classes,
+                        FunctionSources* functions = nullptr);
 
 }  // namespace vin::diagnostics
