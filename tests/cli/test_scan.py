@@ -260,6 +260,50 @@ def model_files_inside_zips_and_tars_are_judged_as_the_files_they_are():
 
 
 @test
+def the_published_hostile_corpus_is_judged_as_its_publishers_and_the_contract_say():
+    # tests/hostile/scan_published: the test data of picklescan, modelscan, ModelAudit, burn and
+    # safetensors-cpp (SOURCES.md); expected.tsv gives each file's exit status and a name one of
+    # its findings must carry (picklescan's expected dangerous global where it has one), and
+    # says why where that is not what the publisher's class suggests
+    folder = os.path.join(ARGS.source, "tests", "hostile", "scan_published")
+    with open(os.path.join(folder, "expected.tsv")) as f:
+        rows = [l.rstrip("\n").split("\t") for l in f if not l.startswith("#")]
+    assert len(rows) == len([n for n in os.listdir(folder) if "__" in n]) > 140, len(rows)
+    counts = {}
+    for name, publisher, status, must_name, why in rows:
+        status = int(status)
+        p, records = scan(os.path.join(folder, name))
+        assert p.returncode == status, (name, p.returncode, records[-1:], p.stderr[-300:])
+        summary = records[-1]
+        assert summary["record"] == "ScanSummary" and summary["verdict"] == \
+            {0: "weights-only", 1: "runs-code", 2: "cannot-judge"}[status], (name, summary)
+        if must_name:
+            names = {r["name"] for r in records[:-1]} | set(summary["globals"])
+            assert must_name in names, (name, must_name, names)
+        # hostile files run code, benign ones load as data, but for the reasons written down
+        expected = {"hostile": 1, "suspicious": 1, "benign": 0, "invalid": 2}[publisher]
+        assert status == expected or why or (publisher == "hostile" and status == 2), (name, status)
+        counts[status] = counts.get(status, 0) + 1
+    print(f"  ({len(rows)} published files: {counts.get(1, 0)} run code, {counts.get(2, 0)} cannot be "
+          f"judged, {counts.get(0, 0)} load as data)")
+
+
+@test
+def every_published_model_of_the_fixtures_loads_as_data():
+    # tests/fixtures/real: TorchScript archives (quantized ones whose __setstate__ prepacks,
+    # torchtext's and metatensor's with torch.classes objects), torch.save files, safetensors,
+    # PyTorch 1.0's preview container, written by their projects
+    folder = os.path.join(ARGS.source, "tests", "fixtures", "real")
+    files = sorted(os.path.join(folder, n) for n in os.listdir(folder) if n != "SOURCES.md")
+    p, records = scan(*files)
+    summaries = [r for r in records if r["record"] == "ScanSummary"]
+    assert len(summaries) == len(files) > 100, len(summaries)
+    assert [s["file"] for s in summaries if s["verdict"] != "weights-only"] == [], \
+        [r for r in records if r["record"] == "ScanFinding"][:5]
+    assert p.returncode == 0
+
+
+@test
 def what_cannot_be_judged_exits_2_and_allow_extends_the_list():
     status, summary, _ = verdict_of(write("text.txt", b"just text\n"))
     assert status == 2 and summary["verdict"] == "cannot-judge", summary

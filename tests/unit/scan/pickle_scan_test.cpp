@@ -102,6 +102,25 @@ TEST_CASE("INST, OBJ, EXT and a persistent id that is no storage run code by the
   CHECK(storage.findings.empty());
 }
 
+TEST_CASE("a foreign persistent id runs code in a whole stream; a broken one cannot be judged") {
+  // picklescan's bad_pytorch.pt: the 8 bytes of a PNG signature, NEWFALSE then PERSID "NG\r"
+  const PickleVerdict png = scan_pickle("\x89PNG\r\n\x1a\n"s, AllowList());
+  CHECK_FALSE(png.runs_code);
+  CHECK(png.cannot_judge);
+  CHECK(finding(png, "opcode", "PERSID"));
+  const PickleVerdict whole = scan_pickle("Pabc\n."s, AllowList());
+  CHECK(whole.runs_code);
+}
+
+TEST_CASE("a GLOBAL named in bytes that are not UTF-8 breaks the stream before any import") {
+  // picklescan's not_a_pickle.bin: Python's unpickler fails to decode the name, imports nothing
+  const PickleVerdict v = scan_pickle("cmod\n\xf8\n"s, AllowList());
+  CHECK_FALSE(v.runs_code);
+  CHECK(v.cannot_judge);
+  CHECK(v.globals.empty());
+  CHECK(scan_pickle("cos\nsyst\xc3\xa9m\n)R."s, AllowList()).runs_code);  // UTF-8: imported
+}
+
 TEST_CASE("a stream that breaks fails closed after a call, cannot be judged before one") {
   std::string evil = unhex(kEvilP2);
   evil.resize(evil.size() - 3);  // cut right after REDUCE

@@ -339,8 +339,8 @@ constexpr const char* kDangerousNames[] = {
     "functools.partial", "functools.reduce", "operator.attrgetter", "operator.methodcaller",
     "torch.load", "torch.serialization.load", "torch.storage._load_from_bytes",
     "torch.hub.load", "torch.hub.load_state_dict_from_url", "torch.jit.load",
-    "numpy.load", "numpy.lib.npyio.load", "numpy.core.multiarray._reconstruct",
-    "copyreg._reconstructor", "torch.utils.data.datapipes.utils.decoder.basichandlers",
+    "numpy.load", "numpy.lib.npyio.load",
+    "torch.utils.data.datapipes.utils.decoder.basichandlers",
 };
 // the globals that unpickle their argument: a pickle inside a pickle
 constexpr const char* kUnpicklingGlobals[] = {

@@ -345,7 +345,8 @@ FileScan judge_unread(const std::string& path, const InputFilePtr& file, const A
     const bool torchscript = std::any_of(members.begin(), members.end(), [](const LenientMember& m) {
       return ends_with(m.name, "/constants.pkl") || m.name.find("/code/") != std::string::npos;
     });
-    Judgement lenient(path, torchscript ? allowed.with_torchscript_names() : allowed);
+    const AllowList lenient_allowed = torchscript ? allowed.with_torchscript_names() : allowed;
+    Judgement lenient(path, lenient_allowed);  // keeps a reference: the list outlives it
     for (const LenientMember& m : members)
       if (m.read) lenient.stream(m.bytes, printable(m.name, 300), 0, true);
     FileScan read = lenient.result("zip");

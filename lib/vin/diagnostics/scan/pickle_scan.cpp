@@ -70,6 +70,8 @@ class Walk {
       if (op == Op::STOP) {
         verdict_.stopped = true;
         verdict_.end = pos;
+        // a whole stream hands its foreign persistent ids to the loader's persistent_load
+        verdict_.runs_code = verdict_.runs_code || foreign_persistent_id_;
         return finish();
       }
     }
@@ -98,6 +100,16 @@ class Walk {
   // an opcode that runs code outside torch's rules
   void refuse(Op op, const std::string& reason) {
     verdict_.runs_code = true;
+    verdict_.torch_weights_only = false;
+    const OpcodeInfo* info = any_opcode_info(static_cast<unsigned char>(op));
+    find("opcode", info ? info->name : "?", "not-allowed", reason, at_);
+  }
+
+  // a persistent id torch's rules refuse: it runs code where the whole stream reaches the
+  // loader (its STOP); a stream that breaks after it, with no call or foreign global, cannot be
+  // judged (the 8 bytes of a PNG signature read as NEWFALSE, PERSID and a broken line)
+  void foreign_persistent_id(Op op, const std::string& reason) {
+    foreign_persistent_id_ = true;
     verdict_.torch_weights_only = false;
     const OpcodeInfo* info = any_opcode_info(static_cast<unsigned char>(op));
     find("opcode", info ? info->name : "?", "not-allowed", reason, at_);
@@ -251,6 +263,9 @@ class Walk {
         const std::size_t nl = lines.find('\n');
         const std::string module(lines.substr(0, nl));
         const std::string name(lines.substr(nl + 1, lines.size() - nl - 2));
+        // Python decodes both as UTF-8 and stops there, before it imports anything
+        if (first_invalid_utf8(module) != std::string::npos || first_invalid_utf8(name) != std::string::npos)
+          return std::string(op == Op::GLOBAL ? "GLOBAL" : "INST") + " names a global in bytes that are not UTF-8";
         Value global = import(module, name);
         if (op == Op::GLOBAL) return push(std::move(global));
         auto args = pop_mark();
@@ -308,14 +323,16 @@ class Walk {
                               id.items[0].text == "storage") ||
                              (limits_.text_storage_ids && id.kind == Value::Kind::text);
         if (!storage)
-          refuse(op, "a persistent id that is not a storage: the loader's persistent_load "
-                     "decides what it becomes");
+          foreign_persistent_id(op, "a persistent id that is not a storage: the loader's "
+                                    "persistent_load decides what it becomes");
         else if (id.items.size() >= 3 && id.items[2].kind == Value::Kind::text)
           verdict_.storage_keys.insert(std::string(id.items[2].text));
         return push(Value{});
       }
       case Op::PERSID:
-        refuse(op, "a persistent id given as text, never a storage (torch's unpickler has no PERSID)");
+        foreign_persistent_id(op, "a persistent id given as text, never a storage (torch's "
+                                  "unpickler has no PERSID): the loader's persistent_load decides "
+                                  "what it becomes");
         return push(Value{});
       default:
         return std::nullopt;
@@ -531,6 +548,7 @@ class Walk {
   std::deque<std::string> owned_;  // bytes a call made (_codecs.encode's), which values view
   std::map<std::string, std::size_t> finding_of_;  // a global's finding
   bool called_anything_ = false;
+  bool foreign_persistent_id_ = false;
   std::size_t at_ = 0;
   std::size_t counted_ = 0;
   PickleVerdict verdict_;
