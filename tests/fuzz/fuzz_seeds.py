@@ -150,7 +150,10 @@ def main() -> int:
                               (real, ["*.pt"]), (pt2 / "torch-2.6", ["*.pt2"]),
                               (pt2 / "torch-2.14", ["*.pt2"]), (pt2 / "published", ["*.pt2"])],
         "pickle": [],  # the data.pkl of each small fixture archive, extracted below
-        "scan": [(hostile / "inputs", ["*.pt", "*.pkl"])],  # and the same data.pkl files
+        # and the same data.pkl files
+        "scan": [(hostile / "inputs", ["*.pt", "*.pkl"]), (hostile / "archive", ["*.pt"]),
+                 (hostile / "scan_published", ["*.pkl", "*.zip", "*.pt", "*.bin", "*.npy"]),
+                 (real, ["*quantized*", "*silero_vad.jit"])],
         "export_program": [],  # the .pt2 fixtures' members, extracted below
         "safetensors": [(hostile / "weights", ["*"]), (real, ["*.safetensors"])],
         # torch.save files, zip, legacy and tar: the inputs fixtures (a state dict in each format)

@@ -459,9 +459,17 @@ FileScan scan_file(const std::string& path, const AllowList& allowed) {
   InputFilePtr file;
   try {
     file = InputFile::open(path, "a file to scan", starts_a_binary_format);
-    return judge_file(classify(file), path, allowed, 0);
+  } catch (const Error& e) {
+    return judge_unread(path, nullptr, allowed, e.what());
+  }
+  return scan_input(file, allowed);
+}
+
+FileScan scan_input(const InputFilePtr& file, const AllowList& allowed) {
+  try {
+    return judge_file(classify(file), file->path(), allowed, 0);
   } catch (const Error& e) {  // a read that failed half way, a zip the reader refuses
-    return judge_unread(path, file, allowed, e.what());
+    return judge_unread(file->path(), file, allowed, e.what());
   }
 }
 

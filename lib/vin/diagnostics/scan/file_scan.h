@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "vin/diagnostics/container/input_file.h"
 #include "vin/diagnostics/records/file_records.h"
 #include "vin/diagnostics/scan/allowed_globals.h"
 
@@ -22,6 +23,10 @@ struct FileScan {
 /// Judges `path` (a file; a directory is expanded by scan_targets first). Never throws for what
 /// the file holds: a file that cannot be read is `cannot-judge` with a finding saying why.
 FileScan scan_file(const std::string& path, const AllowList& allowed);
+
+/// The same for a file opened already (InputFile::from_bytes: a fuzzer's input), named by its
+/// path.
+FileScan scan_input(const InputFilePtr& file, const AllowList& allowed);
 
 /// The files `paths` name: a file as it is, a directory's regular files below it (recursively,
 /// symbolic links not followed, sorted by path). Throws Error naming a path that does not exist.

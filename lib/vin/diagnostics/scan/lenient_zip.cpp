@@ -90,7 +90,11 @@ std::string member_data(const InputFile& file, const LocalHeader& h, std::uint64
       z.next_out = reinterpret_cast<Bytef*>(piece.data());
       z.avail_out = static_cast<uInt>(piece.size());
       status = inflate(&z, Z_NO_FLUSH);
-      out.append(piece.data(), piece.size() - z.avail_out);
+      const std::size_t n = static_cast<std::size_t>(
+          std::min<std::uint64_t>(piece.size() - z.avail_out, most - out.size()));
+      if (out.size() + n > out.capacity())  // grown to `most` at most, never twice past it
+        out.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(most, std::max(2 * out.capacity(), out.size() + n))));
+      out.append(piece.data(), n);
       if (status == Z_BUF_ERROR) status = Z_OK;  // wants more input
       if (z.avail_out == piece.size() && z.avail_in > 0 && status == Z_OK) break;  // no progress
     }
@@ -116,7 +120,18 @@ std::vector<LenientMember> read_zip_leniently(const InputFile& file, LenientZipL
   }
   std::vector<LenientMember> out;
   std::set<std::uint64_t> taken;
-  std::uint64_t kept = 0;
+  std::uint64_t kept = 0, inflated = 0;
+  // a member's data, counted against the budget of bytes inflated in all (nothing past it)
+  const auto data = [&](const LocalHeader& h, std::uint64_t compressed, std::uint64_t most,
+                        std::uint64_t& consumed) {
+    if (inflated >= limits.max_inflated_bytes) {
+      consumed = 0;
+      return std::string();
+    }
+    std::string bytes = member_data(file, h, compressed, std::min(most, limits.max_inflated_bytes - inflated), consumed);
+    inflated += bytes.size();
+    return bytes;
+  };
   // member at `at`: kept where a loader could unpickle it; returns where its data ends
   // (nothing where that cannot be told: stored bytes of unknown size)
   const auto take = [&](std::uint64_t at, const LocalHeader& h) -> std::optional<std::uint64_t> {
@@ -131,9 +146,8 @@ std::vector<LenientMember> read_zip_leniently(const InputFile& file, LenientZipL
     if (taken.insert(at).second) {
       LenientMember m{h.name, at, {}, named, false};
       if (kept < limits.max_total_bytes &&
-          (named || starts_with_proto(member_data(file, h, compressed, 2, consumed)))) {
-        m.bytes = member_data(file, h, compressed,
-                              std::min(limits.max_member_bytes, limits.max_total_bytes - kept), consumed);
+          (named || starts_with_proto(data(h, compressed, 2, consumed)))) {
+        m.bytes = data(h, compressed, std::min(limits.max_member_bytes, limits.max_total_bytes - kept), consumed);
         m.read = true;
         kept += m.bytes.size();
       }
@@ -141,7 +155,8 @@ std::vector<LenientMember> read_zip_leniently(const InputFile& file, LenientZipL
     }
     if (compressed > 0 || !descriptor) return h.data_at + compressed;
     if (h.method != kDeflated) return std::nullopt;
-    member_data(file, h, 0, limits.max_member_bytes, consumed);  // inflated to find its end
+    data(h, 0, limits.max_member_bytes, consumed);  // inflated to find its end
+    if (consumed == 0) return std::nullopt;  // the budget is spent
     return h.data_at + consumed;
   };
   std::uint64_t at = 0;

@@ -28,9 +28,12 @@ struct LenientMember {
 
 /// What a lenient reading reads at most.
 struct LenientZipLimits {
-  std::size_t max_members = 200000;                      ///< local headers looked at
-  std::uint64_t max_member_bytes = std::uint64_t{1} << 30;  ///< of one member, inflated
-  std::uint64_t max_total_bytes = std::uint64_t{2} << 30;   ///< of all members kept
+  std::size_t max_members = 200000;                           ///< local headers looked at
+  std::uint64_t max_member_bytes = std::uint64_t{256} << 20;  ///< of one member kept, inflated
+  std::uint64_t max_total_bytes = std::uint64_t{512} << 20;   ///< of all members kept
+  /// inflated in all, kept or only walked past (a member of unknown size inflated to find its
+  /// end): a walk of many small bombs ends here
+  std::uint64_t max_inflated_bytes = std::uint64_t{4} << 30;
 };
 
 /// The members of the zip in `file`, those a loader could unpickle read leniently. Never throws
