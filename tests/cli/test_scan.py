@@ -224,6 +224,27 @@ def damaged_zips_are_read_leniently_and_run_code_where_a_loader_would_reach_a_ca
 
 
 @test
+def storage_records_that_disagree_with_their_tensors_are_container_findings():
+    import io
+    import torch
+    buf = io.BytesIO()
+    torch.save({"w": torch.arange(6, dtype=torch.float32), "i": torch.zeros(3, dtype=torch.int64)}, buf)
+    members = [(i.filename, zipfile.ZipFile(buf).read(i.filename)) for i in zipfile.ZipFile(buf).infolist()]
+    status, summary, _ = verdict_of(write("good_sd.pt", bytes(zip_with(members))))
+    assert status == 0, summary
+    records = [n for n, _ in members if "/data/" in n]
+    assert len(records) == 2, members
+    short = [(n, d[:-4] if n == records[0] else d) for n, d in members]  # 4 bytes too few
+    status, summary, findings = verdict_of(write("short_record.pt", bytes(zip_with(short))))
+    assert status == 2 and summary["verdict"] == "cannot-judge", summary
+    f = next(f for f in findings if f["name"] == "storage record disagrees")
+    assert f["kind"] == "container" and f["member"] == records[0], f
+    missing = [(n, d) for n, d in members if n != records[1]]
+    status, summary, findings = verdict_of(write("missing_record.pt", bytes(zip_with(missing))))
+    assert status == 2 and any("no record holds it" in f["reason"] for f in findings), findings
+
+
+@test
 def model_files_inside_zips_and_tars_are_judged_as_the_files_they_are():
     import io
     import tarfile

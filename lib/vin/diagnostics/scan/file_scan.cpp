@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <optional>
 
 #include "vin/diagnostics/container/tar_archive.h"
@@ -186,6 +187,25 @@ bool unsafe_member_name(std::string_view name) {
 
 void judge_nested(Judgement& j, InputFilePtr inner, const std::string& member, int depth);
 
+// The storage records a pickle names must be there and hold its storages' bytes (torch.load
+// refuses the file otherwise): a container finding for each that does not
+void check_storage_records(Judgement& j, const ZipArchive& zip, const std::string& pickle,
+                           const std::string& folder, const std::map<std::string, std::uint64_t>& bytes) {
+  for (const auto& [key, wanted] : bytes) {
+    std::optional<std::uint64_t> held;
+    std::string record = folder + "data/" + key;
+    for (const char* records : {"data/", "constants/", ""})
+      if (const auto i = zip.find(folder + records + key)) {
+        record = folder + records + key;
+        held = std::max(held.value_or(0), zip.entries()[*i].size);
+      }
+    if (held && *held >= wanted) continue;
+    j.container(printable(record, 300), "storage record disagrees",
+                pickle + " names the storage " + printable(key, 100) + " of " + std::to_string(wanted) +
+                    " bytes; " + (held ? "its record holds " + std::to_string(*held) : std::string("no record holds it")));
+  }
+}
+
 void scan_zip(Judgement& j, const ZipArchive& zip, int depth) {
   // the pickles a loader unpickles first (data.pkl, constants.pkl, any .pkl), which name the
   // storage records torch reads as raw bytes; then every other member that starts as a pickle
@@ -211,6 +231,7 @@ void scan_zip(Judgement& j, const ZipArchive& zip, int depth) {
     const std::string folder = slash == std::string::npos ? "" : e.name.substr(0, slash + 1);
     for (const std::string& key : v.storage_keys)
       for (const char* records : {"data/", "constants/", ""}) storage_records.insert(folder + records + key);
+    check_storage_records(j, zip, e.name, folder, v.storage_bytes);
   }
   for (const std::size_t i : others) {
     const ZipArchive::Entry& e = zip.entries()[i];

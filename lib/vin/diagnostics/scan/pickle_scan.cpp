@@ -16,15 +16,34 @@ namespace {
 // What the walk knows of a value: enough to name a global, tell a call's target, find a
 // persistent id's tag and a nested pickle's bytes. Strings and bytes are views of the stream.
 struct Value {
-  enum class Kind { other, text, bytes, global, object, list, dict, set, tuple };
+  enum class Kind { other, text, bytes, global, object, list, dict, set, tuple, integer };
   Kind kind = Kind::other;
   std::string_view text;  // text, bytes
+  std::uint64_t number = 0;  // integer: a non-negative one (BININT*, LONG1 of up to 8 bytes)
   std::string global;     // global: its name; object: the global that made it
   bool allowed = false;   // global, object: that global is on the list
   std::vector<Value> items;  // tuple: its first few items (without their own items)
 };
 
-constexpr std::size_t kTupleItemsKept = 4;
+constexpr std::size_t kTupleItemsKept = 5;  // a storage id: (storage, type, key, location, numel)
+
+// The bytes of one element of a storage type (`torch.FloatStorage`: 4), 0 for one not known
+std::uint64_t storage_element_size(std::string_view type) {
+  constexpr std::pair<std::string_view, std::uint64_t> kSizes[] = {
+      {"Double", 8}, {"Float", 4}, {"Half", 2}, {"BFloat16", 2}, {"Long", 8}, {"Int", 4},
+      {"Short", 2}, {"Char", 1}, {"Byte", 1}, {"Bool", 1}, {"ComplexDouble", 16},
+      {"ComplexFloat", 8}, {"QUInt8", 1}, {"QInt8", 1}, {"QInt32", 4}, {"QUInt4x2", 1},
+      {"QUInt2x4", 1}, {"Untyped", 1}};
+  constexpr std::string_view kPrefix = "torch.", kSuffix = "Storage";
+  if (type.substr(0, kPrefix.size()) != kPrefix || type.size() < kPrefix.size() + kSuffix.size() ||
+      type.substr(type.size() - kSuffix.size()) != kSuffix)
+    return 0;
+  std::string_view name = type.substr(kPrefix.size(), type.size() - kPrefix.size() - kSuffix.size());
+  if (name.substr(0, 8) == "storage.") name.remove_prefix(8);  // torch.storage.UntypedStorage
+  for (const auto& [n, size] : kSizes)
+    if (n == name) return size;
+  return 0;
+}
 
 // The opcodes torch 2.14's weights_only unpickler runs; any other makes torch.load refuse the
 // stream (torch._weights_only_unpickler.Unpickler.load)
@@ -325,8 +344,16 @@ class Walk {
         if (!storage)
           foreign_persistent_id(op, "a persistent id that is not a storage: the loader's "
                                     "persistent_load decides what it becomes");
-        else if (id.items.size() >= 3 && id.items[2].kind == Value::Kind::text)
-          verdict_.storage_keys.insert(std::string(id.items[2].text));
+        else if (id.items.size() >= 3 && id.items[2].kind == Value::Kind::text) {
+          const std::string key(id.items[2].text);
+          verdict_.storage_keys.insert(key);
+          // the bytes its record must hold: numel elements of the storage type's size
+          if (id.items.size() >= 5 && id.items[1].kind == Value::Kind::global &&
+              id.items[4].kind == Value::Kind::integer)
+            if (const std::uint64_t size = storage_element_size(id.items[1].global);
+                size > 0 && id.items[4].number <= (std::uint64_t{1} << 56))
+              verdict_.storage_bytes[key] = std::max(verdict_.storage_bytes[key], id.items[4].number * size);
+        }
         return push(Value{});
       }
       case Op::PERSID:
@@ -474,7 +501,24 @@ class Walk {
         if (it == memo_.end()) return "a memo read of entry " + std::to_string(index) + ", which no put made";
         return push(it->second);
       }
-      default:  // numbers, None, booleans, NEXT_BUFFER: a value of no interest
+      case Op::BININT: case Op::BININT1: case Op::BININT2: {  // a storage's element count
+        Value n;
+        if (op != Op::BININT || code.value < 0x80000000u) {
+          n.kind = Value::Kind::integer;
+          n.number = code.value;
+        }
+        return push(std::move(n));
+      }
+      case Op::LONG1: {
+        Value n;
+        if (counted.size() <= 8 && (counted.empty() || static_cast<unsigned char>(counted.back()) < 0x80)) {
+          n.kind = Value::Kind::integer;
+          for (std::size_t i = counted.size(); i-- > 0;)
+            n.number = (n.number << 8) | static_cast<unsigned char>(counted[i]);
+        }
+        return push(std::move(n));
+      }
+      default:  // other numbers, None, booleans, NEXT_BUFFER: a value of no interest
         return push(Value{});
 
     }

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <set>
 #include <string>
 #include <string_view>
@@ -40,6 +41,9 @@ struct PickleVerdict {
   bool torch_weights_only = true;     ///< torch.load(weights_only=True) would accept it
   std::set<std::string> storage_keys;  ///< the keys of torch.save's ('storage', ...) ids: the
                                        ///< members torch reads as raw bytes, never unpickled
+  /// for the keys whose id gives a storage type and an element count: the bytes the record must
+  /// hold (the largest of the ids naming it)
+  std::map<std::string, std::uint64_t> storage_bytes;
   std::size_t end = 0;                ///< past STOP (or where the walk stopped)
   bool stopped = false;               ///< STOP was reached
 };
