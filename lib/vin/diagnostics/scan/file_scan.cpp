@@ -275,17 +275,22 @@ void scan_zip(Judgement& j, const ZipArchive& zip, int depth) {
   }
 }
 
+// A tar's members; what is wrong with it as findings
+std::vector<TarMember> tar_members(Judgement& j, const InputFile& file) {
+  std::optional<TarContents> tar = read_tar(file);
+  if (!tar) {
+    j.unread("not a tar after all");
+    return {};
+  }
+  if (tar->problem) j.container(std::nullopt, "tar", *tar->problem);
+  return std::move(tar->members);
+}
+
 // torch.save's tar format (PyTorch 0.1-0.3): its pickles (`sys_info`, `pickle`), not the raw
 // `storages` and `tensors`
 void judge_tar(Judgement& j, const InputFile& file) {
   j.torch_reads(true);
-  const std::optional<TarContents> tar = read_tar(file);
-  if (!tar) {
-    j.unread("not a tar after all");
-    return;
-  }
-  if (tar->problem) j.container(std::nullopt, "tar", *tar->problem);
-  for (const TarMember& m : tar->members) {
+  for (const TarMember& m : tar_members(j, file)) {
     if (m.name == "storages" || m.name == "tensors" || m.size > kMaxStreamBytes) continue;
     std::string bytes(static_cast<std::size_t>(m.size), '\0');
     bytes.resize(file.read_at(m.begin, bytes.data(), bytes.size()));
@@ -380,13 +385,7 @@ FileScan judge_unread(const std::string& path, const InputFilePtr& file, const A
 
 // A tar that is no torch.save file: each member judged as the file it is
 void judge_plain_tar(Judgement& j, const InputFile& file, int depth) {
-  const std::optional<TarContents> tar = read_tar(file);
-  if (!tar) {
-    j.unread("not a tar after all");
-    return;
-  }
-  if (tar->problem) j.container(std::nullopt, "tar", *tar->problem);
-  for (const TarMember& m : tar->members) {
+  for (const TarMember& m : tar_members(j, file)) {
     std::uint64_t at = m.begin;
     const std::uint64_t end = m.begin + m.size;
     judge_nested(j, InputFile::from_pieces(file.path() + "/" + m.name, [&](char* out, std::size_t n) {
