@@ -3,7 +3,7 @@
 (torch.jit.script, and torch.jit.trace for classification), checked against Python:
 
 - inspect-model, plain and with --all, against the torch.jit.load view of the same archive
-  (jit_load_records.py);
+  (jit_load_records.py); scan, which must find that the archive loads as data;
 - for the classification models (scripted, not quantized): `compare` of the archive against the
   eager model's calls saved by scripts/eager_capture.py, every pair within tolerance;
 - profile (`--warmup 0 --runs 1`, one thread) of the scripted classification models (not
@@ -159,6 +159,15 @@ def check_inspect(binary, archive, expected):
         elif p.stdout.splitlines() != expected[mode]:
             problems.append(f"{what}: " + first_difference(expected[mode], p.stdout.splitlines()))
     return "\n".join(problems) or None
+
+
+def check_scan(binary, archive):
+    """scan: a model exported as users export it loads as data (its __setstate__ methods, the
+    quantized models' among them, copy state); what its forward calls is no concern of scan."""
+    p = run_tool("scan", [binary, "scan", archive])
+    if p.returncode != 0 or '"verdict": "weights-only"' not in p.stdout:
+        return f"scan: exit {p.returncode}: {(p.stdout + p.stderr).strip()[-600:]}"
+    return None
 
 
 def identity_modules(traced):
@@ -538,7 +547,7 @@ def run_case(case, binary, workdir, cache, built=None, cached=None):
         # the files each run reads: this run's, else the cache's
         path = lambda name: files.get(name) or os.path.join(folder, name)  # noqa: E731
         inputs_file = path("inputs.pt")
-        problems = [check_inspect(binary, archive, expected["inspect"])]
+        problems = [check_inspect(binary, archive, expected["inspect"]), check_scan(binary, archive)]
         if expected["eager_compare"]:
             problems.append(check_eager(binary, archive, inputs_file, path("eager.npz")))
         library = None
