@@ -168,6 +168,24 @@ def torchscript_load_time_code_runs_code_only_where_it_does_more_than_copy_state
     status, summary, findings = verdict_of(scripted_archive("custom_op.pt", CallsCustomOperator()))
     assert status == 1, summary
     assert [f["name"] for f in findings] == ["ops.vinscan.touch"], findings
+    # a harmless copy of the code where LibTorch never looks (TOP/xcode/) changes nothing
+    with zipfile.ZipFile(path("creates_file.pt")) as z:
+        members = [(i.filename, z.read(i.filename)) for i in z.infolist()]
+    top = members[0][0].split("/")[0]
+    quiet = next(d for n, d in members if n.startswith(top + "/code/") and b"from_file" in d)
+    quiet = quiet.replace(b'torch.from_file("/tmp/vin-hostile-setstate-pwned", True, 16)', b"self.buf")
+    name = next(n for n, d in members if n.startswith(top + "/code/") and b"from_file" in d)
+    decoy = members + [(name.replace("/code/", "/xcode/"), quiet)]
+    status, summary, _ = verdict_of(write("decoy.pt", bytes(zip_with(decoy))))
+    assert status == 1, summary
+    # the same archive damaged (a local header naming a member otherwise than the directory):
+    # its code/ read leniently still runs code at load
+    damaged = zip_with(members + [(top + "/extra/notes.txt", b"notes")])
+    at = damaged.rindex(b"PK\x03\x04")
+    damaged[at + 30:at + 30 + len(top)] = b"X" * len(top)
+    status, summary, findings = verdict_of(write("damaged_archive.pt", bytes(damaged)))
+    assert status == 1 and findings[0]["name"] == "damaged zip", (summary, findings)
+    assert any(f["kind"] == "torchscript" and f["name"] == "torch.from_file" for f in findings), findings
 
 
 def zip_with(members):
@@ -210,6 +228,12 @@ def damaged_zips_are_read_leniently_and_run_code_where_a_loader_would_reach_a_ca
         assert status == 1 and summary["verdict"] == "runs-code", (name, summary, findings)
         assert findings[0]["kind"] == "container" and findings[0]["name"] == "damaged zip", findings
         assert any(f["name"] == "posix.system" and "read leniently" in f["member"] for f in findings), findings
+    # a protocol 0 pickle (no PROTO to find it by) whose local header names it otherwise than
+    # the directory does: miniz goes by the directory's data.pkl
+    p0 = zip_with([("archive/data.pkl", pickle.dumps(Evil(), protocol=0))])
+    p0[30:30 + len("archive/data.pkl")] = b"archive/data.pkx"
+    status, summary, findings = verdict_of(write("p0_local_name.zip", bytes(p0)))
+    assert status == 1 and any(f["name"] == "posix.system" for f in findings), findings
     # the same damage over a state dict: cannot be judged, nothing runs
     quiet = zip_with([("archive/data.pkl", benign)])
     quiet[14] ^= 0xFF
@@ -269,6 +293,15 @@ def model_files_inside_zips_and_tars_are_judged_as_the_files_they_are():
     assert status == 1 and summary["format"] == "tar", summary
     f = next(f for f in findings if f["name"] == "posix.system")
     assert f["member"] == "bundle.zip/models/evil.pt/archive/data.pkl", f
+    # a protocol 0 pickle in a tar reads as text, and is judged as the pickle its name says
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as t:
+        data = pickle.dumps(Evil(), protocol=0)
+        info = tarfile.TarInfo("model.pkl")
+        info.size = len(data)
+        t.addfile(info, io.BytesIO(data))
+    status, summary, findings = verdict_of(write("p0.tar", buf.getvalue()))
+    assert status == 1 and findings[0]["member"] == "model.pkl", findings
     # a tar of good files loads as data; the text beside them is no model
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w") as t:

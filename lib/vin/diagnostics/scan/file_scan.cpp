@@ -252,7 +252,11 @@ void scan_zip(Judgement& j, const ZipArchive& zip, int depth) {
     }
     const bool objects = npy && head.find("|O") != std::string::npos;
     if (head.compare(0, 4, "PK\x03\x04") == 0 || ends_with(e.name, ".tar")) {
-      // a model file in the zip (a .pt in a .zip): judged as the file it is
+      // a model file in the zip (a .pt in a .zip): judged as the file it is, copied first
+      if (e.size > kMaxStreamBytes) {
+        j.unread(e.name + ": a file of " + std::to_string(e.size) + " bytes inside the zip, more than scan copies out");
+        continue;
+      }
       ZipArchive::Member member = zip.open(i, e.name);
       judge_nested(j, InputFile::from_pieces(zip.path() + "/" + e.name, [&](char* out, std::size_t n) {
                      return member.read(out, n);
@@ -307,11 +311,13 @@ FileScan judge_torchscript(const std::string& path, const ZipArchive& zip, const
   const AllowList torchscript = allowed.with_torchscript_names();
   Judgement j(path, torchscript);
   scan_zip(j, zip, depth);
+  // the source LibTorch compiles: TOP/code/**.py, TOP the folder of the archive's first record
+  // (a .py anywhere else is never read, so it cannot stand in for the real class)
+  const std::string code_folder = zip.first_folder() + "code/";
   CodeMembers code;
   for (std::size_t i = 0; i < zip.entries().size(); ++i) {
     const ZipArchive::Entry& e = zip.entries()[i];
-    if (e.name.size() < 3 || e.name.compare(e.name.size() - 3, 3, ".py") != 0 ||
-        e.name.find("code/") == std::string::npos)
+    if (!ends_with(e.name, ".py") || e.name.compare(0, code_folder.size(), code_folder) != 0)
       continue;
     if (e.size > kMaxStreamBytes) {
       j.unread(e.name + ": TorchScript source of " + std::to_string(e.size) + " bytes, more than scan reads");
@@ -373,8 +379,18 @@ FileScan judge_unread(const std::string& path, const InputFilePtr& file, const A
     });
     const AllowList lenient_allowed = torchscript ? allowed.with_torchscript_names() : allowed;
     Judgement lenient(path, lenient_allowed);  // keeps a reference: the list outlives it
-    for (const LenientMember& m : members)
-      if (m.read) lenient.stream(m.bytes, printable(m.name, 300), 0, true);
+    const std::string top = members.empty() ? "" : members.front().name.substr(0, members.front().name.find('/') + 1);
+    CodeMembers code;
+    for (const LenientMember& m : members) {
+      if (!m.read) continue;
+      if (ends_with(m.name, ".py")) {  // TorchScript source LibTorch would compile
+        if (m.name.compare(0, top.size() + 5, top + "code/") == 0) code.emplace_back(m.name, m.bytes);
+        continue;
+      }
+      lenient.stream(m.bytes, printable(m.name, 300), 0, true);
+    }
+    for (const LoadTimeFinding& f : judge_load_time_code(code))
+      if (f.runs_code) lenient.load_time_code(f);  // what cannot be judged adds nothing here
     FileScan read = lenient.result("zip");
     for (ScanFinding& f : read.findings) f.member = f.member ? *f.member + " (read leniently)" : f.member;
     j.nested(read, "");
@@ -386,6 +402,10 @@ FileScan judge_unread(const std::string& path, const InputFilePtr& file, const A
 // A tar that is no torch.save file: each member judged as the file it is
 void judge_plain_tar(Judgement& j, const InputFile& file, int depth) {
   for (const TarMember& m : tar_members(j, file)) {
+    if (m.size > kMaxStreamBytes) {  // each member is copied out to be judged as a file
+      j.unread(m.name + ": a file of " + std::to_string(m.size) + " bytes inside the tar, more than scan copies out");
+      continue;
+    }
     std::uint64_t at = m.begin;
     const std::uint64_t end = m.begin + m.size;
     judge_nested(j, InputFile::from_pieces(file.path() + "/" + m.name, [&](char* out, std::size_t n) {
@@ -463,8 +483,10 @@ void judge_nested(Judgement& j, InputFilePtr inner, const std::string& member, i
   FileScan scan;
   try {
     const ClassifiedFile file = classify(inner);
-    // what no loader reads (text, JSON, an empty file) is no model inside the container
-    if (file.kind == FileKind::text || file.kind == FileKind::records || file.kind == FileKind::empty)
+    // what no loader reads (text, JSON, an empty file) is no model inside the container; a
+    // protocol 0 or 1 pickle reads as text, and is judged where its name says pickle
+    if ((file.kind == FileKind::text && !pickle_file_name(inner->path())) ||
+        file.kind == FileKind::records || file.kind == FileKind::empty)
       return;
     scan = judge_file(file, inner->path(), j.allowed(), depth + 1);
   } catch (const Error& e) {

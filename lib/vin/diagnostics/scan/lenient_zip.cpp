@@ -27,6 +27,10 @@ std::uint64_t little_endian(std::string_view bytes, std::size_t at, std::size_t 
   return value;
 }
 
+bool ends_with_py(std::string_view name) {
+  return name.size() >= 3 && name.substr(name.size() - 3) == ".py";
+}
+
 // A local header as it is written
 struct LocalHeader {
   std::uint16_t flags = 0, method = 0;
@@ -66,8 +70,8 @@ std::string member_data(const InputFile& file, const LocalHeader& h, std::uint64
                         std::uint64_t most, std::uint64_t& consumed) {
   std::string out;
   consumed = 0;
-  if (h.method == kStored) {
-    const std::uint64_t n = std::min(compressed, most);
+  if (h.method == kStored) {  // never more than the file holds after the header
+    const std::uint64_t n = std::min({compressed, most, file.size() - std::min(file.size(), h.data_at)});
     out.resize(static_cast<std::size_t>(n));
     out.resize(file.read_at(h.data_at, out.data(), out.size()));
     consumed = compressed;
@@ -111,10 +115,12 @@ std::vector<LenientMember> read_zip_leniently(const InputFile& file, LenientZipL
   // the central directory's members where it can be read, and every local header the walk from
   // the start of the file finds (a loader that reads local headers sees those)
   std::map<std::uint64_t, std::uint64_t> directory_compressed;  // by local header offset
+  std::map<std::uint64_t, std::string> directory_name;          // the directory's name for it
   try {
     for (const ZipDirectoryEntry& e : read_zip_directory(file).entries) {
       if (directory_compressed.size() >= limits.max_members) break;
       directory_compressed[e.local_offset] = e.compressed_size;
+      directory_name[e.local_offset] = e.name;
     }
   } catch (const Error&) {  // no directory to read: the local headers alone
   }
@@ -142,11 +148,15 @@ std::vector<LenientMember> read_zip_leniently(const InputFile& file, LenientZipL
       if (d != directory_compressed.end()) compressed = d->second;
     }
     std::uint64_t consumed = 0;
-    const bool named = pickle_name(h.name);
+    // a loader may go by either name: miniz by the directory's, a walk by the local header's
+    const auto other = directory_name.find(at);
+    const std::string& named_there = other != directory_name.end() ? other->second : h.name;
+    const bool named = pickle_name(h.name) || pickle_name(named_there);
+    const bool source = ends_with_py(h.name) || ends_with_py(named_there);
     if (taken.insert(at).second) {
-      LenientMember m{h.name, at, {}, named, false};
+      LenientMember m{named_there, at, {}, named, false};
       if (kept < limits.max_total_bytes &&
-          (named || starts_with_proto(data(h, compressed, 2, consumed)))) {
+          (named || source || starts_with_proto(data(h, compressed, 2, consumed)))) {
         m.bytes = data(h, compressed, std::min(limits.max_member_bytes, limits.max_total_bytes - kept), consumed);
         m.read = true;
         kept += m.bytes.size();

@@ -6,7 +6,8 @@
 // member is taken both as its local header says (walking the headers from the start of the
 // file) and as the central directory says (where one can be read), the flags and the CRC
 // ignored, stored bytes taken as they are and deflated ones inflated. Only members a loader
-// could unpickle are read (named .pkl/.pickle, or starting with a pickle's PROTO), bounded.
+// could unpickle are read (named .pkl/.pickle by either header, or starting with a pickle's
+// PROTO), and TorchScript source (.py), bounded.
 #pragma once
 
 #include <cstdint>
@@ -19,11 +20,11 @@ namespace vin::diagnostics {
 
 /// One member as a lenient reading finds it.
 struct LenientMember {
-  std::string name;           ///< as its local header names it
+  std::string name;           ///< as the central directory names it (its local header where none)
   std::uint64_t offset = 0;   ///< of its local header
   std::string bytes;          ///< its data, inflated where deflated (at most the limit below)
   bool pickle_named = false;  ///< named .pkl or .pickle
-  bool read = false;  ///< whether `bytes` were read: a member a loader could unpickle
+  bool read = false;  ///< whether `bytes` were read: a member a loader could unpickle, or a .py
 };
 
 /// What a lenient reading reads at most.
