@@ -432,6 +432,8 @@ def torch_weights_only_is_what_this_torch_says_where_it_is_the_tables_torch():
     checked = 0
     for file in sorted(glob.glob(path("*.pkl")) + glob.glob(path("*.pt"))):
         _, summary, _ = verdict_of(file)
+        if summary["torch_weights_only"] is None:  # a TorchScript archive: torch.jit.load's
+            continue
         try:  # a torch.save file through torch.load; a bare pickle through its unpickler
             if file.endswith(".pt"):
                 torch.load(file, weights_only=True)
