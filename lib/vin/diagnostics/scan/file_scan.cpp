@@ -191,13 +191,18 @@ void judge_nested(Judgement& j, InputFilePtr inner, const std::string& member, i
 // refuses the file otherwise): a container finding for each that does not
 void check_storage_records(Judgement& j, const ZipArchive& zip, const std::string& pickle,
                            const std::string& folder, const std::map<std::string, std::uint64_t>& bytes) {
+  // LibTorch reads a pickle NAME.pkl's storages from NAME/ (data.pkl: data/, constants.pkl:
+  // constants/, a traced archive's traced_inputs.pkl: traced_inputs/)
+  const std::size_t slash = pickle.rfind('/') + 1;
+  const std::string own = pickle.substr(slash, pickle.rfind('.') - slash) + "/";
   for (const auto& [key, wanted] : bytes) {
     std::optional<std::uint64_t> held;
-    std::string record = folder + "data/" + key;
-    for (const char* records : {"data/", "constants/", ""})
-      if (const auto i = zip.find(folder + records + key)) {
+    std::string record = folder + own + key;
+    for (const std::string& records : {own, std::string("data/"), std::string("constants/"), std::string()})
+      if (const auto i = zip.find(folder + records + key)) {  // the first that is there
         record = folder + records + key;
-        held = std::max(held.value_or(0), zip.entries()[*i].size);
+        held = zip.entries()[*i].size;
+        break;
       }
     if (held && *held >= wanted) continue;
     j.container(printable(record, 300), "storage record disagrees",
@@ -229,9 +234,14 @@ void scan_zip(Judgement& j, const ZipArchive& zip, int depth) {
     j.stream(bytes, e.name, 0, false, &v);
     const std::size_t slash = e.name.rfind('/');
     const std::string folder = slash == std::string::npos ? "" : e.name.substr(0, slash + 1);
+    const std::string own = e.name.substr(folder.size(), e.name.rfind('.') - folder.size()) + "/";
     for (const std::string& key : v.storage_keys)
-      for (const char* records : {"data/", "constants/", ""}) storage_records.insert(folder + records + key);
-    check_storage_records(j, zip, e.name, folder, v.storage_bytes);
+      for (const std::string& records : {own, std::string("data/"), std::string("constants/"), std::string()})
+        storage_records.insert(folder + records + key);
+    // the weights' pickle only: LibTorch may write a traced archive's traced_inputs/ records
+    // empty (pytorch/serve's dummy.pt), and loads it all the same
+    if (e.name.size() >= 8 && e.name.compare(e.name.size() - 8, 8, "data.pkl") == 0)
+      check_storage_records(j, zip, e.name, folder, v.storage_bytes);
   }
   for (const std::size_t i : others) {
     const ZipArchive::Entry& e = zip.entries()[i];
