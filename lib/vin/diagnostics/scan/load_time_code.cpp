@@ -227,22 +227,20 @@ class LoadTimeJudge {
                                            "), so what it runs at load is not judged");
       return;
     }
-    for (auto& [name, cls] : classes) {
-      if (classes_.count(name) || functions_.count(name)) {
-        problem(member, "defined twice", name + " is defined twice in the archive's code, so which runs is not judged");
-        continue;
+    // each qualified name once across classes and functions: a second definition is not judged
+    const auto adopt = [&](auto& read, auto& kept) {
+      for (auto& entry : read) {
+        const std::string& name = entry.first;
+        if (classes_.count(name) || functions_.count(name)) {
+          problem(member, "defined twice", name + " is defined twice in the archive's code, so which runs is not judged");
+          continue;
+        }
+        member_of_[name] = member;
+        kept[name] = std::move(entry.second);
       }
-      member_of_[name] = member;
-      classes_[name] = std::move(cls);
-    }
-    for (auto& [name, f] : functions) {
-      if (classes_.count(name) || functions_.count(name)) {
-        problem(member, "defined twice", name + " is defined twice in the archive's code, so which runs is not judged");
-        continue;
-      }
-      member_of_[name] = member;
-      functions_[name] = std::move(f);
-    }
+    };
+    adopt(classes, classes_);
+    adopt(functions, functions_);
   }
 
   // a method's signature as code of its own: the lines its default values are on
