@@ -437,7 +437,7 @@ class LoadTimeJudge {
         return;
       }
       const auto attribute = std::find_if(cls->attributes.begin(), cls->attributes.end(),
-                                          [&](const auto& a) { return a.first == first; });
+                                          [name = first](const auto& a) { return a.first == name; });
       if (attribute == cls->attributes.end()) return;  // a parameter, a constant: torch's own
       type = attribute->second;
       if (custom_class(type)) {
