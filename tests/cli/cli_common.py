@@ -12,6 +12,7 @@ import re
 import shlex
 import subprocess
 import sys
+import time
 import traceback
 
 # main() parses the command line into this one object, so that each test file's
@@ -133,13 +134,15 @@ def inputs_are_never_modified():
 
 
 def run_one(fn):
-    """Runs one test, printing PASS or FAIL (with the traceback); True when it passed."""
+    """Runs one test, printing PASS or FAIL with its seconds (a CI log shows where a suite's
+    time goes) and a failure's traceback; True when it passed."""
+    start = time.monotonic()
     try:
         fn()
-        print(f"PASS {fn.__name__}")
+        print(f"PASS {fn.__name__} ({time.monotonic() - start:.1f} s)")
         return True
     except Exception:  # noqa: BLE001 - report every failure, keep going
-        print(f"FAIL {fn.__name__}")
+        print(f"FAIL {fn.__name__} ({time.monotonic() - start:.1f} s)")
         print("  " + traceback.format_exc().strip().replace("\n", "\n  "))
         return False
 
