@@ -1,6 +1,7 @@
 #include "vin/diagnostics/plugin/torch_plugin.h"
 
 #include <dlfcn.h>
+#include <stdlib.h>
 
 #include <filesystem>
 #include <mutex>
@@ -21,6 +22,10 @@ const TorchPlugin& load_torch_plugin(const std::vector<std::string>& candidates)
       tried += (tried.empty() ? "" : ", ") + path;
       continue;
     }
+    // UCX (linked into Debian's LibTorch 2.x for its distributed transports, which the tool
+    // never uses) patches mmap and friends in the running code when it loads, unless told not
+    // to: 0.4 s of a 1 s start under Debian testing's LibTorch 2.14. A user's own setting wins.
+    ::setenv("UCX_MEM_MMAP_HOOK_MODE", "none", /*overwrite=*/0);
     // RTLD_LOCAL: LibTorch's symbols stay inside the plugin; it is never unloaded
     void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle) throw Error("cannot load the LibTorch plugin " + path + ": " + dlerror());
