@@ -3,7 +3,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <cstring>
+#include <array>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -29,18 +29,16 @@ constexpr std::uint64_t kMaxStreamBytes = std::uint64_t{1} << 30;
 // the storage keys; raw storages after them
 constexpr int kLegacyStreams = 5;
 
+bool ends_with(std::string_view name, std::string_view suffix) {
+  return name.size() >= suffix.size() && name.substr(name.size() - suffix.size()) == suffix;
+}
+
 // Whether a file of this name is a bare pickle when its bytes are no other format (protocol 0
 // and 1 pickles start with text: `cos\nsystem\n`)
 bool pickle_file_name(std::string_view name) {
   for (const char* suffix : {".pkl", ".pickle", ".bin", ".pth", ".pt", ".ckpt", ".pk", ".p"})
-    if (name.size() >= std::strlen(suffix) &&
-        name.compare(name.size() - std::strlen(suffix), std::string_view::npos, suffix) == 0)
-      return true;
+    if (ends_with(name, suffix)) return true;
   return false;
-}
-
-bool ends_with(std::string_view name, std::string_view suffix) {
-  return name.size() >= suffix.size() && name.substr(name.size() - suffix.size()) == suffix;
 }
 
 // What a file's streams add up to
@@ -187,20 +185,27 @@ bool unsafe_member_name(std::string_view name) {
 
 void judge_nested(Judgement& j, InputFilePtr inner, const std::string& member, int depth);
 
+// Where a loader looks for the storage `key` of the zip member `pickle`, in LibTorch's order:
+// NAME.pkl's storages in NAME/ beside it (data.pkl: data/, constants.pkl: constants/, a traced
+// archive's traced_inputs.pkl: traced_inputs/), then data/, constants/ and the pickle's own folder
+std::array<std::string, 4> storage_record_paths(const std::string& pickle, const std::string& key) {
+  const std::size_t slash = pickle.rfind('/');
+  const std::string folder = slash == std::string::npos ? "" : pickle.substr(0, slash + 1);
+  const std::string own = pickle.substr(folder.size(), pickle.rfind('.') - folder.size()) + "/";
+  return {folder + own + key, folder + "data/" + key, folder + "constants/" + key, folder + key};
+}
+
 // The storage records a pickle names must be there and hold its storages' bytes (torch.load
 // refuses the file otherwise): a container finding for each that does not
 void check_storage_records(Judgement& j, const ZipArchive& zip, const std::string& pickle,
-                           const std::string& folder, const std::map<std::string, std::uint64_t>& bytes) {
-  // LibTorch reads a pickle NAME.pkl's storages from NAME/ (data.pkl: data/, constants.pkl:
-  // constants/, a traced archive's traced_inputs.pkl: traced_inputs/)
-  const std::size_t slash = pickle.rfind('/') + 1;
-  const std::string own = pickle.substr(slash, pickle.rfind('.') - slash) + "/";
+                           const std::map<std::string, std::uint64_t>& bytes) {
   for (const auto& [key, wanted] : bytes) {
+    const std::array<std::string, 4> paths = storage_record_paths(pickle, key);
     std::optional<std::uint64_t> held;
-    std::string record = folder + own + key;
-    for (const std::string& records : {own, std::string("data/"), std::string("constants/"), std::string()})
-      if (const auto i = zip.find(folder + records + key)) {  // the first that is there
-        record = folder + records + key;
+    std::string record = paths.front();
+    for (const std::string& path : paths)
+      if (const auto i = zip.find(path)) {  // the first that is there
+        record = path;
         held = zip.entries()[*i].size;
         break;
       }
@@ -232,16 +237,11 @@ void scan_zip(Judgement& j, const ZipArchive& zip, int depth) {
     const std::string bytes = zip.read(i, kMaxStreamBytes, e.name);
     PickleVerdict v;
     j.stream(bytes, e.name, 0, false, &v);
-    const std::size_t slash = e.name.rfind('/');
-    const std::string folder = slash == std::string::npos ? "" : e.name.substr(0, slash + 1);
-    const std::string own = e.name.substr(folder.size(), e.name.rfind('.') - folder.size()) + "/";
     for (const std::string& key : v.storage_keys)
-      for (const std::string& records : {own, std::string("data/"), std::string("constants/"), std::string()})
-        storage_records.insert(folder + records + key);
+      for (std::string& path : storage_record_paths(e.name, key)) storage_records.insert(std::move(path));
     // the weights' pickle only: LibTorch may write a traced archive's traced_inputs/ records
     // empty (pytorch/serve's dummy.pt), and loads it all the same
-    if (e.name.size() >= 8 && e.name.compare(e.name.size() - 8, 8, "data.pkl") == 0)
-      check_storage_records(j, zip, e.name, folder, v.storage_bytes);
+    if (ends_with(e.name, "data.pkl")) check_storage_records(j, zip, e.name, v.storage_bytes);
   }
   for (const std::size_t i : others) {
     const ZipArchive::Entry& e = zip.entries()[i];
